@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what Stockguard needs on Debian/Ubuntu, and only what is missing:
+#   build:   pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
+#   servers: mariadb-server redis-server (used only when no MySQL/Redis is reachable)
+#   e2e:     xvfb xauth webkit2gtk-driver fonts-noto-cjk, and tauri-driver (cargo install)
+set -euo pipefail
+
+packages=(pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
+          xvfb xauth webkit2gtk-driver fonts-noto-cjk mariadb-server redis-server)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: system packages present"
+fi
+
+if ! command -v cargo >/dev/null; then
+  echo "install-deps: cargo not found; install the Rust toolchain (rustup) first" >&2
+  exit 1
+fi
+
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+if ! command -v tauri-driver >/dev/null; then
+  echo "install-deps: installing tauri-driver (cargo install tauri-driver --locked)"
+  cargo install tauri-driver --locked --quiet
+fi

@@ -1,0 +1,31 @@
+//! The CLI's error: every core error, shown as one line, with an exit code.
+
+use stockguard::connect::ConnectError;
+use stockguard::profile::ProfileError;
+use stockguard::recon::ReconError;
+use stockguard::sandbox::SandboxError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    #[error(transparent)]
+    Recon(#[from] ReconError),
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("cannot read the password from standard input: {0}")]
+    Stdin(std::io::Error),
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl CliError {
+    /// 1 for an expected failure (bad input, unreachable server); 2 is clap's usage error.
+    pub fn exit_code(&self) -> u8 {
+        1
+    }
+}

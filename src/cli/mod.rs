@@ -1,0 +1,87 @@
+//! Argument parsing and dispatch. Each subcommand module parses, calls the core and prints.
+
+mod error;
+mod output;
+mod profile;
+mod recon;
+mod sandbox;
+
+use clap::{Parser, Subcommand};
+
+pub use error::CliError;
+use stockguard::connect::Connections;
+use stockguard::profile::{resolve, ConnectionSettings, EnvOverrides, KeychainStore, ProfileStore};
+
+#[derive(Debug, Parser)]
+#[command(name = "stockguard", version, about = "Flash-sale anti-oversell console and reference engine")]
+pub struct Cli {
+    /// Connection profile to use (see `stockguard profile list`). STOCKGUARD_MYSQL_URL,
+    /// STOCKGUARD_REDIS_URL and STOCKGUARD_KEY_PREFIX override its fields.
+    #[arg(long, global = true, env = "STOCKGUARD_PROFILE")]
+    profile: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Apply the embedded schema migrations to the profile's MySQL.
+    Migrate,
+    /// Manage connection profiles.
+    #[command(subcommand)]
+    Profile(profile::ProfileCommand),
+    /// A local sale to try things on: private MariaDB/Redis when none is reachable.
+    #[command(subcommand)]
+    Sandbox(sandbox::SandboxCommand),
+    /// List the sale's products.
+    Products {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One reading of where every unit of stock is, per product.
+    Recon(recon::ReconArgs),
+    /// Drift over time.
+    #[command(subcommand)]
+    Drift(recon::DriftCommand),
+}
+
+/// Resolves `--profile` and the environment into connection settings.
+pub(crate) async fn settings(profile: Option<&str>) -> Result<ConnectionSettings, CliError> {
+    let store = ProfileStore::load_default()?;
+    let env = EnvOverrides::from_process_env();
+    let profile = profile.map(str::to_string);
+    // The keychain client is blocking; keep it off the async runtime.
+    let settings = tokio::task::spawn_blocking(move || resolve(&store, profile.as_deref(), &env, &KeychainStore))
+        .await
+        .expect("profile resolution does not panic")?;
+    for notice in &settings.notices {
+        eprintln!("note: {notice}");
+    }
+    Ok(settings)
+}
+
+pub(crate) async fn connect(profile: Option<&str>) -> Result<Connections, CliError> {
+    Ok(Connections::open(settings(profile).await?).await?)
+}
+
+pub async fn run(cli: Cli) -> Result<(), CliError> {
+    let profile = cli.profile.as_deref();
+    match cli.command {
+        Command::Migrate => {
+            let conns = connect(profile).await?;
+            conns.migrate().await?;
+            println!("migrations applied to {}", conns.settings.mysql_display());
+            Ok(())
+        }
+        Command::Profile(cmd) => profile::run(cmd).await,
+        Command::Sandbox(cmd) => sandbox::run(cmd, profile).await,
+        Command::Products { json } => {
+            let conns = connect(profile).await?;
+            let products = stockguard::catalog::list_products(&conns.mysql).await?;
+            output::products(&products, json);
+            Ok(())
+        }
+        Command::Recon(args) => recon::recon(args, profile).await,
+        Command::Drift(cmd) => recon::drift(cmd, profile).await,
+    }
+}

@@ -1,0 +1,143 @@
+//! `stockguard profile list|show|add|remove|set-password`.
+
+use std::io::IsTerminal as _;
+
+use clap::{Args, Subcommand};
+use secrecy::SecretString;
+
+use super::{output, CliError};
+use stockguard::profile::secrets::SecretLookup;
+use stockguard::profile::{EnvironmentKind, KeychainStore, Profile, ProfileStore, Role, SecretSlot, SecretStore as _};
+
+#[derive(Debug, Subcommand)]
+pub enum ProfileCommand {
+    /// List saved profiles.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add or replace a profile (URLs without passwords; see `set-password`).
+    Add(AddArgs),
+    /// Remove a profile and its keychain entries.
+    Remove { name: String },
+    /// Store a password in the OS keychain, read from standard input.
+    SetPassword {
+        name: String,
+        #[arg(long, value_enum, default_value = "mysql")]
+        slot: SecretSlot,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    name: String,
+    #[arg(long, value_enum)]
+    environment: EnvironmentKind,
+    #[arg(long)]
+    mysql_url: String,
+    #[arg(long)]
+    replica_url: Option<String>,
+    #[arg(long)]
+    redis_url: String,
+    #[arg(long, default_value = "sg")]
+    key_prefix: String,
+    #[arg(long, value_enum, default_value = "oncall")]
+    role: Role,
+    #[arg(long)]
+    read_only: bool,
+}
+
+fn keychain_error(lookup: SecretLookup, slot: SecretSlot) -> CliError {
+    match lookup {
+        SecretLookup::Unavailable(reason) => CliError::Refused(format!(
+            "the OS keychain is not available here ({reason}); nothing was stored. On a machine without one, give the password in {} when running commands",
+            slot.env_var()
+        )),
+        SecretLookup::Missing | SecretLookup::Found(_) => CliError::Refused("the keychain refused the password".into()),
+    }
+}
+
+pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
+    let mut store = ProfileStore::load_default()?;
+    match cmd {
+        ProfileCommand::List { json } => {
+            if json {
+                let all: std::collections::BTreeMap<&str, &Profile> = store.iter().collect();
+                output::json(&all);
+            } else if store.names().next().is_none() {
+                println!("no profiles in {} (run `stockguard sandbox up` or `stockguard profile add`)", store.path().display());
+            } else {
+                for (name, p) in store.iter() {
+                    println!(
+                        "{name:<16} {:<10} {:<11} {}{}  {}  prefix={}",
+                        p.environment,
+                        p.role,
+                        if p.read_only { "read-only " } else { "" },
+                        p.mysql_url,
+                        p.redis_url,
+                        p.key_prefix
+                    );
+                }
+            }
+            Ok(())
+        }
+        ProfileCommand::Add(a) => {
+            let previous_secrets = store.get(&a.name).map(|p| p.secrets.clone()).unwrap_or_default();
+            store.upsert(
+                &a.name,
+                Profile {
+                    environment: a.environment,
+                    mysql_url: a.mysql_url,
+                    mysql_replica_url: a.replica_url,
+                    redis_url: a.redis_url,
+                    key_prefix: a.key_prefix,
+                    role: a.role,
+                    read_only: a.read_only,
+                    secrets: previous_secrets,
+                },
+            )?;
+            store.save()?;
+            println!("profile `{}` saved to {}", a.name, store.path().display());
+            Ok(())
+        }
+        ProfileCommand::Remove { name } => {
+            let removed = store.remove(&name).ok_or_else(|| CliError::Refused(format!("no profile `{name}`")))?;
+            store.save()?;
+            let slots: Vec<SecretSlot> = removed.secrets.into_iter().collect();
+            let name2 = name.clone();
+            tokio::task::spawn_blocking(move || {
+                for slot in slots {
+                    if let Err(lookup) = KeychainStore.delete(&name2, slot) {
+                        eprintln!("note: keychain entry {name2}:{slot} not removed: {lookup:?}");
+                    }
+                }
+            })
+            .await
+            .expect("keychain clean-up does not panic");
+            println!("profile `{name}` removed");
+            Ok(())
+        }
+        ProfileCommand::SetPassword { name, slot } => {
+            store.get(&name)?;
+            let password = if std::io::stdin().is_terminal() {
+                rpassword::prompt_password(format!("{slot} password for `{name}`: ")).map_err(CliError::Stdin)?
+            } else {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).map_err(CliError::Stdin)?;
+                line.trim_end_matches(['\r', '\n']).to_string()
+            };
+            let secret = SecretString::from(password);
+            let name2 = name.clone();
+            tokio::task::spawn_blocking(move || KeychainStore.set(&name2, slot, &secret))
+                .await
+                .expect("keychain write does not panic")
+                .map_err(|lookup| keychain_error(lookup, slot))?;
+            let mut profile = store.get(&name)?.clone();
+            profile.secrets.insert(slot);
+            store.upsert(&name, profile)?;
+            store.save()?;
+            println!("{slot} password of `{name}` stored in the OS keychain");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! `stockguard sandbox up|seed|down`.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use super::{connect, output, CliError};
+use stockguard::profile::ProfileStore;
+use stockguard::sandbox::{self, UpOptions};
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Use MySQL/Redis if reachable, else start private ones; migrate; write the `sandbox` profile.
+    Up {
+        /// Sandbox folder (data of private servers, state, env file).
+        #[arg(long, env = "STOCKGUARD_SANDBOX_DIR", default_value = ".sandbox")]
+        dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Load the demo sale (sandbox environments only).
+    Seed {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop only the private servers `up` started.
+    Down {
+        #[arg(long, env = "STOCKGUARD_SANDBOX_DIR", default_value = ".sandbox")]
+        dir: PathBuf,
+    },
+}
+
+pub async fn run(cmd: SandboxCommand, profile: Option<&str>) -> Result<(), CliError> {
+    match cmd {
+        SandboxCommand::Up { dir, json } => {
+            let opts = UpOptions::from_env(dir, Some(ProfileStore::default_path()?));
+            let report = sandbox::up(&opts, &mut |line| eprintln!("{line}")).await?;
+            if json {
+                output::json(&report);
+            } else {
+                let origin = |private| if private { "private, started by the sandbox" } else { "already running" };
+                println!("MySQL  {} ({})", report.mysql_url, origin(report.mysql_private));
+                println!("Redis  {} ({})", report.redis_url, origin(report.redis_private));
+                if let Some(file) = &report.profile_file {
+                    println!("profile `sandbox` written to {file}");
+                }
+            }
+            Ok(())
+        }
+        SandboxCommand::Seed { json } => {
+            let conns = connect(Some(profile.unwrap_or("sandbox"))).await?;
+            let report = sandbox::seed(&conns, &mut |line| eprintln!("{line}")).await?;
+            if json {
+                output::json(&report);
+            } else {
+                println!(
+                    "seeded {} products, {} orders, {} in flight, {} pending releases (audit #{})",
+                    report.products, report.orders, report.inflight, report.pending_releases, report.audit_id
+                );
+            }
+            Ok(())
+        }
+        SandboxCommand::Down { dir } => {
+            let report = sandbox::down(&dir).await?;
+            let said = |stopped| if stopped { "stopped" } else { "nothing of ours was running" };
+            println!("private MySQL: {}; private Redis: {}", said(report.mysql_stopped), said(report.redis_stopped));
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! Stockguard: the core of a flash-sale console and reference engine that must never oversell.
+//!
+//! This crate knows nothing of its front ends. The `stockguard` CLI (`src/main.rs`,
+//! `src/cli/`) and the Tauri desktop app (`src-tauri/`) are two thin doors into it: they parse
+//! input, call one function here and map its typed error to a message.
+//!
+//! A tour, in the order a request for "is Redis telling the truth?" travels:
+//!
+//! - [`profile`]: connection profiles (environment kind, URLs, key prefix, role), the
+//!   profiles file, passwords in the OS keychain, environment-variable overrides.
+//! - [`connect`]: opening MySQL and Redis from resolved settings, classified connect errors,
+//!   the embedded migrations ([`connect::MIGRATOR`]).
+//! - [`keys`]: the Redis key names of the stock contract (`sg:{P}:stock`, ...).
+//! - [`reservation`]: the reservation message the reserve step puts on a product's stream.
+//! - [`recon`]: where every unit of stock is; drift statuses and readings.
+//! - [`catalog`]: the products of a sale.
+//! - [`audit`]: the append-only audit log of every write action.
+//! - [`sandbox`]: a local sale (private MariaDB/Redis when none is reachable) and its demo
+//!   seed.
+//!
+//! The contract these modules implement is restated in `docs/contract.md`.
+
+pub mod audit;
+pub mod catalog;
+pub mod connect;
+pub mod keys;
+pub mod profile;
+pub mod recon;
+pub mod reservation;
+pub mod sandbox;

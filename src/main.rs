@@ -1,0 +1,23 @@
+//! The `stockguard` CLI: parses arguments, calls the core, prints, maps errors to one line.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("STOCKGUARD_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let args = cli::Cli::parse();
+    match cli::run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(err.exit_code())
+        }
+    }
+}

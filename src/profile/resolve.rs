@@ -1,0 +1,333 @@
+//! From a profile name (or none) and the environment to the settings a connection uses.
+//!
+//! Precedence: `STOCKGUARD_MYSQL_URL`, `STOCKGUARD_REDIS_URL` and `STOCKGUARD_KEY_PREFIX`
+//! override the profile's fields (for CI, scripts and headless use). With no profile at all,
+//! both URLs must come from the environment, and the environment kind comes from
+//! `STOCKGUARD_ENVIRONMENT`, defaulting to `production` so that an unlabelled connection gets
+//! the most careful treatment, never the least.
+
+use secrecy::{ExposeSecret as _, SecretString};
+
+use super::secrets::{SecretLookup, SecretSlot, SecretStore};
+use super::{
+    parse_url, redact, validate_prefix, EnvironmentKind, ProfileError, ProfileStore, Role, MYSQL_SCHEMES,
+    REDIS_SCHEMES,
+};
+
+/// The environment variables that override a profile.
+#[derive(Debug, Clone, Default)]
+pub struct EnvOverrides {
+    pub profile: Option<String>,
+    pub mysql_url: Option<String>,
+    pub mysql_replica_url: Option<String>,
+    pub redis_url: Option<String>,
+    pub key_prefix: Option<String>,
+    pub environment: Option<String>,
+    pub actor: Option<String>,
+    /// Passwords given in the environment, for machines without a keychain.
+    pub passwords: Vec<(SecretSlot, SecretString)>,
+}
+
+impl EnvOverrides {
+    /// Reads the `STOCKGUARD_*` variables of this process.
+    pub fn from_process_env() -> Self {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let passwords = [SecretSlot::Mysql, SecretSlot::MysqlReplica, SecretSlot::Redis]
+            .into_iter()
+            .filter_map(|slot| var(slot.env_var()).map(|v| (slot, SecretString::from(v))))
+            .collect();
+        Self {
+            profile: var("STOCKGUARD_PROFILE"),
+            mysql_url: var("STOCKGUARD_MYSQL_URL"),
+            mysql_replica_url: var("STOCKGUARD_MYSQL_REPLICA_URL"),
+            redis_url: var("STOCKGUARD_REDIS_URL"),
+            key_prefix: var("STOCKGUARD_KEY_PREFIX"),
+            environment: var("STOCKGUARD_ENVIRONMENT"),
+            actor: var("STOCKGUARD_ACTOR").or_else(|| var("USER")),
+            passwords,
+        }
+    }
+
+    fn password(&self, slot: SecretSlot) -> Option<&SecretString> {
+        self.passwords.iter().find(|(s, _)| *s == slot).map(|(_, p)| p)
+    }
+}
+
+/// Everything needed to connect, with passwords filled in. Never serialised, never logged:
+/// use [`mysql_display`](Self::mysql_display) and friends for messages.
+#[derive(Debug, Clone)]
+pub struct ConnectionSettings {
+    pub profile_name: Option<String>,
+    pub environment: EnvironmentKind,
+    pub role: Role,
+    pub read_only: bool,
+    /// Who acts; recorded in audit rows.
+    pub actor: String,
+    pub mysql_url: SecretString,
+    pub mysql_replica_url: Option<SecretString>,
+    pub redis_url: SecretString,
+    pub key_prefix: String,
+    /// Things the user should be told (e.g. "no keychain here, password taken from ...").
+    pub notices: Vec<String>,
+}
+
+impl ConnectionSettings {
+    pub fn mysql_display(&self) -> String {
+        redact(self.mysql_url.expose_secret())
+    }
+
+    pub fn redis_display(&self) -> String {
+        redact(self.redis_url.expose_secret())
+    }
+
+    /// Settings straight from URLs, for tests and the sandbox (no profile, no keychain).
+    pub fn from_urls(environment: EnvironmentKind, mysql_url: &str, redis_url: &str, key_prefix: &str) -> Self {
+        Self {
+            profile_name: None,
+            environment,
+            role: Role::Oncall,
+            read_only: false,
+            actor: "test".into(),
+            mysql_url: SecretString::from(mysql_url.to_string()),
+            mysql_replica_url: None,
+            redis_url: SecretString::from(redis_url.to_string()),
+            key_prefix: key_prefix.to_string(),
+            notices: Vec::new(),
+        }
+    }
+}
+
+/// Resolves the settings for `--profile NAME` (or `STOCKGUARD_PROFILE`), applying overrides.
+pub fn resolve(
+    store: &ProfileStore,
+    profile_flag: Option<&str>,
+    env: &EnvOverrides,
+    secrets: &dyn SecretStore,
+) -> Result<ConnectionSettings, ProfileError> {
+    let mut notices = Vec::new();
+    let mut name = profile_flag.map(str::to_string).or_else(|| env.profile.clone());
+    // Nothing chosen and no URLs given: the local sandbox, if one was set up, is the one
+    // profile that is safe to pick without being asked.
+    if name.is_none() && env.mysql_url.is_none() && env.redis_url.is_none() && store.get("sandbox").is_ok() {
+        notices.push("no --profile given; using the `sandbox` profile".to_string());
+        name = Some("sandbox".to_string());
+    }
+    let actor = env.actor.clone().unwrap_or_else(|| "unknown".to_string());
+
+    let mut settings = match name {
+        Some(name) => {
+            let profile = store.get(&name)?.clone();
+            let mut with_secret = |url: &str, what: &'static str, schemes: &[&str], slot: SecretSlot| {
+                let mut parsed = parse_url(what, url, schemes)?;
+                if profile.secrets.contains(&slot) {
+                    let pw = fetch_secret(&name, slot, env, secrets, &mut notices)?;
+                    parsed
+                        .set_password(Some(pw.expose_secret()))
+                        .map_err(|()| ProfileError::MalformedUrl {
+                            what,
+                            url: redact(url),
+                            reason: "cannot hold a password".into(),
+                        })?;
+                }
+                Ok::<_, ProfileError>(SecretString::from(parsed.to_string()))
+            };
+            // An overridden URL is taken whole, so its profile password is not looked up.
+            let mysql_url = match &env.mysql_url {
+                Some(url) => SecretString::from(url.clone()),
+                None => with_secret(&profile.mysql_url, "MySQL", MYSQL_SCHEMES, SecretSlot::Mysql)?,
+            };
+            let redis_url = match &env.redis_url {
+                Some(url) => SecretString::from(url.clone()),
+                None => with_secret(&profile.redis_url, "Redis", REDIS_SCHEMES, SecretSlot::Redis)?,
+            };
+            let mysql_replica_url = match (&env.mysql_replica_url, &profile.mysql_replica_url) {
+                (Some(url), _) => Some(SecretString::from(url.clone())),
+                (None, Some(url)) => Some(with_secret(url, "MySQL replica", MYSQL_SCHEMES, SecretSlot::MysqlReplica)?),
+                (None, None) => None,
+            };
+            ConnectionSettings {
+                profile_name: Some(name),
+                environment: profile.environment,
+                role: profile.role,
+                read_only: profile.read_only,
+                actor,
+                mysql_url,
+                mysql_replica_url,
+                redis_url,
+                key_prefix: profile.key_prefix,
+                notices: Vec::new(),
+            }
+        }
+        None => {
+            let (Some(mysql), Some(redis)) = (&env.mysql_url, &env.redis_url) else {
+                return Err(ProfileError::NoProfile);
+            };
+            let environment = match env.environment.as_deref() {
+                None => EnvironmentKind::Production,
+                Some(kind) => parse_environment(kind)?,
+            };
+            ConnectionSettings {
+                profile_name: None,
+                environment,
+                role: Role::Oncall,
+                read_only: false,
+                actor,
+                mysql_url: SecretString::from(mysql.clone()),
+                mysql_replica_url: None,
+                redis_url: SecretString::from(redis.clone()),
+                key_prefix: crate::keys::DEFAULT_PREFIX.to_string(),
+                notices: Vec::new(),
+            }
+        }
+    };
+
+    if let Some(prefix) = &env.key_prefix {
+        validate_prefix(prefix)?;
+        settings.key_prefix = prefix.clone();
+    }
+    parse_url("MySQL", settings.mysql_url.expose_secret(), MYSQL_SCHEMES)?;
+    parse_url("Redis", settings.redis_url.expose_secret(), REDIS_SCHEMES)?;
+    if let Some(replica) = &settings.mysql_replica_url {
+        parse_url("MySQL replica", replica.expose_secret(), MYSQL_SCHEMES)?;
+    }
+    settings.notices = notices;
+    Ok(settings)
+}
+
+fn parse_environment(kind: &str) -> Result<EnvironmentKind, ProfileError> {
+    match kind {
+        "production" => Ok(EnvironmentKind::Production),
+        "staging" => Ok(EnvironmentKind::Staging),
+        "sandbox" => Ok(EnvironmentKind::Sandbox),
+        other => Err(ProfileError::Parse {
+            path: "STOCKGUARD_ENVIRONMENT".into(),
+            reason: format!("`{other}` is not one of production, staging, sandbox"),
+        }),
+    }
+}
+
+/// Keychain first. Where no keychain exists, the environment variable, with a plain notice;
+/// where neither, a clear error. Never a silent fallback.
+fn fetch_secret(
+    profile: &str,
+    slot: SecretSlot,
+    env: &EnvOverrides,
+    secrets: &dyn SecretStore,
+    notices: &mut Vec<String>,
+) -> Result<SecretString, ProfileError> {
+    match secrets.get(profile, slot) {
+        SecretLookup::Found(pw) => Ok(pw),
+        SecretLookup::Missing => Err(ProfileError::MissingSecret { profile: profile.to_string(), slot }),
+        SecretLookup::Unavailable(reason) => match env.password(slot) {
+            Some(pw) => {
+                notices.push(format!(
+                    "no OS keychain is available here ({reason}); the {slot} password was taken from {}",
+                    slot.env_var()
+                ));
+                Ok(pw.clone())
+            }
+            None => Err(ProfileError::NoKeychain { reason, slot, env_var: slot.env_var() }),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profile;
+
+    /// A keychain that is not there, as on a headless CI box.
+    struct NoKeychain;
+    impl SecretStore for NoKeychain {
+        fn get(&self, _: &str, _: SecretSlot) -> SecretLookup {
+            SecretLookup::Unavailable("no Secret Service on the session bus".into())
+        }
+        fn set(&self, _: &str, _: SecretSlot, _: &SecretString) -> Result<(), SecretLookup> {
+            Err(SecretLookup::Unavailable("none".into()))
+        }
+        fn delete(&self, _: &str, _: SecretSlot) -> Result<(), SecretLookup> {
+            Err(SecretLookup::Unavailable("none".into()))
+        }
+    }
+
+    fn store_with_secret_profile() -> (tempfile::TempDir, ProfileStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
+        store
+            .upsert(
+                "prod",
+                Profile {
+                    environment: EnvironmentKind::Production,
+                    mysql_url: "mysql://app@db:3306/sale".into(),
+                    mysql_replica_url: None,
+                    redis_url: "redis://cache:6379/".into(),
+                    key_prefix: "sale1".into(),
+                    role: Role::Oncall,
+                    read_only: true,
+                    secrets: [SecretSlot::Mysql].into_iter().collect(),
+                },
+            )
+            .unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn without_a_keychain_a_secret_profile_fails_loudly_naming_the_env_var() {
+        let (_dir, store) = store_with_secret_profile();
+        let err = resolve(&store, Some("prod"), &EnvOverrides::default(), &NoKeychain).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("keychain is not available") && msg.contains("STOCKGUARD_MYSQL_PASSWORD"), "{msg}");
+    }
+
+    #[test]
+    fn without_a_keychain_the_env_password_is_used_and_the_user_is_told() {
+        let (_dir, store) = store_with_secret_profile();
+        let env = EnvOverrides {
+            passwords: vec![(SecretSlot::Mysql, SecretString::from("s3cret".to_string()))],
+            ..Default::default()
+        };
+        let s = resolve(&store, Some("prod"), &env, &NoKeychain).unwrap();
+        assert_eq!(s.mysql_url.expose_secret(), "mysql://app:s3cret@db:3306/sale");
+        assert_eq!(s.notices.len(), 1);
+        assert!(s.notices[0].contains("STOCKGUARD_MYSQL_PASSWORD"));
+        assert!(!s.mysql_display().contains("s3cret"));
+        assert!(s.read_only);
+    }
+
+    #[test]
+    fn environment_variables_override_the_profile() {
+        let (_dir, store) = store_with_secret_profile();
+        let env = EnvOverrides {
+            mysql_url: Some("mysql://root@127.0.0.1:3306/x".into()),
+            redis_url: Some("redis://127.0.0.1:6379/".into()),
+            key_prefix: Some("ci7".into()),
+            ..Default::default()
+        };
+        // The overridden URL is used whole: no keychain look-up, so no keychain error.
+        let s = resolve(&store, Some("prod"), &env, &NoKeychain).unwrap();
+        assert_eq!(s.mysql_url.expose_secret(), "mysql://root@127.0.0.1:3306/x");
+        assert_eq!(s.key_prefix, "ci7");
+        assert_eq!(s.environment, EnvironmentKind::Production);
+    }
+
+    #[test]
+    fn an_unlabelled_env_only_connection_is_treated_as_production() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
+        let env = EnvOverrides {
+            mysql_url: Some("mysql://root@127.0.0.1:3306/x".into()),
+            redis_url: Some("redis://127.0.0.1:6379/".into()),
+            ..Default::default()
+        };
+        let s = resolve(&store, None, &env, &NoKeychain).unwrap();
+        assert_eq!(s.environment, EnvironmentKind::Production);
+    }
+
+    #[test]
+    fn no_profile_and_no_urls_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
+        let err = resolve(&store, None, &EnvOverrides::default(), &NoKeychain).unwrap_err();
+        assert!(matches!(err, ProfileError::NoProfile));
+    }
+}

@@ -1,0 +1,102 @@
+//! Drift statuses, most severe first, and the rule that assigns one to a reading.
+
+use serde::{Deserialize, Serialize};
+
+/// The status of one product's stock, as the contract names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DriftStatus {
+    Ok,
+    RedisHigh,
+    RedisLow,
+    KeyMissing,
+    LedgerMismatch,
+    Oversold,
+}
+
+impl DriftStatus {
+    /// Higher is worse; the board sorts by it.
+    pub fn severity(self) -> u8 {
+        match self {
+            Self::Ok => 0,
+            Self::RedisLow => 1,
+            Self::RedisHigh => 2,
+            Self::KeyMissing => 3,
+            Self::LedgerMismatch => 4,
+            Self::Oversold => 5,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "OK",
+            Self::RedisHigh => "REDIS_HIGH",
+            Self::RedisLow => "REDIS_LOW",
+            Self::KeyMissing => "KEY_MISSING",
+            Self::LedgerMismatch => "LEDGER_MISMATCH",
+            Self::Oversold => "OVERSOLD",
+        }
+    }
+
+    /// Classifies one product. The DB-side incidents come first: an oversell or a broken
+    /// ledger matters more than what Redis says, and makes Redis drift meaningless.
+    pub fn classify(initial_stock: i64, db_stock: i64, live_orders_qty: i64, redis_stock: Option<i64>, expected_redis: i64) -> Self {
+        if live_orders_qty > initial_stock || db_stock < 0 {
+            Self::Oversold
+        } else if initial_stock != db_stock + live_orders_qty {
+            Self::LedgerMismatch
+        } else {
+            match redis_stock {
+                None => Self::KeyMissing,
+                Some(r) if r > expected_redis => Self::RedisHigh,
+                Some(r) if r < expected_redis => Self::RedisLow,
+                Some(_) => Self::Ok,
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for DriftStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DriftStatus::{self, *};
+
+    #[test]
+    fn a_consistent_product_is_ok() {
+        assert_eq!(DriftStatus::classify(100, 60, 40, Some(55), 55), Ok);
+    }
+
+    #[test]
+    fn redis_above_expected_is_redis_high_and_below_is_redis_low() {
+        assert_eq!(DriftStatus::classify(100, 60, 40, Some(57), 55), RedisHigh);
+        assert_eq!(DriftStatus::classify(100, 60, 40, Some(50), 55), RedisLow);
+    }
+
+    #[test]
+    fn an_absent_key_is_key_missing_not_sold_out() {
+        assert_eq!(DriftStatus::classify(100, 0, 100, None, 0), KeyMissing);
+    }
+
+    #[test]
+    fn a_broken_db_identity_is_a_ledger_mismatch() {
+        assert_eq!(DriftStatus::classify(100, 64, 40, Some(64), 64), LedgerMismatch);
+    }
+
+    #[test]
+    fn live_orders_beyond_initial_stock_are_an_oversell_whatever_redis_says() {
+        assert_eq!(DriftStatus::classify(50, -3, 53, Some(0), -3), Oversold);
+        assert_eq!(DriftStatus::classify(50, -1, 40, None, -1), Oversold);
+    }
+
+    #[test]
+    fn severity_orders_the_incidents() {
+        let mut all = [Ok, RedisLow, Oversold, KeyMissing, RedisHigh, LedgerMismatch];
+        all.sort_by_key(|s| std::cmp::Reverse(s.severity()));
+        assert_eq!(all, [Oversold, LedgerMismatch, KeyMissing, RedisHigh, RedisLow, Ok]);
+    }
+}

@@ -1,0 +1,84 @@
+//! The CLI's answers to bad input: one clear line on stderr, a non-zero exit, no panic.
+
+use std::process::{Command, Output};
+
+fn stockguard(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let config = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_stockguard"));
+    cmd.args(args)
+        .env_remove("STOCKGUARD_PROFILE")
+        .env_remove("STOCKGUARD_MYSQL_URL")
+        .env_remove("STOCKGUARD_REDIS_URL")
+        .env_remove("STOCKGUARD_KEY_PREFIX")
+        .env("STOCKGUARD_CONFIG_DIR", config.path())
+        .env("RUST_BACKTRACE", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// Asserts a failure with exactly one line on stderr that contains `needle`.
+fn assert_one_line_error(out: &Output, needle: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected failure, got success: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line, got: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    assert!(lines[0].contains(needle), "`{needle}` not in: {stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("stack backtrace"), "{stderr}");
+}
+
+#[test]
+fn an_unknown_profile_is_named_in_a_one_line_error() {
+    let out = stockguard(&["--profile", "nope", "products"], &[]);
+    assert_one_line_error(&out, "unknown profile `nope`");
+}
+
+#[test]
+fn no_profile_at_all_says_how_to_get_one() {
+    let out = stockguard(&["products"], &[]);
+    assert_one_line_error(&out, "no profile chosen");
+}
+
+#[test]
+fn an_unreachable_mysql_is_reported_as_unreachable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mysql = format!("mysql://root@127.0.0.1:{port}/x");
+    let out = stockguard(&["products"], &[("STOCKGUARD_MYSQL_URL", &mysql), ("STOCKGUARD_REDIS_URL", "redis://127.0.0.1:6379/")]);
+    assert_one_line_error(&out, "cannot reach MySQL");
+}
+
+#[test]
+fn an_unreachable_redis_is_reported_as_unreachable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let redis = format!("redis://127.0.0.1:{port}/");
+    let mysql = std::env::var("DATABASE_URL").unwrap();
+    let out = stockguard(&["products"], &[("STOCKGUARD_MYSQL_URL", &mysql), ("STOCKGUARD_REDIS_URL", &redis)]);
+    assert_one_line_error(&out, "cannot reach Redis");
+}
+
+#[test]
+fn a_malformed_url_is_reported_without_its_password() {
+    let out = stockguard(&["products"], &[("STOCKGUARD_MYSQL_URL", "mysql//root:hunter2@db"), ("STOCKGUARD_REDIS_URL", "redis://x/")]);
+    assert_one_line_error(&out, "malformed MySQL URL");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"));
+}
+
+#[test]
+fn a_profile_with_a_password_in_its_url_is_not_saved() {
+    let out = stockguard(
+        &["profile", "add", "p1", "--environment", "staging", "--mysql-url", "mysql://u:pw@db/sale", "--redis-url", "redis://c/"],
+        &[],
+    );
+    assert_one_line_error(&out, "must not hold a password");
+}
+
+#[test]
+fn a_bad_key_prefix_override_is_refused() {
+    let out = stockguard(
+        &["products"],
+        &[("STOCKGUARD_MYSQL_URL", "mysql://root@127.0.0.1/x"), ("STOCKGUARD_REDIS_URL", "redis://x/"), ("STOCKGUARD_KEY_PREFIX", "a b")],
+    );
+    assert_one_line_error(&out, "invalid key prefix");
+}

@@ -1,0 +1,88 @@
+//! Test harness: a fresh database per test comes from `#[sqlx::test]` (with the migrations);
+//! this module adds a unique Redis key prefix per test on the shared Redis, and turns a
+//! missing server into a loud failure that says how to start it. Nothing here skips.
+
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sqlx::MySqlPool;
+use stockguard::connect::Connections;
+use stockguard::keys::Keys;
+use stockguard::profile::{ConnectionSettings, EnvironmentKind};
+
+/// The shared Redis of the test run.
+pub fn redis_url() -> String {
+    std::env::var("STOCKGUARD_TEST_REDIS_URL")
+        .or_else(|_| std::env::var("STOCKGUARD_REDIS_URL"))
+        .unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_string())
+}
+
+/// A key prefix no other test (or run) uses.
+pub fn unique_prefix(tag: &str) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!("t{tag}{}x{}x{}", std::process::id(), nanos % 1_000_000_000, N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// A unique key prefix on the shared Redis; its keys are deleted when it is dropped.
+pub struct TestRedis {
+    pub url: String,
+    pub keys: Keys,
+}
+
+impl TestRedis {
+    pub async fn new(tag: &str) -> Self {
+        let url = redis_url();
+        let client = redis::Client::open(url.as_str()).expect("valid Redis URL");
+        let mut conn = client.get_multiplexed_async_connection().await.unwrap_or_else(|e| {
+            panic!(
+                "Redis is not reachable at {url}: {e}. Start it (`make test` does), e.g. \
+                 `redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no`"
+            )
+        });
+        let _: String = redis::cmd("PING").query_async(&mut conn).await.expect("Redis answers PING");
+        Self { url, keys: Keys::new(unique_prefix(tag)) }
+    }
+
+    pub async fn conn(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap()
+    }
+}
+
+impl Drop for TestRedis {
+    fn drop(&mut self) {
+        // Tests may use SCAN; the product never does.
+        let pattern = format!("{}:*", self.keys.prefix());
+        if let Ok(mut conn) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection()) {
+            let keys: Vec<String> = redis::cmd("SCAN")
+                .cursor_arg(0)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(10_000)
+                .clone()
+                .iter(&mut conn)
+                .map(|it| it.collect())
+                .unwrap_or_default();
+            if !keys.is_empty() {
+                let _: redis::RedisResult<()> = redis::cmd("DEL").arg(keys).query(&mut conn);
+            }
+        }
+    }
+}
+
+/// The URL of the database `#[sqlx::test]` made for this test.
+pub async fn mysql_url_of(pool: &MySqlPool) -> String {
+    let (db,): (String,) = sqlx::query_as("SELECT DATABASE()").fetch_one(pool).await.unwrap();
+    let base = std::env::var("DATABASE_URL").expect("DATABASE_URL is set (see .cargo/config.toml)");
+    let mut url = url::Url::parse(&base).expect("DATABASE_URL is a URL");
+    url.set_path(&format!("/{db}"));
+    url.to_string()
+}
+
+/// Connections to this test's database and key prefix, labelled as the given environment.
+pub async fn connections(pool: &MySqlPool, redis: &TestRedis, environment: EnvironmentKind) -> Connections {
+    let settings = ConnectionSettings::from_urls(environment, &mysql_url_of(pool).await, &redis.url, redis.keys.prefix());
+    Connections::open(settings).await.expect("test servers are reachable")
+}
