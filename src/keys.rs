@@ -57,6 +57,12 @@ impl Keys {
         self.product_key(product_id, "close_due")
     }
 
+    /// `sg:{P}:idem`: `user_id:idempotency_key` -> order_no, so a retried request gets its
+    /// first answer back. (An addition to the contract's key table; see `docs/contract.md`.)
+    pub fn idempotency(&self, product_id: u64) -> String {
+        self.product_key(product_id, "idem")
+    }
+
     /// `sg:lock:rewrite:{P}`: the rewrite lock, value = holder token.
     pub fn rewrite_lock(&self, product_id: u64) -> String {
         format!("{}:lock:rewrite:{{{}}}", self.prefix, product_id)
@@ -72,6 +78,7 @@ impl Keys {
             self.fence(product_id),
             self.released(product_id),
             self.close_due(product_id),
+            self.idempotency(product_id),
             self.rewrite_lock(product_id),
         ]
     }

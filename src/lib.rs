@@ -13,6 +13,7 @@
 //! - [`keys`]: the Redis key names of the stock contract (`sg:{P}:stock`, ...).
 //! - [`reservation`]: the reservation message the reserve step puts on a product's stream.
 //! - [`recon`]: where every unit of stock is; drift statuses and readings.
+//! - [`engine`]: the sale engine's order path: reserve in Redis, persist to the DB.
 //! - [`catalog`]: the products of a sale.
 //! - [`audit`]: the append-only audit log of every write action.
 //! - [`sandbox`]: a local sale (private MariaDB/Redis when none is reachable) and its demo
@@ -23,6 +24,7 @@
 pub mod audit;
 pub mod catalog;
 pub mod connect;
+pub mod engine;
 pub mod keys;
 pub mod profile;
 pub mod recon;

@@ -6,7 +6,7 @@ mod support;
 use sqlx::{MySqlPool, Row as _};
 use stockguard::connect::MIGRATOR;
 
-const TABLES: [&str; 12] = [
+const TABLES: [&str; 13] = [
     "audit_log",
     "compensation_actions",
     "compensation_cases",
@@ -15,6 +15,7 @@ const TABLES: [&str; 12] = [
     "drill_runs",
     "engine_heartbeats",
     "inventory",
+    "order_failures",
     "orders",
     "outbox",
     "rewrite_runs",

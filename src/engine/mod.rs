@@ -1,0 +1,14 @@
+//! The sale engine: the reference article's order path.
+//!
+//! - [`reserve`] + `reserve.lua`: the one atomic Redis step (deduct, in-flight entry, buyer
+//!   count, stream message), called by SHA.
+//! - [`order_no`]: order numbers unique across instances.
+//! - [`persist`]: a batch of reservations into the DB in one transaction, exactly once.
+//! - [`consumer`]: the `persist` group consumers: read, reclaim, persist.
+
+pub mod consumer;
+pub mod order_no;
+pub mod persist;
+pub mod reserve;
+
+pub use reserve::{ReserveOutcome, ReserveRequest, Reserver};

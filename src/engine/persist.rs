@@ -1,0 +1,239 @@
+//! Persist: turn reservation messages into `orders` rows, exactly once.
+//!
+//! A batch of one product's messages is written in one transaction: the conditional
+//! `UPDATE inventory ... WHERE stock >= total` for the batch's total, then one multi-row
+//! INSERT. When the batch does not fit (not enough DB stock for all of it, or an order
+//! number already present because a message was delivered twice), it falls back to one
+//! transaction per order. Only after commit are the in-flight entries removed and the
+//! messages acknowledged, in one atomic Redis step; a consumer that dies before that leaves
+//! them pending for another consumer to reclaim (`XAUTOCLAIM`).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sqlx::MySqlPool;
+
+use crate::keys::{Keys, PERSIST_GROUP};
+use crate::reservation::ReservationMessage;
+
+/// A message read from a product's stream: its id and its parsed body.
+#[derive(Debug, Clone)]
+pub struct StreamMessage {
+    pub id: String,
+    pub body: ReservationMessage,
+}
+
+/// What became of each message of a batch.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct BatchOutcome {
+    /// Newly written orders.
+    pub persisted: Vec<String>,
+    /// Already in the DB (a message delivered twice): acknowledged, nothing written.
+    pub duplicates: Vec<String>,
+    /// Refused by the DB's conditional update: Redis over-issued. Recorded as FAILED.
+    pub failed: Vec<String>,
+    /// True when the batch fell back to one transaction per order.
+    pub fell_back: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PersistError {
+    #[error("DB: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("Redis: {0}")]
+    Redis(#[from] redis::RedisError),
+}
+
+fn is_duplicate(err: &sqlx::Error) -> bool {
+    err.as_database_error()
+        .and_then(|e| e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .is_some_and(|e| e.number() == 1062)
+}
+
+fn deadline(msg: &ReservationMessage, payment_timeout: Duration) -> DateTime<Utc> {
+    DateTime::<Utc>::from_timestamp_millis(msg.reserved_at_ms).unwrap_or_else(Utc::now)
+        + chrono::Duration::from_std(payment_timeout).unwrap_or_default()
+}
+
+/// Writes one product's batch to the DB and then confirms it in Redis.
+pub async fn persist_batch<C>(
+    pool: &MySqlPool,
+    redis: &mut C,
+    keys: &Keys,
+    product_id: u64,
+    batch: &[StreamMessage],
+    payment_timeout: Duration,
+) -> Result<BatchOutcome, PersistError>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    let outcome = write_batch(pool, product_id, batch, payment_timeout).await?;
+    if !batch.is_empty() {
+        confirm(redis, keys, product_id, batch, &outcome, payment_timeout).await?;
+    }
+    Ok(outcome)
+}
+
+/// The DB half: commits the batch (or each order of it). Until [`confirm`] runs, the
+/// messages stay pending and their in-flight entries stay; a crash here loses nothing.
+pub async fn write_batch(pool: &MySqlPool, product_id: u64, batch: &[StreamMessage], payment_timeout: Duration) -> Result<BatchOutcome, PersistError> {
+    let mut outcome = BatchOutcome::default();
+    if batch.is_empty() {
+        return Ok(outcome);
+    }
+    if try_whole_batch(pool, product_id, batch, payment_timeout).await? {
+        outcome.persisted = batch.iter().map(|m| m.body.order_no.clone()).collect();
+        return Ok(outcome);
+    }
+    outcome.fell_back = true;
+    for msg in batch {
+        match persist_one(pool, &msg.body, payment_timeout).await? {
+            One::Persisted => outcome.persisted.push(msg.body.order_no.clone()),
+            One::Duplicate => outcome.duplicates.push(msg.body.order_no.clone()),
+            One::Refused => outcome.failed.push(msg.body.order_no.clone()),
+        }
+    }
+    Ok(outcome)
+}
+
+/// The fast path: one conditional UPDATE for the whole batch and one multi-row INSERT.
+/// `Ok(false)` when the batch does not fit and nothing was written.
+async fn try_whole_batch(pool: &MySqlPool, product_id: u64, batch: &[StreamMessage], payment_timeout: Duration) -> Result<bool, PersistError> {
+    let total: i64 = batch.iter().map(|m| m.body.qty).sum();
+    let mut tx = pool.begin().await?;
+    // inventory first, then orders: the lock order every transaction here keeps.
+    let updated = sqlx::query("UPDATE inventory SET stock = stock - ? WHERE product_id = ? AND stock >= ?")
+        .bind(total)
+        .bind(product_id)
+        .bind(total)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if updated != 1 {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    let mut qb = sqlx::QueryBuilder::<sqlx::MySql>::new(
+        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, pay_deadline) ",
+    );
+    qb.push_values(batch, |mut b, m| {
+        b.push_bind(&m.body.order_no)
+            .push_bind(m.body.user_id)
+            .push_bind(m.body.product_id)
+            .push_bind(m.body.qty)
+            .push_bind("WAIT_PAY")
+            .push_bind(&m.body.idempotency_key)
+            .push_bind("REDIS")
+            .push_bind(deadline(&m.body, payment_timeout).naive_utc());
+    });
+    match qb.build().execute(&mut *tx).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(true)
+        }
+        Err(e) if is_duplicate(&e) => {
+            tx.rollback().await?;
+            Ok(false)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+enum One {
+    Persisted,
+    Duplicate,
+    Refused,
+}
+
+async fn order_exists(pool: &MySqlPool, order_no: &str) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query_scalar::<_, i32>("SELECT 1 FROM orders WHERE order_no = ?")
+        .bind(order_no)
+        .fetch_optional(pool)
+        .await?
+        .is_some())
+}
+
+async fn persist_one(pool: &MySqlPool, msg: &ReservationMessage, payment_timeout: Duration) -> Result<One, PersistError> {
+    if order_exists(pool, &msg.order_no).await? {
+        return Ok(One::Duplicate);
+    }
+    let mut tx = pool.begin().await?;
+    let updated = sqlx::query("UPDATE inventory SET stock = stock - ? WHERE product_id = ? AND stock >= ?")
+        .bind(msg.qty)
+        .bind(msg.product_id)
+        .bind(msg.qty)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if updated != 1 {
+        tx.rollback().await?;
+        // Another consumer may have written it meanwhile (a reclaimed message): then it is
+        // a duplicate, not a refusal.
+        if order_exists(pool, &msg.order_no).await? {
+            return Ok(One::Duplicate);
+        }
+        sqlx::query("INSERT IGNORE INTO order_failures (order_no, product_id, user_id, qty, reason) VALUES (?, ?, ?, ?, 'DB_REFUSED_STOCK')")
+            .bind(&msg.order_no)
+            .bind(msg.product_id)
+            .bind(msg.user_id)
+            .bind(msg.qty)
+            .execute(pool)
+            .await?;
+        tracing::warn!(order_no = %msg.order_no, product_id = msg.product_id, "Redis over-issued: the DB refused an accepted order");
+        return Ok(One::Refused);
+    }
+    let inserted = sqlx::query(
+        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, pay_deadline) \
+         VALUES (?, ?, ?, ?, 'WAIT_PAY', ?, 'REDIS', ?)",
+    )
+    .bind(&msg.order_no)
+    .bind(msg.user_id)
+    .bind(msg.product_id)
+    .bind(msg.qty)
+    .bind(&msg.idempotency_key)
+    .bind(deadline(msg, payment_timeout).naive_utc())
+    .execute(&mut *tx)
+    .await;
+    match inserted {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(One::Persisted)
+        }
+        Err(e) if is_duplicate(&e) => {
+            tx.rollback().await?;
+            Ok(One::Duplicate)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// After commit: remove the in-flight entries, schedule payment deadlines of new orders,
+/// give refused buyers their per-user allowance back, acknowledge, all in one MULTI.
+pub async fn confirm<C>(
+    redis: &mut C,
+    keys: &Keys,
+    product_id: u64,
+    batch: &[StreamMessage],
+    outcome: &BatchOutcome,
+    payment_timeout: Duration,
+) -> Result<(), PersistError>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    let mut pipe = redis::pipe();
+    pipe.atomic();
+    let order_nos: Vec<&str> = batch.iter().map(|m| m.body.order_no.as_str()).collect();
+    pipe.hdel(keys.inflight(product_id), &order_nos).ignore();
+    for m in batch {
+        if outcome.persisted.contains(&m.body.order_no) {
+            pipe.zadd(keys.close_due(product_id), &m.body.order_no, deadline(&m.body, payment_timeout).timestamp_millis())
+                .ignore();
+        } else if outcome.failed.contains(&m.body.order_no) {
+            pipe.hincr(keys.buyers(product_id), m.body.user_id, -m.body.qty).ignore();
+        }
+    }
+    let ids: Vec<&str> = batch.iter().map(|m| m.id.as_str()).collect();
+    pipe.xack(keys.orders_stream(product_id), PERSIST_GROUP, &ids).ignore();
+    let _: () = pipe.query_async(redis).await?;
+    Ok(())
+}

@@ -1,0 +1,29 @@
+-- Reserve: the one atomic step of the order path (contract section 2).
+-- KEYS: 1 stock, 2 inflight, 3 buyers, 4 orders stream, 5 idem
+-- ARGV: 1 order_no, 2 user_id, 3 qty, 4 per-user limit, 5 idem field, 6 ts ms,
+--       7 product_id, 8 idempotency key
+-- Returns {code, order_no}: 1 reserved, 0 sold out, -1 stock key missing, -2 per-user
+-- limit reached, 2 a replay of an earlier request (its order_no returned, nothing deducted).
+local existing = redis.call('HGET', KEYS[5], ARGV[5])
+if existing then
+  return {2, existing}
+end
+local stock = redis.call('GET', KEYS[1])
+if not stock then
+  return {-1, ''}
+end
+local qty = tonumber(ARGV[3])
+local bought = tonumber(redis.call('HGET', KEYS[3], ARGV[2]) or '0')
+if bought + qty > tonumber(ARGV[4]) then
+  return {-2, ''}
+end
+if tonumber(stock) < qty then
+  return {0, ''}
+end
+redis.call('DECRBY', KEYS[1], qty)
+redis.call('HSET', KEYS[2], ARGV[1], qty)
+redis.call('HINCRBY', KEYS[3], ARGV[2], qty)
+redis.call('HSET', KEYS[5], ARGV[5], ARGV[1])
+redis.call('XADD', KEYS[4], '*', 'order_no', ARGV[1], 'user_id', ARGV[2], 'product_id', ARGV[7],
+  'qty', ARGV[3], 'idem', ARGV[8], 'ts', ARGV[6])
+return {1, ARGV[1]}

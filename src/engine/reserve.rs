@@ -1,0 +1,98 @@
+//! The reserve step: one Lua script, loaded once and called by SHA (`redis::Script` sends
+//! EVALSHA and loads the script only when the server does not know it).
+
+use redis::Script;
+
+use super::order_no::OrderNumbers;
+use crate::keys::Keys;
+
+/// A buyer's request for units of one product.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReserveRequest {
+    pub user_id: u64,
+    pub product_id: u64,
+    pub qty: i64,
+    pub idempotency_key: String,
+    pub per_user_limit: i64,
+}
+
+/// What Redis answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReserveOutcome {
+    Reserved { order_no: String },
+    /// The same (user, idempotency key) was reserved before: its order number, nothing new.
+    Replayed { order_no: String },
+    SoldOut,
+    /// The stock key is absent: not warmed up, evicted or flushed. Not a sell-out.
+    NotReady,
+    LimitReached,
+}
+
+/// Holds the loaded script and the order-number generator.
+#[derive(Debug)]
+pub struct Reserver {
+    script: Script,
+    numbers: OrderNumbers,
+}
+
+impl Default for Reserver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Reserver {
+    pub fn new() -> Self {
+        Self { script: Script::new(include_str!("reserve.lua")), numbers: OrderNumbers::new() }
+    }
+
+    /// The script's SHA1, as `redis-benchmark EVALSHA` needs it.
+    pub fn sha(&self) -> &str {
+        self.script.get_hash()
+    }
+
+    /// The script's source.
+    pub fn source() -> &'static str {
+        include_str!("reserve.lua")
+    }
+
+    pub async fn reserve<C>(&self, conn: &mut C, keys: &Keys, req: &ReserveRequest) -> redis::RedisResult<ReserveOutcome>
+    where
+        C: redis::aio::ConnectionLike + Send,
+    {
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        let order_no = self.numbers.next(now_ms);
+        let p = req.product_id;
+        let (code, returned): (i64, String) = self
+            .script
+            .key(keys.stock(p))
+            .key(keys.inflight(p))
+            .key(keys.buyers(p))
+            .key(keys.orders_stream(p))
+            .key(keys.idempotency(p))
+            .arg(&order_no)
+            .arg(req.user_id)
+            .arg(req.qty)
+            .arg(req.per_user_limit)
+            .arg(format!("{}:{}", req.user_id, req.idempotency_key))
+            .arg(now_ms)
+            .arg(p)
+            .arg(&req.idempotency_key)
+            .invoke_async(conn)
+            .await?;
+        Ok(match code {
+            1 => ReserveOutcome::Reserved { order_no: returned },
+            2 => ReserveOutcome::Replayed { order_no: returned },
+            0 => ReserveOutcome::SoldOut,
+            -1 => ReserveOutcome::NotReady,
+            -2 => ReserveOutcome::LimitReached,
+            other => {
+                return Err(redis::RedisError::from((
+                    redis::ErrorKind::TypeError,
+                    "unexpected reserve script answer",
+                    other.to_string(),
+                )))
+            }
+        })
+    }
+}

@@ -1,0 +1,237 @@
+//! The order path's Redis and DB halves: reserve in Redis, persist exactly once.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::AsyncCommands as _;
+use sqlx::MySqlPool;
+use stockguard::engine::consumer::{self, ConsumerConfig};
+use stockguard::engine::persist;
+use stockguard::engine::{ReserveOutcome, ReserveRequest, Reserver};
+use stockguard::keys::Keys;
+use stockguard::recon::{read_products, DriftStatus};
+use support::TestRedis;
+
+const PRODUCT: u64 = 42;
+
+/// A product on sale: `stock` units in the DB and in Redis, its stream group created.
+async fn open_sale(pool: &MySqlPool, redis: &TestRedis, db_stock: i64, redis_stock: i64, limit: i64) -> redis::aio::MultiplexedConnection {
+    sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'hot item', ?, ?, ?)")
+        .bind(PRODUCT)
+        .bind(db_stock)
+        .bind(db_stock)
+        .bind(limit)
+        .execute(pool)
+        .await
+        .unwrap();
+    let mut conn = redis.conn().await;
+    let _: () = conn.set(redis.keys.stock(PRODUCT), redis_stock).await.unwrap();
+    consumer::ensure_group(&mut conn, &redis.keys, PRODUCT).await.unwrap();
+    conn
+}
+
+fn request(user_id: u64, qty: i64, idem: &str) -> ReserveRequest {
+    ReserveRequest { user_id, product_id: PRODUCT, qty, idempotency_key: idem.into(), per_user_limit: 1 }
+}
+
+fn consumer_named(name: &str) -> ConsumerConfig {
+    ConsumerConfig {
+        name: name.into(),
+        batch_size: 200,
+        claim_min_idle: Duration::from_secs(60),
+        payment_timeout: Duration::from_secs(900),
+    }
+}
+
+/// Runs consumers until a pass finds nothing to do.
+async fn drain(pool: &MySqlPool, conn: &mut redis::aio::MultiplexedConnection, keys: &Keys, cfg: &ConsumerConfig) {
+    for _ in 0..1000 {
+        let o = consumer::run_once(pool, conn, keys, &[PRODUCT], cfg).await.unwrap();
+        if o.persisted.is_empty() && o.duplicates.is_empty() && o.failed.is_empty() {
+            return;
+        }
+    }
+    panic!("the stream did not drain");
+}
+
+async fn count(pool: &MySqlPool, sql: &str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+}
+
+/// Both identities of the contract hold for the product, and nothing is left in flight.
+async fn assert_conserved(pool: &MySqlPool, conn: &mut redis::aio::MultiplexedConnection, keys: &Keys) {
+    let r = &read_products(pool, conn, keys, &[PRODUCT]).await.unwrap()[0];
+    assert_eq!(r.initial_stock, r.db_stock + r.live_orders_qty, "DB ledger: {r:?}");
+    assert_eq!(r.drift, Some(0), "Redis side: {r:?}");
+    assert_eq!(r.status, DriftStatus::Ok);
+    let inflight: i64 = conn.hlen(keys.inflight(PRODUCT)).await.unwrap();
+    assert_eq!(inflight, 0, "nothing left in flight");
+    let pending: redis::streams::StreamPendingReply = conn.xpending(keys.orders_stream(PRODUCT), "persist").await.unwrap();
+    assert_eq!(pending.count(), 0, "every message acknowledged");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn reserve_returns_sold_out_when_stock_is_zero(pool: MySqlPool) {
+    let redis = TestRedis::new("r0").await;
+    let mut conn = open_sale(&pool, &redis, 0, 0, 1).await;
+    let out = Reserver::new().reserve(&mut conn, &redis.keys, &request(1, 1, "a")).await.unwrap();
+    assert_eq!(out, ReserveOutcome::SoldOut);
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn reserve_tells_a_missing_stock_key_apart_from_a_sell_out(pool: MySqlPool) {
+    let redis = TestRedis::new("r1").await;
+    let mut conn = open_sale(&pool, &redis, 5, 5, 1).await;
+    let _: () = conn.del(redis.keys.stock(PRODUCT)).await.unwrap();
+    let out = Reserver::new().reserve(&mut conn, &redis.keys, &request(1, 1, "a")).await.unwrap();
+    assert_eq!(out, ReserveOutcome::NotReady);
+    let stream_len: i64 = conn.xlen(redis.keys.orders_stream(PRODUCT)).await.unwrap();
+    assert_eq!(stream_len, 0, "nothing reserved");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn reserve_enforces_the_per_user_limit(pool: MySqlPool) {
+    let redis = TestRedis::new("r2").await;
+    let mut conn = open_sale(&pool, &redis, 5, 5, 1).await;
+    let reserver = Reserver::new();
+    assert!(matches!(reserver.reserve(&mut conn, &redis.keys, &request(7, 1, "a")).await.unwrap(), ReserveOutcome::Reserved { .. }));
+    assert_eq!(reserver.reserve(&mut conn, &redis.keys, &request(7, 1, "b")).await.unwrap(), ReserveOutcome::LimitReached);
+    let stock: i64 = conn.get(redis.keys.stock(PRODUCT)).await.unwrap();
+    assert_eq!(stock, 4);
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn replaying_an_idempotency_key_returns_the_same_order_and_reserves_once(pool: MySqlPool) {
+    let redis = TestRedis::new("r3").await;
+    let mut conn = open_sale(&pool, &redis, 5, 5, 3).await;
+    let reserver = Reserver::new();
+    let first = reserver.reserve(&mut conn, &redis.keys, &request(9, 1, "same")).await.unwrap();
+    let again = reserver.reserve(&mut conn, &redis.keys, &request(9, 1, "same")).await.unwrap();
+    let ReserveOutcome::Reserved { order_no } = first else { panic!("{first:?}") };
+    assert_eq!(again, ReserveOutcome::Replayed { order_no });
+    let stock: i64 = conn.get(redis.keys.stock(PRODUCT)).await.unwrap();
+    assert_eq!(stock, 4, "deducted once");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn five_thousand_buyers_for_one_thousand_units_get_exactly_one_thousand_orders(pool: MySqlPool) {
+    let redis = TestRedis::new("r4").await;
+    let mut conn = open_sale(&pool, &redis, 1000, 1000, 1).await;
+    let reserver = Arc::new(Reserver::new());
+    let keys = redis.keys.clone();
+
+    let tasks: Vec<_> = (0..5000u64)
+        .map(|user| {
+            let (reserver, keys, mut conn) = (reserver.clone(), keys.clone(), conn.clone());
+            tokio::spawn(async move { reserver.reserve(&mut conn, &keys, &request(user, 1, "k")).await.unwrap() })
+        })
+        .collect();
+    let mut accepted = 0;
+    let mut sold_out = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            ReserveOutcome::Reserved { .. } => accepted += 1,
+            ReserveOutcome::SoldOut => sold_out += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!((accepted, sold_out), (1000, 4000));
+
+    // Two consumers drain the stream side by side.
+    let (p2, k2, mut c2) = (pool.clone(), keys.clone(), conn.clone());
+    let other = tokio::spawn(async move { drain(&p2, &mut c2, &k2, &consumer_named("b")).await });
+    drain(&pool, &mut conn, &keys, &consumer_named("a")).await;
+    other.await.unwrap();
+
+    assert_eq!(count(&pool, "SELECT COUNT(*) FROM orders").await, 1000);
+    assert_eq!(count(&pool, "SELECT COUNT(DISTINCT user_id) FROM orders").await, 1000);
+    assert_eq!(count(&pool, "SELECT stock FROM inventory").await, 0);
+    let redis_stock: i64 = conn.get(keys.stock(PRODUCT)).await.unwrap();
+    assert_eq!(redis_stock, 0);
+    assert_conserved(&pool, &mut conn, &keys).await;
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_message_delivered_twice_creates_one_order(pool: MySqlPool) {
+    let redis = TestRedis::new("r5").await;
+    let mut conn = open_sale(&pool, &redis, 10, 10, 1).await;
+    let reserver = Reserver::new();
+    for user in 0..3 {
+        reserver.reserve(&mut conn, &redis.keys, &request(user, 1, "k")).await.unwrap();
+    }
+    let cfg = consumer_named("a");
+    let batch = consumer::read_new(&mut conn, &redis.keys, PRODUCT, &cfg).await.unwrap();
+    assert_eq!(batch.len(), 3);
+
+    let first = persist::persist_batch(&pool, &mut conn, &redis.keys, PRODUCT, &batch, cfg.payment_timeout).await.unwrap();
+    let second = persist::persist_batch(&pool, &mut conn, &redis.keys, PRODUCT, &batch, cfg.payment_timeout).await.unwrap();
+
+    assert_eq!(first.persisted.len(), 3);
+    assert!(second.persisted.is_empty() && second.failed.is_empty());
+    assert_eq!(second.duplicates.len(), 3, "recognised by the unique order number");
+    assert_eq!(count(&pool, "SELECT COUNT(*) FROM orders").await, 3);
+    assert_eq!(count(&pool, "SELECT stock FROM inventory").await, 7, "stock deducted once");
+    assert_conserved(&pool, &mut conn, &redis.keys).await;
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_consumer_killed_before_acknowledging_loses_nothing_and_duplicates_nothing(pool: MySqlPool) {
+    let redis = TestRedis::new("r6").await;
+    let mut conn = open_sale(&pool, &redis, 50, 50, 1).await;
+    let reserver = Reserver::new();
+    for user in 0..20 {
+        reserver.reserve(&mut conn, &redis.keys, &request(user, 1, "k")).await.unwrap();
+    }
+    // Consumer A takes 10 messages and dies before writing anything.
+    let mut a = consumer_named("a");
+    a.batch_size = 10;
+    let lost_with_a = consumer::read_new(&mut conn, &redis.keys, PRODUCT, &a).await.unwrap();
+    assert_eq!(lost_with_a.len(), 10);
+    // Consumer C takes the other 10, commits them to the DB and dies before confirming in
+    // Redis (an engine restarted in the middle of a batch).
+    let mut c = consumer_named("c");
+    c.batch_size = 10;
+    let committed_by_c = consumer::read_new(&mut conn, &redis.keys, PRODUCT, &c).await.unwrap();
+    persist::write_batch(&pool, PRODUCT, &committed_by_c, c.payment_timeout).await.unwrap();
+
+    // Consumer B reclaims everything idle and finishes the job.
+    let mut b = consumer_named("b");
+    b.claim_min_idle = Duration::from_millis(0);
+    let outcome = consumer::run_once(&pool, &mut conn, &redis.keys, &[PRODUCT], &b).await.unwrap();
+
+    assert_eq!(outcome.persisted.len(), 10);
+    assert_eq!(outcome.duplicates.len(), 10);
+    assert_eq!(count(&pool, "SELECT COUNT(*) FROM orders").await, 20);
+    assert_eq!(count(&pool, "SELECT stock FROM inventory").await, 30);
+    assert_conserved(&pool, &mut conn, &redis.keys).await;
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn orders_redis_over_issued_are_failed_and_recorded_not_oversold(pool: MySqlPool) {
+    let redis = TestRedis::new("r7").await;
+    // Redis believes in 10 units, the DB has 5: Redis will over-issue.
+    let mut conn = open_sale(&pool, &redis, 5, 10, 1).await;
+    let reserver = Reserver::new();
+    for user in 0..10 {
+        let out = reserver.reserve(&mut conn, &redis.keys, &request(user, 1, "k")).await.unwrap();
+        assert!(matches!(out, ReserveOutcome::Reserved { .. }));
+    }
+    drain(&pool, &mut conn, &redis.keys, &consumer_named("a")).await;
+
+    assert_eq!(count(&pool, "SELECT COUNT(*) FROM orders").await, 5);
+    assert_eq!(count(&pool, "SELECT stock FROM inventory").await, 0);
+    assert_eq!(count(&pool, "SELECT COUNT(*) FROM order_failures").await, 5);
+    let buyers_left: i64 = count(&pool, "SELECT COUNT(*) FROM order_failures").await;
+    let mut given_back = 0;
+    for user in 0..10u64 {
+        let units: Option<i64> = conn.hget(redis.keys.buyers(PRODUCT), user).await.unwrap();
+        if units == Some(0) {
+            given_back += 1;
+        }
+    }
+    assert_eq!(given_back, buyers_left, "refused buyers may try again");
+    let inflight: i64 = conn.hlen(redis.keys.inflight(PRODUCT)).await.unwrap();
+    assert_eq!(inflight, 0);
+}
