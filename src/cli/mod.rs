@@ -1,5 +1,6 @@
 //! Argument parsing and dispatch. Each subcommand module parses, calls the core and prints.
 
+mod engine;
 mod error;
 mod output;
 mod profile;
@@ -43,6 +44,9 @@ enum Command {
     /// Drift over time.
     #[command(subcommand)]
     Drift(recon::DriftCommand),
+    /// The sale engine.
+    #[command(subcommand)]
+    Engine(engine::EngineCommand),
 }
 
 /// Resolves `--profile` and the environment into connection settings.
@@ -83,5 +87,6 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Recon(args) => recon::recon(args, profile).await,
         Command::Drift(cmd) => recon::drift(cmd, profile).await,
+        Command::Engine(cmd) => engine::run(cmd, profile).await,
     }
 }

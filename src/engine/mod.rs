@@ -5,10 +5,16 @@
 //! - [`order_no`]: order numbers unique across instances.
 //! - [`persist`]: a batch of reservations into the DB in one transaction, exactly once.
 //! - [`consumer`]: the `persist` group consumers: read, reclaim, persist.
+//! - [`state`]: what the handlers of one instance share (pools, config, product cache).
+//! - [`http`]: the HTTP API.
+//! - [`run`]: one instance: consumers + API until shutdown.
 
 pub mod consumer;
+pub mod http;
 pub mod order_no;
 pub mod persist;
 pub mod reserve;
+pub mod run;
+pub mod state;
 
 pub use reserve::{ReserveOutcome, ReserveRequest, Reserver};

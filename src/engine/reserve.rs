@@ -61,7 +61,7 @@ impl Reserver {
         C: redis::aio::ConnectionLike + Send,
     {
         let now_ms = chrono::Utc::now().timestamp_millis();
-        let order_no = self.numbers.next(now_ms);
+        let order_no = self.numbers.next(req.product_id, now_ms);
         let p = req.product_id;
         let (code, returned): (i64, String) = self
             .script

@@ -1,0 +1,48 @@
+//! `stockguard engine serve`.
+
+use std::time::Duration;
+
+use clap::Subcommand;
+
+use super::{connect, CliError};
+use stockguard::engine::state::{EngineConfig, EngineState};
+
+#[derive(Debug, Subcommand)]
+pub enum EngineCommand {
+    /// Serve the order API and persist reservations, until Ctrl-C.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: String,
+        /// This instance's id (default: random).
+        #[arg(long)]
+        instance_id: Option<String>,
+        /// Seconds an order may stay unpaid.
+        #[arg(long, default_value_t = 900)]
+        payment_timeout: u64,
+        /// Messages persisted per transaction at most.
+        #[arg(long, default_value_t = 200)]
+        batch_size: usize,
+    },
+}
+
+pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliError> {
+    let EngineCommand::Serve { listen, instance_id, payment_timeout, batch_size } = cmd;
+    if batch_size == 0 {
+        return Err(CliError::Refused("--batch-size must be at least 1".into()));
+    }
+    let conns = connect(profile).await?;
+    let mut config = EngineConfig { payment_timeout: Duration::from_secs(payment_timeout), batch_size, ..EngineConfig::default() };
+    if let Some(id) = instance_id {
+        config.instance_id = id;
+    }
+    let listener = tokio::net::TcpListener::bind(&listen)
+        .await
+        .map_err(|e| CliError::Refused(format!("cannot listen on {listen}: {e}")))?;
+    eprintln!("engine {} listening on {}", config.instance_id, listener.local_addr().map(|a| a.to_string()).unwrap_or(listen));
+    let state = EngineState::new(conns.mysql, conns.redis, conns.keys, config);
+    stockguard::engine::run::serve(listener, state, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await
+    .map_err(|e| CliError::Refused(format!("server error: {e}")))
+}

@@ -1,0 +1,66 @@
+//! The API's errors: a status code and a stable `error` code, with a message for people.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("request body too large")]
+    TooLarge,
+    #[error("unknown product {0}")]
+    UnknownProduct(u64),
+    #[error("unknown order {0}")]
+    UnknownOrder(String),
+    #[error("sold out")]
+    SoldOut,
+    #[error("per-user limit reached")]
+    LimitReached,
+    #[error("the sale is not ready: stock is not loaded in Redis")]
+    NotReady,
+    #[error("order {0} is {1} and cannot be paid")]
+    NotPayable(String, &'static str),
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ApiError {
+    fn parts(&self) -> (StatusCode, &'static str) {
+        match self {
+            Self::BadRequest(_) => (StatusCode::BAD_REQUEST, "BAD_REQUEST"),
+            Self::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "TOO_LARGE"),
+            Self::UnknownProduct(_) => (StatusCode::NOT_FOUND, "UNKNOWN_PRODUCT"),
+            Self::UnknownOrder(_) => (StatusCode::NOT_FOUND, "UNKNOWN_ORDER"),
+            Self::SoldOut => (StatusCode::CONFLICT, "SOLD_OUT"),
+            Self::LimitReached => (StatusCode::CONFLICT, "LIMIT_REACHED"),
+            Self::NotReady => (StatusCode::SERVICE_UNAVAILABLE, "NOT_READY"),
+            Self::NotPayable(..) => (StatusCode::CONFLICT, "NOT_PAYABLE"),
+            Self::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
+        }
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Unavailable(Box::new(e))
+    }
+}
+
+impl From<redis::RedisError> for ApiError {
+    fn from(e: redis::RedisError) -> Self {
+        Self::Unavailable(Box::new(e))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code) = self.parts();
+        if let Self::Unavailable(source) = &self {
+            // The cause goes to the log, never to the buyer.
+            tracing::error!(error = %source, "request failed");
+        }
+        (status, Json(serde_json::json!({ "error": code, "message": self.to_string() }))).into_response()
+    }
+}

@@ -1,0 +1,35 @@
+//! The engine's HTTP API (axum).
+//!
+//! - `POST /orders` -> 202 `{order_no, status: "ACCEPTED"}`; 409 `SOLD_OUT` / `LIMIT_REACHED`;
+//!   503 `NOT_READY` (stock key missing, not a sell-out); 400 bad input; 404 unknown product;
+//!   413 oversized body.
+//! - `GET /orders/{order_no}` -> `PROCESSING`, `WAIT_PAY`, `PAID`, `CLOSED`, `CANCELLED`, `FAILED`.
+//! - `POST /orders/{order_no}/pay`.
+//! - `GET /health`.
+
+mod error;
+mod orders;
+
+pub use error::ApiError;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+
+use super::state::EngineState;
+
+pub fn router(state: EngineState) -> Router {
+    let limit = state.config.max_body_bytes;
+    Router::new()
+        .route("/orders", post(orders::create))
+        .route("/orders/{order_no}", get(orders::show))
+        .route("/orders/{order_no}/pay", post(orders::pay))
+        .route("/health", get(orders::health))
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(state)
+}
+
+/// Serves until `shutdown` completes (mini-redis style: the caller decides when to stop).
+pub async fn serve(listener: tokio::net::TcpListener, state: EngineState, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await
+}

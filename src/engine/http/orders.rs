@@ -1,0 +1,130 @@
+//! Order handlers: parse, validate, call the order path, answer.
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+use super::error::ApiError;
+use crate::engine::order_no::product_of;
+use crate::engine::reserve::{ReserveOutcome, ReserveRequest};
+use crate::engine::state::EngineState;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateOrder {
+    pub user_id: u64,
+    pub product_id: u64,
+    pub qty: i64,
+    pub idempotency_key: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct OrderAnswer {
+    pub order_no: String,
+    pub status: String,
+}
+
+const MAX_IDEMPOTENCY_KEY: usize = 64;
+
+fn parse_body(body: &Bytes) -> Result<CreateOrder, ApiError> {
+    let req: CreateOrder = serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("malformed order: {e}")))?;
+    if req.qty <= 0 {
+        return Err(ApiError::BadRequest(format!("qty must be at least 1, got {}", req.qty)));
+    }
+    if req.idempotency_key.is_empty() || req.idempotency_key.len() > MAX_IDEMPOTENCY_KEY {
+        return Err(ApiError::BadRequest(format!("idempotency_key must be 1-{MAX_IDEMPOTENCY_KEY} bytes")));
+    }
+    Ok(req)
+}
+
+pub async fn create(
+    State(state): State<EngineState>,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<(StatusCode, Json<OrderAnswer>), ApiError> {
+    let body = body.map_err(|r| match r.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge,
+        _ => ApiError::BadRequest(r.body_text()),
+    })?;
+    let req = parse_body(&body)?;
+    let rule = state.product(req.product_id).await?.ok_or(ApiError::UnknownProduct(req.product_id))?;
+    if req.qty > rule.per_user_limit {
+        return Err(ApiError::BadRequest(format!("qty {} is over the per-user limit of {}", req.qty, rule.per_user_limit)));
+    }
+    let request = ReserveRequest {
+        user_id: req.user_id,
+        product_id: req.product_id,
+        qty: req.qty,
+        idempotency_key: req.idempotency_key,
+        per_user_limit: rule.per_user_limit,
+    };
+    let mut redis = state.redis.clone();
+    match state.reserver.reserve(&mut redis, &state.keys, &request).await? {
+        ReserveOutcome::Reserved { order_no } | ReserveOutcome::Replayed { order_no } => {
+            Ok((StatusCode::ACCEPTED, Json(OrderAnswer { order_no, status: "ACCEPTED".into() })))
+        }
+        ReserveOutcome::SoldOut => Err(ApiError::SoldOut),
+        ReserveOutcome::LimitReached => Err(ApiError::LimitReached),
+        ReserveOutcome::NotReady => Err(ApiError::NotReady),
+    }
+}
+
+/// Where an order is: in the DB (its status), refused by the DB (FAILED), or still in flight
+/// (PROCESSING).
+async fn status_of(state: &EngineState, order_no: &str) -> Result<String, ApiError> {
+    let status: Option<String> = sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM orders WHERE order_no = ?")
+        .bind(order_no)
+        .fetch_optional(&state.pool)
+        .await?;
+    if let Some(status) = status {
+        return Ok(status);
+    }
+    let failed: Option<i32> = sqlx::query_scalar("SELECT 1 FROM order_failures WHERE order_no = ?")
+        .bind(order_no)
+        .fetch_optional(&state.pool)
+        .await?;
+    if failed.is_some() {
+        return Ok("FAILED".into());
+    }
+    if let Some(product) = product_of(order_no) {
+        let mut redis = state.redis.clone();
+        let in_flight: bool = redis::cmd("HEXISTS").arg(state.keys.inflight(product)).arg(order_no).query_async(&mut redis).await?;
+        if in_flight {
+            return Ok("PROCESSING".into());
+        }
+    }
+    Err(ApiError::UnknownOrder(order_no.to_string()))
+}
+
+pub async fn show(State(state): State<EngineState>, Path(order_no): Path<String>) -> Result<Json<OrderAnswer>, ApiError> {
+    let status = status_of(&state, &order_no).await?;
+    Ok(Json(OrderAnswer { order_no, status }))
+}
+
+/// Compare-and-set `WAIT_PAY -> PAID`. Paying twice is answered PAID; paying a closed,
+/// cancelled, failed or not yet persisted order fails cleanly.
+pub async fn pay(State(state): State<EngineState>, Path(order_no): Path<String>) -> Result<Json<OrderAnswer>, ApiError> {
+    let updated = sqlx::query("UPDATE orders SET status = 'PAID' WHERE order_no = ? AND status = 'WAIT_PAY'")
+        .bind(&order_no)
+        .execute(&state.pool)
+        .await?
+        .rows_affected();
+    if updated == 1 {
+        return Ok(Json(OrderAnswer { order_no, status: "PAID".into() }));
+    }
+    match status_of(&state, &order_no).await?.as_str() {
+        "PAID" => Ok(Json(OrderAnswer { order_no, status: "PAID".into() })),
+        "CLOSED" => Err(ApiError::NotPayable(order_no, "CLOSED")),
+        "CANCELLED" => Err(ApiError::NotPayable(order_no, "CANCELLED")),
+        "FAILED" => Err(ApiError::NotPayable(order_no, "FAILED")),
+        _ => Err(ApiError::NotPayable(order_no, "PROCESSING")),
+    }
+}
+
+pub async fn health(State(state): State<EngineState>) -> Result<Json<serde_json::Value>, ApiError> {
+    sqlx::query("SELECT 1").execute(&state.pool).await?;
+    let mut redis = state.redis.clone();
+    let _: String = redis::cmd("PING").query_async(&mut redis).await?;
+    Ok(Json(serde_json::json!({ "status": "ok", "instance_id": state.config.instance_id })))
+}

@@ -1,0 +1,63 @@
+//! One engine instance: the persist consumers and the HTTP API, until shutdown.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::consumer::{self, ConsumerConfig};
+use super::http;
+use super::state::EngineState;
+
+/// Runs the consumers over every product of the sale until `stop` turns true.
+pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) {
+    let cfg = ConsumerConfig {
+        name: state.config.instance_id.clone(),
+        batch_size: state.config.batch_size,
+        claim_min_idle: state.config.claim_min_idle,
+        payment_timeout: state.config.payment_timeout,
+    };
+    let mut redis = state.redis.clone();
+    let mut grouped: HashSet<u64> = HashSet::new();
+    let mut products: Vec<u64> = Vec::new();
+    let mut refreshed = tokio::time::Instant::now() - Duration::from_secs(60);
+    while !*stop.borrow() {
+        if refreshed.elapsed() > Duration::from_secs(5) {
+            match crate::recon::reading::product_ids(&state.pool).await {
+                Ok(ids) => products = ids,
+                Err(e) => tracing::warn!(error = %e, "cannot list products; keeping the last list"),
+            }
+            refreshed = tokio::time::Instant::now();
+        }
+        for &p in &products {
+            if !grouped.contains(&p) && consumer::ensure_group(&mut redis, &state.keys, p).await.is_ok() {
+                grouped.insert(p);
+            }
+        }
+        let busy = match consumer::run_once(&state.pool, &mut redis, &state.keys, &products, &cfg).await {
+            Ok(o) => !(o.persisted.is_empty() && o.duplicates.is_empty() && o.failed.is_empty()),
+            Err(e) => {
+                // Nothing is lost: unacknowledged messages stay pending and are retried.
+                tracing::warn!(error = %e, "persist pass failed; retrying");
+                false
+            }
+        };
+        if !busy {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+                _ = stop.changed() => {}
+            }
+        }
+    }
+}
+
+/// Serves the API and runs the consumers until `shutdown` completes; then stops both.
+pub async fn serve(listener: tokio::net::TcpListener, state: EngineState, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let consumers = tokio::spawn(run_consumers(state.clone(), stop_rx));
+    let result = http::serve(listener, state, shutdown).await;
+    let _ = stop_tx.send(true);
+    let _ = consumers.await;
+    result
+}
