@@ -52,11 +52,6 @@ impl Keys {
         self.product_key(product_id, "released")
     }
 
-    /// `sg:{P}:close_due`: order_no scored by payment deadline (ms).
-    pub fn close_due(&self, product_id: u64) -> String {
-        self.product_key(product_id, "close_due")
-    }
-
     /// `sg:{P}:idem`: `user_id:idempotency_key` -> order_no, so a retried request gets its
     /// first answer back. (An addition to the contract's key table; see `docs/contract.md`.)
     pub fn idempotency(&self, product_id: u64) -> String {
@@ -77,7 +72,6 @@ impl Keys {
             self.orders_stream(product_id),
             self.fence(product_id),
             self.released(product_id),
-            self.close_due(product_id),
             self.idempotency(product_id),
             self.rewrite_lock(product_id),
         ]

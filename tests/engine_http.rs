@@ -139,3 +139,27 @@ async fn an_unknown_order_is_not_found_and_cannot_be_paid(pool: MySqlPool) {
     assert_eq!(call(&state, "GET", "/orders/7-nothing", Body::empty()).await.0, StatusCode::NOT_FOUND);
     assert_eq!(call(&state, "POST", "/orders/7-nothing/pay", Body::empty()).await.0, StatusCode::NOT_FOUND);
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_cancelled_order_returns_its_stock_and_cannot_be_paid(pool: MySqlPool) {
+    let redis = TestRedis::new("h6").await;
+    let state = engine(&pool, &redis, 10, 2).await;
+    let (_, body) = call(&state, "POST", "/orders", order(1, 2, "k")).await;
+    let order_no = body["order_no"].as_str().unwrap().to_string();
+
+    let (status, early) = call(&state, "POST", &format!("/orders/{order_no}/cancel"), Body::empty()).await;
+    assert_eq!((status, early["error"].as_str()), (StatusCode::CONFLICT, Some("NOT_CANCELLABLE")), "still in flight");
+
+    let cfg = ConsumerConfig { name: "c".into(), batch_size: 10, claim_min_idle: Duration::from_secs(30), payment_timeout: Duration::from_secs(900) };
+    let mut r = state.redis.clone();
+    consumer::run_once(&state.pool, &mut r, &state.keys, &[PRODUCT], &cfg).await.unwrap();
+
+    let (status, cancelled) = call(&state, "POST", &format!("/orders/{order_no}/cancel"), Body::empty()).await;
+    assert_eq!((status, cancelled["status"].as_str()), (StatusCode::OK, Some("CANCELLED")));
+    let (status, paid) = call(&state, "POST", &format!("/orders/{order_no}/pay"), Body::empty()).await;
+    assert_eq!((status, paid["error"].as_str()), (StatusCode::CONFLICT, Some("NOT_PAYABLE")));
+    let stock: i64 = sqlx::query_scalar("SELECT stock FROM inventory").fetch_one(&pool).await.unwrap();
+    assert_eq!(stock, 10, "the stock is back in the DB");
+    let (_, shown) = call(&state, "GET", &format!("/orders/{order_no}"), Body::empty()).await;
+    assert_eq!(shown["status"], "CANCELLED");
+}

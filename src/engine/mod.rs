@@ -5,14 +5,18 @@
 //! - [`order_no`]: order numbers unique across instances.
 //! - [`persist`]: a batch of reservations into the DB in one transaction, exactly once.
 //! - [`consumer`]: the `persist` group consumers: read, reclaim, persist.
+//! - [`close`]: timeout close and cancel, one compare-and-set path returning stock once.
+//! - [`relay`] + `release.lua`: pending releases applied to Redis, each at most once.
 //! - [`state`]: what the handlers of one instance share (pools, config, product cache).
 //! - [`http`]: the HTTP API.
 //! - [`run`]: one instance: consumers + API until shutdown.
 
+pub mod close;
 pub mod consumer;
 pub mod http;
 pub mod order_no;
 pub mod persist;
+pub mod relay;
 pub mod reserve;
 pub mod run;
 pub mod state;

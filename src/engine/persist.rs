@@ -69,7 +69,7 @@ where
 {
     let outcome = write_batch(pool, product_id, batch, payment_timeout).await?;
     if !batch.is_empty() {
-        confirm(redis, keys, product_id, batch, &outcome, payment_timeout).await?;
+        confirm(redis, keys, product_id, batch, &outcome).await?;
     }
     Ok(outcome)
 }
@@ -207,15 +207,14 @@ async fn persist_one(pool: &MySqlPool, msg: &ReservationMessage, payment_timeout
     }
 }
 
-/// After commit: remove the in-flight entries, schedule payment deadlines of new orders,
-/// give refused buyers their per-user allowance back, acknowledge, all in one MULTI.
+/// After commit: remove the in-flight entries, give refused buyers their per-user allowance
+/// back, acknowledge, all in one MULTI.
 pub async fn confirm<C>(
     redis: &mut C,
     keys: &Keys,
     product_id: u64,
     batch: &[StreamMessage],
     outcome: &BatchOutcome,
-    payment_timeout: Duration,
 ) -> Result<(), PersistError>
 where
     C: redis::aio::ConnectionLike + Send,
@@ -224,13 +223,8 @@ where
     pipe.atomic();
     let order_nos: Vec<&str> = batch.iter().map(|m| m.body.order_no.as_str()).collect();
     pipe.hdel(keys.inflight(product_id), &order_nos).ignore();
-    for m in batch {
-        if outcome.persisted.contains(&m.body.order_no) {
-            pipe.zadd(keys.close_due(product_id), &m.body.order_no, deadline(&m.body, payment_timeout).timestamp_millis())
-                .ignore();
-        } else if outcome.failed.contains(&m.body.order_no) {
-            pipe.hincr(keys.buyers(product_id), m.body.user_id, -m.body.qty).ignore();
-        }
+    for m in batch.iter().filter(|m| outcome.failed.contains(&m.body.order_no)) {
+        pipe.hincr(keys.buyers(product_id), m.body.user_id, -m.body.qty).ignore();
     }
     let ids: Vec<&str> = batch.iter().map(|m| m.id.as_str()).collect();
     pipe.xack(keys.orders_stream(product_id), PERSIST_GROUP, &ids).ignore();

@@ -1,4 +1,5 @@
-//! One engine instance: the persist consumers and the HTTP API, until shutdown.
+//! One engine instance: the persist consumers, the timeout closer and release relay, and the
+//! HTTP API, until shutdown.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -7,7 +8,9 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::consumer::{self, ConsumerConfig};
+use super::close::close_due_orders;
 use super::http;
+use super::relay::Relay;
 use super::state::EngineState;
 
 /// Runs the consumers over every product of the sale until `stop` turns true.
@@ -52,12 +55,33 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
     }
 }
 
-/// Serves the API and runs the consumers until `shutdown` completes; then stops both.
+/// Closes orders past their deadline and relays releases to Redis, until `stop`.
+pub async fn run_closer_and_relay(state: EngineState, mut stop: watch::Receiver<bool>) {
+    let relay = Relay::default();
+    let mut redis = state.redis.clone();
+    let mut tick = tokio::time::interval(state.config.close_interval);
+    while !*stop.borrow() {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.changed() => continue,
+        }
+        if let Err(e) = close_due_orders(&state.pool, chrono::Utc::now().naive_utc(), 500).await {
+            tracing::warn!(error = %e, "timeout close pass failed; retrying");
+        }
+        if let Err(e) = relay.run_once(&state.pool, &mut redis, &state.keys, 500).await {
+            tracing::warn!(error = %e, "release relay pass failed; retrying");
+        }
+    }
+}
+
+/// Serves the API and runs the background work until `shutdown` completes; then stops all.
 pub async fn serve(listener: tokio::net::TcpListener, state: EngineState, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
     let (stop_tx, stop_rx) = watch::channel(false);
-    let consumers = tokio::spawn(run_consumers(state.clone(), stop_rx));
+    let consumers = tokio::spawn(run_consumers(state.clone(), stop_rx.clone()));
+    let closer = tokio::spawn(run_closer_and_relay(state.clone(), stop_rx));
     let result = http::serve(listener, state, shutdown).await;
     let _ = stop_tx.send(true);
     let _ = consumers.await;
+    let _ = closer.await;
     result
 }

@@ -19,6 +19,8 @@ pub struct EngineConfig {
     pub claim_min_idle: Duration,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// How often the timeout closer and the release relay run.
+    pub close_interval: Duration,
 }
 
 impl Default for EngineConfig {
@@ -29,6 +31,7 @@ impl Default for EngineConfig {
             batch_size: 200,
             claim_min_idle: Duration::from_secs(30),
             max_body_bytes: 4096,
+            close_interval: Duration::from_millis(500),
         }
     }
 }

@@ -205,14 +205,10 @@ pub async fn seed(conns: &Connections, progress: &mut dyn FnMut(&str)) -> Result
         n_orders += orders.len();
 
         // Redis: buyers of live orders, a few reservations still in flight (with their
-        // stream messages), the payment deadlines, and the stock key.
+        // stream messages), and the stock key.
         let mut pipe = redis::pipe();
         for o in orders.iter().filter(|o| o.status == "WAIT_PAY" || o.status == "PAID") {
             pipe.hincr(keys.buyers(d.id), o.user_id, o.qty).ignore();
-        }
-        for o in orders.iter().filter(|o| o.status == "WAIT_PAY") {
-            pipe.zadd(keys.close_due(d.id), &o.order_no, (now + Duration::seconds(o.deadline_offset_s)).timestamp_millis())
-                .ignore();
         }
         if !released.is_empty() {
             pipe.sadd(keys.released(d.id), &released).ignore();

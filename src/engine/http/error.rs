@@ -22,6 +22,8 @@ pub enum ApiError {
     NotReady,
     #[error("order {0} is {1} and cannot be paid")]
     NotPayable(String, &'static str),
+    #[error("order {0} is {1} and cannot be cancelled")]
+    NotCancellable(String, String),
     #[error("temporarily unavailable")]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -37,6 +39,7 @@ impl ApiError {
             Self::LimitReached => (StatusCode::CONFLICT, "LIMIT_REACHED"),
             Self::NotReady => (StatusCode::SERVICE_UNAVAILABLE, "NOT_READY"),
             Self::NotPayable(..) => (StatusCode::CONFLICT, "NOT_PAYABLE"),
+            Self::NotCancellable(..) => (StatusCode::CONFLICT, "NOT_CANCELLABLE"),
             Self::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
         }
     }

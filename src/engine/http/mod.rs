@@ -4,7 +4,7 @@
 //!   503 `NOT_READY` (stock key missing, not a sell-out); 400 bad input; 404 unknown product;
 //!   413 oversized body.
 //! - `GET /orders/{order_no}` -> `PROCESSING`, `WAIT_PAY`, `PAID`, `CLOSED`, `CANCELLED`, `FAILED`.
-//! - `POST /orders/{order_no}/pay`.
+//! - `POST /orders/{order_no}/pay`, `POST /orders/{order_no}/cancel`.
 //! - `GET /health`.
 
 mod error;
@@ -24,6 +24,7 @@ pub fn router(state: EngineState) -> Router {
         .route("/orders", post(orders::create))
         .route("/orders/{order_no}", get(orders::show))
         .route("/orders/{order_no}/pay", post(orders::pay))
+        .route("/orders/{order_no}/cancel", post(orders::cancel))
         .route("/health", get(orders::health))
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)

@@ -7,6 +7,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
+use crate::engine::close::{close_order, CloseKind, CloseOutcome};
 use crate::engine::order_no::product_of;
 use crate::engine::reserve::{ReserveOutcome, ReserveRequest};
 use crate::engine::state::EngineState;
@@ -119,6 +120,22 @@ pub async fn pay(State(state): State<EngineState>, Path(order_no): Path<String>)
         "CANCELLED" => Err(ApiError::NotPayable(order_no, "CANCELLED")),
         "FAILED" => Err(ApiError::NotPayable(order_no, "FAILED")),
         _ => Err(ApiError::NotPayable(order_no, "PROCESSING")),
+    }
+}
+
+/// The buyer cancels: the same compare-and-set path as the timeout close, at once.
+pub async fn cancel(State(state): State<EngineState>, Path(order_no): Path<String>) -> Result<Json<OrderAnswer>, ApiError> {
+    let now = chrono::Utc::now().naive_utc();
+    match close_order(&state.pool, &order_no, CloseKind::Cancel, now).await? {
+        CloseOutcome::Closed => Ok(Json(OrderAnswer { order_no, status: "CANCELLED".into() })),
+        CloseOutcome::NotWaiting(status) if status == "CANCELLED" => Ok(Json(OrderAnswer { order_no, status })),
+        CloseOutcome::NotWaiting(status) => Err(ApiError::NotCancellable(order_no, status)),
+        CloseOutcome::NotFound => {
+            // Still in flight (PROCESSING): not in the DB yet, so nothing to cancel until it
+            // is; or unknown (404).
+            let status = status_of(&state, &order_no).await?;
+            Err(ApiError::NotCancellable(order_no, status))
+        }
     }
 }
 

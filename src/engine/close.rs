@@ -1,0 +1,97 @@
+//! Closing orders: the timeout close and the buyer's cancel take one path.
+//!
+//! In one transaction: lock the product's inventory row (inventory before orders, always),
+//! compare-and-set the order `WAIT_PAY -> CLOSED|CANCELLED`, and only if that changed a row,
+//! return the stock to `inventory` and write the release to the outbox. A close that runs
+//! twice, or races a cancel, changes the order once and returns the stock once.
+
+use chrono::NaiveDateTime;
+use sqlx::MySqlPool;
+
+/// Where a closed order ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseKind {
+    /// The payment deadline passed.
+    Timeout,
+    /// The buyer cancelled.
+    Cancel,
+}
+
+impl CloseKind {
+    fn status(self) -> &'static str {
+        match self {
+            Self::Timeout => "CLOSED",
+            Self::Cancel => "CANCELLED",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CloseOutcome {
+    /// This call closed it; the stock is back in the DB and a release is pending.
+    Closed,
+    /// Someone else got there first, or it was paid: its current status.
+    NotWaiting(String),
+    NotFound,
+}
+
+/// Closes one order. A timeout close only applies once `now` is past the order's deadline.
+pub async fn close_order(pool: &MySqlPool, order_no: &str, kind: CloseKind, now: NaiveDateTime) -> Result<CloseOutcome, sqlx::Error> {
+    let Some((product_id, qty)) = sqlx::query_as::<_, (u64, i32)>("SELECT product_id, buy_count FROM orders WHERE order_no = ?")
+        .bind(order_no)
+        .fetch_optional(pool)
+        .await?
+    else {
+        return Ok(CloseOutcome::NotFound);
+    };
+    let mut tx = pool.begin().await?;
+    sqlx::query("SELECT stock FROM inventory WHERE product_id = ? FOR UPDATE")
+        .bind(product_id)
+        .execute(&mut *tx)
+        .await?;
+    let deadline_clause = if kind == CloseKind::Timeout { " AND pay_deadline <= ?" } else { "" };
+    let sql = format!("UPDATE orders SET status = ? WHERE order_no = ? AND status = 'WAIT_PAY'{deadline_clause}");
+    let mut cas = sqlx::query(&sql).bind(kind.status()).bind(order_no);
+    if kind == CloseKind::Timeout {
+        cas = cas.bind(now);
+    }
+    if cas.execute(&mut *tx).await?.rows_affected() != 1 {
+        tx.rollback().await?;
+        let status: String = sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM orders WHERE order_no = ?")
+            .bind(order_no)
+            .fetch_one(pool)
+            .await?;
+        return Ok(CloseOutcome::NotWaiting(status));
+    }
+    sqlx::query("UPDATE inventory SET stock = stock + ? WHERE product_id = ?")
+        .bind(qty)
+        .bind(product_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("INSERT INTO outbox (kind, product_id, order_no, qty) VALUES ('RELEASE', ?, ?, ?)")
+        .bind(product_id)
+        .bind(order_no)
+        .bind(qty)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(CloseOutcome::Closed)
+}
+
+/// Closes up to `limit` orders whose deadline passed by `now`; returns how many it closed.
+pub async fn close_due_orders(pool: &MySqlPool, now: NaiveDateTime, limit: u32) -> Result<usize, sqlx::Error> {
+    let due: Vec<(String,)> = sqlx::query_as(
+        "SELECT order_no FROM orders WHERE status = 'WAIT_PAY' AND pay_deadline <= ? ORDER BY pay_deadline LIMIT ?",
+    )
+    .bind(now)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    let mut closed = 0;
+    for (order_no,) in due {
+        if close_order(pool, &order_no, CloseKind::Timeout, now).await? == CloseOutcome::Closed {
+            closed += 1;
+        }
+    }
+    Ok(closed)
+}
