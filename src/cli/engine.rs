@@ -22,16 +22,32 @@ pub enum EngineCommand {
         /// Messages persisted per transaction at most.
         #[arg(long, default_value_t = 200)]
         batch_size: usize,
+        /// Requests per second this instance admits (0: no limit).
+        #[arg(long, default_value_t = 0)]
+        global_rate: u32,
+        /// Requests per second one user may make across instances (0: no limit).
+        #[arg(long, default_value_t = 5)]
+        per_user_rate: u32,
+        /// Start in degraded mode: orders straight to the DB, Redis untouched.
+        #[arg(long)]
+        degraded: bool,
     },
 }
 
 pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliError> {
-    let EngineCommand::Serve { listen, instance_id, payment_timeout, batch_size } = cmd;
+    let EngineCommand::Serve { listen, instance_id, payment_timeout, batch_size, global_rate, per_user_rate, degraded } = cmd;
     if batch_size == 0 {
         return Err(CliError::Refused("--batch-size must be at least 1".into()));
     }
     let conns = connect(profile).await?;
-    let mut config = EngineConfig { payment_timeout: Duration::from_secs(payment_timeout), batch_size, ..EngineConfig::default() };
+    let mut config = EngineConfig {
+        payment_timeout: Duration::from_secs(payment_timeout),
+        batch_size,
+        global_rate,
+        per_user_rate,
+        degraded,
+        ..EngineConfig::default()
+    };
     if let Some(id) = instance_id {
         config.instance_id = id;
     }

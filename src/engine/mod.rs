@@ -7,13 +7,19 @@
 //! - [`consumer`]: the `persist` group consumers: read, reclaim, persist.
 //! - [`close`]: timeout close and cancel, one compare-and-set path returning stock once.
 //! - [`relay`] + `release.lua`: pending releases applied to Redis, each at most once.
+//! - [`degraded`]: the DB-only order path of degraded mode.
+//! - [`limits`] + `rate.lua`: per-user (Redis) and per-instance (token bucket) rate limits.
+//! - [`metrics`]: Prometheus metrics.
 //! - [`state`]: what the handlers of one instance share (pools, config, product cache).
 //! - [`http`]: the HTTP API.
 //! - [`run`]: one instance: consumers + API until shutdown.
 
 pub mod close;
 pub mod consumer;
+pub mod degraded;
 pub mod http;
+pub mod limits;
+pub mod metrics;
 pub mod order_no;
 pub mod persist;
 pub mod relay;

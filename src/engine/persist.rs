@@ -83,6 +83,7 @@ pub async fn write_batch(pool: &MySqlPool, product_id: u64, batch: &[StreamMessa
     }
     if try_whole_batch(pool, product_id, batch, payment_timeout).await? {
         outcome.persisted = batch.iter().map(|m| m.body.order_no.clone()).collect();
+        super::metrics::get().persisted.inc_by(batch.len() as u64);
         return Ok(outcome);
     }
     outcome.fell_back = true;
@@ -93,6 +94,9 @@ pub async fn write_batch(pool: &MySqlPool, product_id: u64, batch: &[StreamMessa
             One::Refused => outcome.failed.push(msg.body.order_no.clone()),
         }
     }
+    let m = super::metrics::get();
+    m.persisted.inc_by(outcome.persisted.len() as u64);
+    m.failed_orders.inc_by(outcome.failed.len() as u64);
     Ok(outcome)
 }
 
@@ -100,7 +104,7 @@ pub async fn write_batch(pool: &MySqlPool, product_id: u64, batch: &[StreamMessa
 /// `Ok(false)` when the batch does not fit and nothing was written.
 async fn try_whole_batch(pool: &MySqlPool, product_id: u64, batch: &[StreamMessage], payment_timeout: Duration) -> Result<bool, PersistError> {
     let total: i64 = batch.iter().map(|m| m.body.qty).sum();
-    let mut tx = pool.begin().await?;
+    let mut tx = super::metrics::begin(pool).await?;
     // inventory first, then orders: the lock order every transaction here keeps.
     let updated = sqlx::query("UPDATE inventory SET stock = stock - ? WHERE product_id = ? AND stock >= ?")
         .bind(total)
@@ -157,7 +161,7 @@ async fn persist_one(pool: &MySqlPool, msg: &ReservationMessage, payment_timeout
     if order_exists(pool, &msg.order_no).await? {
         return Ok(One::Duplicate);
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = super::metrics::begin(pool).await?;
     let updated = sqlx::query("UPDATE inventory SET stock = stock - ? WHERE product_id = ? AND stock >= ?")
         .bind(msg.qty)
         .bind(msg.product_id)

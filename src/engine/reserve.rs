@@ -46,6 +46,11 @@ impl Reserver {
         Self { script: Script::new(include_str!("reserve.lua")), numbers: OrderNumbers::new() }
     }
 
+    /// A fresh order number for the product (the degrade path numbers its orders the same way).
+    pub fn next_order_no(&self, product_id: u64) -> String {
+        self.numbers.next(product_id, chrono::Utc::now().timestamp_millis())
+    }
+
     /// The script's SHA1, as `redis-benchmark EVALSHA` needs it.
     pub fn sha(&self) -> &str {
         self.script.get_hash()

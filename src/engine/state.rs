@@ -1,12 +1,14 @@
 //! What every request handler of one engine instance shares.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::MySqlPool;
 use tokio::sync::RwLock;
 
+use super::limits::Limits;
 use super::reserve::Reserver;
 use crate::keys::Keys;
 
@@ -21,6 +23,12 @@ pub struct EngineConfig {
     pub max_body_bytes: usize,
     /// How often the timeout closer and the release relay run.
     pub close_interval: Duration,
+    /// Requests per second this instance admits (0: no limit).
+    pub global_rate: u32,
+    /// Requests per second one user may make, across instances (0: no limit).
+    pub per_user_rate: u32,
+    /// Start in degraded mode (orders straight to the DB).
+    pub degraded: bool,
 }
 
 impl Default for EngineConfig {
@@ -32,6 +40,9 @@ impl Default for EngineConfig {
             claim_min_idle: Duration::from_secs(30),
             max_body_bytes: 4096,
             close_interval: Duration::from_millis(500),
+            global_rate: 0,
+            per_user_rate: 0,
+            degraded: false,
         }
     }
 }
@@ -49,6 +60,8 @@ pub struct EngineState {
     pub keys: Keys,
     pub reserver: Arc<Reserver>,
     pub config: EngineConfig,
+    pub limits: Limits,
+    degraded: Arc<AtomicBool>,
     products: Arc<RwLock<HashMap<u64, ProductRule>>>,
 }
 
@@ -59,9 +72,25 @@ impl EngineState {
             redis,
             keys,
             reserver: Arc::new(Reserver::new()),
+            limits: Limits::new(config.global_rate, config.per_user_rate),
+            degraded: Arc::new(AtomicBool::new(config.degraded)),
             config,
             products: Arc::default(),
         }
+    }
+
+    /// True when orders go straight to the DB.
+    pub fn is_degraded(&self) -> bool {
+        self.degraded.load(Ordering::Relaxed)
+    }
+
+    pub fn set_degraded(&self, on: bool) {
+        self.degraded.store(on, Ordering::Relaxed);
+    }
+
+    /// The product ids known to this instance (those requested so far).
+    pub async fn known_products(&self) -> Vec<u64> {
+        self.products.read().await.keys().copied().collect()
     }
 
     /// The product's rule, from the cache or (on a miss) the DB. `None`: no such product.

@@ -24,11 +24,18 @@ pub enum ApiError {
     NotPayable(String, &'static str),
     #[error("order {0} is {1} and cannot be cancelled")]
     NotCancellable(String, String),
+    #[error("too many requests; slow down")]
+    RateLimited,
     #[error("temporarily unavailable")]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl ApiError {
+    /// The stable error code clients branch on.
+    pub fn code(&self) -> &'static str {
+        self.parts().1
+    }
+
     fn parts(&self) -> (StatusCode, &'static str) {
         match self {
             Self::BadRequest(_) => (StatusCode::BAD_REQUEST, "BAD_REQUEST"),
@@ -40,6 +47,7 @@ impl ApiError {
             Self::NotReady => (StatusCode::SERVICE_UNAVAILABLE, "NOT_READY"),
             Self::NotPayable(..) => (StatusCode::CONFLICT, "NOT_PAYABLE"),
             Self::NotCancellable(..) => (StatusCode::CONFLICT, "NOT_CANCELLABLE"),
+            Self::RateLimited => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED"),
             Self::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
         }
     }

@@ -5,7 +5,8 @@
 //!   413 oversized body.
 //! - `GET /orders/{order_no}` -> `PROCESSING`, `WAIT_PAY`, `PAID`, `CLOSED`, `CANCELLED`, `FAILED`.
 //! - `POST /orders/{order_no}/pay`, `POST /orders/{order_no}/cancel`.
-//! - `GET /health`.
+//! - `GET /health`, `GET /metrics` (Prometheus text).
+//! - 429 `RATE_LIMITED` when a rate limit refuses a request.
 
 mod error;
 mod orders;
@@ -26,6 +27,7 @@ pub fn router(state: EngineState) -> Router {
         .route("/orders/{order_no}/pay", post(orders::pay))
         .route("/orders/{order_no}/cancel", post(orders::cancel))
         .route("/health", get(orders::health))
+        .route("/metrics", get(orders::metrics_text))
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
 }

@@ -7,6 +7,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
+use crate::engine::{degraded, metrics};
 use crate::engine::close::{close_order, CloseKind, CloseOutcome};
 use crate::engine::order_no::product_of;
 use crate::engine::reserve::{ReserveOutcome, ReserveRequest};
@@ -44,6 +45,26 @@ pub async fn create(
     State(state): State<EngineState>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<(StatusCode, Json<OrderAnswer>), ApiError> {
+    let m = metrics::get();
+    m.http_in_flight.inc();
+    let result = metrics::timed(&m.request_seconds, create_order(&state, body)).await;
+    m.http_in_flight.dec();
+    let outcome = match &result {
+        Ok(_) => "accepted",
+        Err(e) => e.code(),
+    };
+    m.requests.with_label_values(&[outcome]).inc();
+    result
+}
+
+async fn create_order(
+    state: &EngineState,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<(StatusCode, Json<OrderAnswer>), ApiError> {
+    // The instance-wide bucket first: it costs no I/O.
+    if !state.limits.admit_global() {
+        return Err(ApiError::RateLimited);
+    }
     let body = body.map_err(|r| match r.status() {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge,
         _ => ApiError::BadRequest(r.body_text()),
@@ -60,8 +81,18 @@ pub async fn create(
         idempotency_key: req.idempotency_key,
         per_user_limit: rule.per_user_limit,
     };
-    let mut redis = state.redis.clone();
-    match state.reserver.reserve(&mut redis, &state.keys, &request).await? {
+    let outcome = if state.is_degraded() {
+        // Degraded: Redis is not touched at all, not even for the per-user rate.
+        let order_no = state.reserver.next_order_no(request.product_id);
+        degraded::place_order(&state.pool, &request, &order_no, state.config.payment_timeout).await?
+    } else {
+        let mut redis = state.redis.clone();
+        if !state.limits.admit_user(&mut redis, &state.keys, request.user_id).await? {
+            return Err(ApiError::RateLimited);
+        }
+        metrics::timed(&metrics::get().redis_seconds, state.reserver.reserve(&mut redis, &state.keys, &request)).await?
+    };
+    match outcome {
         ReserveOutcome::Reserved { order_no } | ReserveOutcome::Replayed { order_no } => {
             Ok((StatusCode::ACCEPTED, Json(OrderAnswer { order_no, status: "ACCEPTED".into() })))
         }
@@ -69,6 +100,23 @@ pub async fn create(
         ReserveOutcome::LimitReached => Err(ApiError::LimitReached),
         ReserveOutcome::NotReady => Err(ApiError::NotReady),
     }
+}
+
+/// Prometheus text format.
+pub async fn metrics_text(State(state): State<EngineState>) -> ([(axum::http::HeaderName, &'static str); 1], String) {
+    let mut redis = state.redis.clone();
+    let products = match crate::recon::reading::product_ids(&state.pool).await {
+        Ok(ids) => ids,
+        Err(_) => state.known_products().await,
+    };
+    let sampled = tokio::time::timeout(metrics::SCRAPE_BUDGET, metrics::sample_backlog(&mut redis, &state.keys, &products))
+        .await
+        .ok()
+        .and_then(Result::ok);
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        metrics::render(sampled),
+    )
 }
 
 /// Where an order is: in the DB (its status), refused by the DB (FAILED), or still in flight

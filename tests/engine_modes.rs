@@ -1,0 +1,163 @@
+//! Degraded mode (orders straight to the DB), rate limits and metrics.
+
+mod support;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt as _;
+use redis::AsyncCommands as _;
+use sqlx::MySqlPool;
+use stockguard::engine::http::router;
+use stockguard::engine::state::{EngineConfig, EngineState};
+use stockguard::profile::EnvironmentKind;
+use support::TestRedis;
+use tower::ServiceExt as _;
+
+const PRODUCT: u64 = 11;
+
+async fn engine(pool: &MySqlPool, redis: &TestRedis, stock: i64, limit: i64, config: EngineConfig) -> EngineState {
+    sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'drop', ?, ?, ?)")
+        .bind(PRODUCT)
+        .bind(stock)
+        .bind(stock)
+        .bind(limit)
+        .execute(pool)
+        .await
+        .unwrap();
+    let conns = support::connections(pool, redis, EnvironmentKind::Sandbox).await;
+    let mut r = conns.redis.clone();
+    let _: () = r.set(conns.keys.stock(PRODUCT), stock).await.unwrap();
+    EngineState::new(conns.mysql, conns.redis, conns.keys, config)
+}
+
+async fn post_order(state: &EngineState, user: u64, qty: i64, idem: &str) -> (StatusCode, serde_json::Value) {
+    let body = serde_json::json!({ "user_id": user, "product_id": PRODUCT, "qty": qty, "idempotency_key": idem }).to_string();
+    let req = Request::builder().method("POST").uri("/orders").header("content-type", "application/json").body(Body::from(body)).unwrap();
+    let resp = router(state.clone()).oneshot(req).await.unwrap();
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
+}
+
+async fn scalar(pool: &MySqlPool, sql: &str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+}
+
+fn degraded() -> EngineConfig {
+    EngineConfig { degraded: true, ..EngineConfig::default() }
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn in_degraded_mode_many_buyers_never_oversell_and_redis_is_untouched(pool: MySqlPool) {
+    let redis = TestRedis::new("d1").await;
+    let state = engine(&pool, &redis, 100, 1, degraded()).await;
+
+    let tasks: Vec<_> = (0..400u64)
+        .map(|user| {
+            let state = state.clone();
+            tokio::spawn(async move { post_order(&state, user, 1, "k").await.0 })
+        })
+        .collect();
+    let mut accepted = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            StatusCode::ACCEPTED => accepted += 1,
+            StatusCode::CONFLICT => {}
+            other => panic!("unexpected {other}"),
+        }
+    }
+
+    assert_eq!(accepted, 100);
+    assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM orders WHERE source = 'DB' AND status = 'WAIT_PAY'").await, 100);
+    assert_eq!(scalar(&pool, "SELECT stock FROM inventory").await, 0);
+    let mut r = state.redis.clone();
+    let redis_stock: i64 = r.get(state.keys.stock(PRODUCT)).await.unwrap();
+    assert_eq!(redis_stock, 100, "Redis was not touched; it is rebuilt when leaving degraded mode");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn in_degraded_mode_the_limit_and_idempotency_still_hold(pool: MySqlPool) {
+    let redis = TestRedis::new("d2").await;
+    let state = engine(&pool, &redis, 10, 2, degraded()).await;
+    let (s1, first) = post_order(&state, 1, 2, "a").await;
+    let (s2, replay) = post_order(&state, 1, 2, "a").await;
+    let (s3, over) = post_order(&state, 1, 1, "b").await;
+    assert_eq!((s1, s2), (StatusCode::ACCEPTED, StatusCode::ACCEPTED));
+    assert_eq!(first["order_no"], replay["order_no"]);
+    assert_eq!((s3, over["error"].as_str()), (StatusCode::CONFLICT, Some("LIMIT_REACHED")));
+    assert_eq!(scalar(&pool, "SELECT stock FROM inventory").await, 8);
+
+    // Concurrent requests of one buyer: the inventory row lock serialises the limit check.
+    let tasks: Vec<_> = (0..20)
+        .map(|i| {
+            let state = state.clone();
+            tokio::spawn(async move { post_order(&state, 2, 1, &format!("c{i}")).await.0 })
+        })
+        .collect();
+    let mut accepted = 0;
+    for t in tasks {
+        if t.await.unwrap() == StatusCode::ACCEPTED {
+            accepted += 1;
+        }
+    }
+    assert_eq!(accepted, 2, "user 2 gets exactly their limit");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_buyer_over_the_per_user_rate_is_told_to_slow_down(pool: MySqlPool) {
+    let redis = TestRedis::new("d3").await;
+    let state = engine(&pool, &redis, 1000, 1000, EngineConfig { per_user_rate: 3, ..EngineConfig::default() }).await;
+    let mut limited = 0;
+    for i in 0..10 {
+        let (status, body) = post_order(&state, 5, 1, &format!("k{i}")).await;
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            assert_eq!(body["error"], "RATE_LIMITED");
+            limited += 1;
+        }
+    }
+    // 10 requests within (at most) two one-second windows of 3.
+    assert!(limited >= 4, "limited {limited} of 10");
+    let (status, _) = post_order(&state, 6, 1, "other-user").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "another buyer is not affected");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_instance_wide_bucket_refuses_past_its_rate(pool: MySqlPool) {
+    let redis = TestRedis::new("d4").await;
+    let state = engine(&pool, &redis, 1000, 1000, EngineConfig { global_rate: 5, ..EngineConfig::default() }).await;
+    let mut codes = Vec::new();
+    for user in 0..20 {
+        codes.push(post_order(&state, user, 1, "k").await.0);
+    }
+    let limited = codes.iter().filter(|c| **c == StatusCode::TOO_MANY_REQUESTS).count();
+    assert!(limited >= 10, "{codes:?}");
+    let mut r = state.redis.clone();
+    let stock: i64 = r.get(state.keys.stock(PRODUCT)).await.unwrap();
+    assert_eq!(stock, 1000 - (20 - limited as i64), "refused requests reserved nothing");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn metrics_report_outcomes_latency_backlog_and_in_flight(pool: MySqlPool) {
+    let redis = TestRedis::new("d5").await;
+    let state = engine(&pool, &redis, 10, 1, EngineConfig::default()).await;
+    let mut r = state.redis.clone();
+    stockguard::engine::consumer::ensure_group(&mut r, &state.keys, PRODUCT).await.unwrap();
+    post_order(&state, 1, 1, "k").await;
+    post_order(&state, 1, 1, "k2").await;
+
+    let req = Request::builder().uri("/metrics").body(Body::empty()).unwrap();
+    let resp = router(state.clone()).oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let text = String::from_utf8(resp.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    for needle in [
+        "stockguard_requests_total{outcome=\"accepted\"}",
+        "stockguard_requests_total{outcome=\"LIMIT_REACHED\"}",
+        "stockguard_request_duration_seconds_bucket",
+        "stockguard_redis_latency_seconds_count",
+        "stockguard_db_pool_wait_seconds_count",
+        "stockguard_stream_backlog 1",
+        "stockguard_inflight_units 1",
+    ] {
+        assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
+    }
+}
