@@ -14,6 +14,7 @@
 //! - [`reservation`]: the reservation message the reserve step puts on a product's stream.
 //! - [`recon`]: where every unit of stock is; drift statuses and readings.
 //! - [`engine`]: the sale engine's order path: reserve in Redis, persist to the DB.
+//! - [`load`]: the load generator that proves the engine: drive, drain, verify, report.
 //! - [`catalog`]: the products of a sale.
 //! - [`audit`]: the append-only audit log of every write action.
 //! - [`sandbox`]: a local sale (private MariaDB/Redis when none is reachable) and its demo
@@ -26,6 +27,7 @@ pub mod catalog;
 pub mod connect;
 pub mod engine;
 pub mod keys;
+pub mod load;
 pub mod profile;
 pub mod recon;
 pub mod reservation;

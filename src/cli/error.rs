@@ -15,6 +15,8 @@ pub enum CliError {
     Sandbox(#[from] SandboxError),
     #[error(transparent)]
     Recon(#[from] ReconError),
+    #[error(transparent)]
+    Load(#[from] stockguard::load::LoadError),
     #[error("database error: {0}")]
     Db(#[from] sqlx::Error),
     #[error("cannot read the password from standard input: {0}")]

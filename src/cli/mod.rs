@@ -2,6 +2,7 @@
 
 mod engine;
 mod error;
+mod load;
 mod output;
 mod profile;
 mod recon;
@@ -47,6 +48,8 @@ enum Command {
     /// The sale engine.
     #[command(subcommand)]
     Engine(engine::EngineCommand),
+    /// Drive an engine with buyers, then check every answer against the DB.
+    Load(load::LoadArgs),
 }
 
 /// Resolves `--profile` and the environment into connection settings.
@@ -88,5 +91,6 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Recon(args) => recon::recon(args, profile).await,
         Command::Drift(cmd) => recon::drift(cmd, profile).await,
         Command::Engine(cmd) => engine::run(cmd, profile).await,
+        Command::Load(args) => load::run(args, profile).await,
     }
 }

@@ -1,0 +1,81 @@
+//! The whole order path under load, through HTTP: a real engine on a loopback port, the
+//! load generator's own record checked against the DB.
+
+mod support;
+
+use std::time::Duration;
+
+use redis::AsyncCommands as _;
+use sqlx::MySqlPool;
+use stockguard::engine::consumer;
+use stockguard::engine::state::{EngineConfig, EngineState};
+use stockguard::load::{self, LoadConfig};
+use stockguard::profile::EnvironmentKind;
+use stockguard::recon::{read_products, DriftStatus};
+use support::TestRedis;
+
+const PRODUCT: u64 = 77;
+
+/// An engine serving on 127.0.0.1:0 until the returned sender is dropped or fired.
+async fn spawn_engine(state: EngineState) -> (String, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let handle = tokio::spawn(async move {
+        stockguard::engine::run::serve(listener, state, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    (url, stop, handle)
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn five_thousand_buyers_through_http_buy_exactly_the_thousand_units(pool: MySqlPool) {
+    let redis = TestRedis::new("load").await;
+    sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'hot', 1000, 1000, 1)")
+        .bind(PRODUCT)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    let mut r = conns.redis.clone();
+    let _: () = r.set(conns.keys.stock(PRODUCT), 1000).await.unwrap();
+    consumer::ensure_group(&mut r, &conns.keys, PRODUCT).await.unwrap();
+    let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
+    let (url, stop, engine) = spawn_engine(state).await;
+
+    let cfg = LoadConfig {
+        target: url,
+        products: vec![PRODUCT],
+        buyers: 5000,
+        rate: 50_000,
+        duration: Duration::from_secs(60),
+        concurrency: 200,
+        drain_timeout: Duration::from_secs(60),
+    };
+    let report = load::run(&pool, &cfg, &|_, _| {}).await.unwrap();
+
+    assert_eq!(report.requests, 5000);
+    assert_eq!(report.accepted, 1000, "{}", report.to_text());
+    assert_eq!(report.sold_out, 4000);
+    assert_eq!(report.errors, 0);
+    assert_eq!(report.verdict.lost, 0);
+    assert_eq!(report.verdict.duplicated, 0);
+    assert_eq!(report.verdict.oversold_units, 0);
+    assert_eq!(report.verdict.false_sold_out, 0);
+    assert!(report.verdict.drained && report.holds());
+    assert!(report.redis_latency_mean_ms.is_some() && report.db_pool_wait_mean_ms.is_some());
+
+    let orders: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders").fetch_one(&pool).await.unwrap();
+    assert_eq!(orders, 1000);
+    let reading = &read_products(&pool, &mut r, &conns.keys, &[PRODUCT]).await.unwrap()[0];
+    assert_eq!((reading.db_stock, reading.redis_stock, reading.inflight_pending), (0, Some(0), 0));
+    assert_eq!(reading.status, DriftStatus::Ok);
+    let inflight: i64 = r.hlen(conns.keys.inflight(PRODUCT)).await.unwrap();
+    assert_eq!(inflight, 0);
+
+    let _ = stop.send(());
+    engine.await.unwrap();
+}
