@@ -15,6 +15,7 @@
 //! - [`recon`]: where every unit of stock is; drift statuses and readings.
 //! - [`engine`]: the sale engine's order path: reserve in Redis, persist to the DB.
 //! - [`load`]: the load generator that proves the engine: drive, drain, verify, report.
+//! - [`bench`]: benchmarks measured side by side (`stockguard bench ...`).
 //! - [`catalog`]: the products of a sale.
 //! - [`audit`]: the append-only audit log of every write action.
 //! - [`sandbox`]: a local sale (private MariaDB/Redis when none is reachable) and its demo
@@ -23,6 +24,7 @@
 //! The contract these modules implement is restated in `docs/contract.md`.
 
 pub mod audit;
+pub mod bench;
 pub mod catalog;
 pub mod connect;
 pub mod engine;

@@ -17,6 +17,8 @@ pub enum CliError {
     Recon(#[from] ReconError),
     #[error(transparent)]
     Load(#[from] stockguard::load::LoadError),
+    #[error(transparent)]
+    Bench(#[from] stockguard::bench::BenchError),
     #[error("database error: {0}")]
     Db(#[from] sqlx::Error),
     #[error("cannot read the password from standard input: {0}")]

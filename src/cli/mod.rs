@@ -1,5 +1,6 @@
 //! Argument parsing and dispatch. Each subcommand module parses, calls the core and prints.
 
+mod bench;
 mod engine;
 mod error;
 mod load;
@@ -50,6 +51,9 @@ enum Command {
     Engine(engine::EngineCommand),
     /// Drive an engine with buyers, then check every answer against the DB.
     Load(load::LoadArgs),
+    /// Benchmarks, measured side by side in one run.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 /// Resolves `--profile` and the environment into connection settings.
@@ -92,5 +96,6 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Drift(cmd) => recon::drift(cmd, profile).await,
         Command::Engine(cmd) => engine::run(cmd, profile).await,
         Command::Load(args) => load::run(args, profile).await,
+        Command::Bench(cmd) => bench::run(cmd, profile).await,
     }
 }

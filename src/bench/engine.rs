@@ -1,0 +1,165 @@
+//! One engine through HTTP against the reserve ceiling, and batched against single-order
+//! persistence.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use secrecy::ExposeSecret as _;
+
+use super::{reserve, BenchError, BenchProduct, BenchReport, Figure};
+use crate::connect::Connections;
+use crate::engine::consumer::{self, ConsumerConfig};
+use crate::engine::reserve::{ReserveRequest, Reserver};
+use crate::load::{self, LoadConfig};
+
+/// An engine in its own process (as in production), stopped with SIGINT on drop.
+struct EngineProcess {
+    child: tokio::process::Child,
+    url: String,
+}
+
+impl EngineProcess {
+    async fn start(exe: &Path, conns: &Connections) -> Result<Self, BenchError> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| BenchError::Engine(e.to_string()))?
+            .port();
+        let child = tokio::process::Command::new(exe)
+            .args(["engine", "serve", "--listen", &format!("127.0.0.1:{port}"), "--per-user-rate", "0"])
+            .env_remove("STOCKGUARD_PROFILE")
+            .env("STOCKGUARD_MYSQL_URL", conns.settings.mysql_url.expose_secret())
+            .env("STOCKGUARD_REDIS_URL", conns.settings.redis_url.expose_secret())
+            .env("STOCKGUARD_KEY_PREFIX", &conns.keys.prefix().to_string())
+            .env("STOCKGUARD_ENVIRONMENT", conns.settings.environment.as_str())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| BenchError::Engine(e.to_string()))?;
+        let url = format!("http://127.0.0.1:{port}");
+        let me = Self { child, url };
+        for _ in 0..100 {
+            if reqwest::get(format!("{}/health", me.url)).await.is_ok_and(|r| r.status().is_success()) {
+                return Ok(me);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(BenchError::Engine("did not become healthy within 10 s".into()))
+    }
+
+    async fn stop(mut self) {
+        if let Some(pid) = self.child.id() {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGINT);
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
+    }
+}
+
+/// Reserves `n` units straight through Redis (no HTTP), leaving `n` messages to persist.
+async fn fill_stream(conns: &Connections, product: u64, n: u64, tag: &str) -> Result<(), BenchError> {
+    let reserver = Arc::new(Reserver::new());
+    let mut tasks = Vec::new();
+    for w in 0..32u64 {
+        let (reserver, keys, mut redis, tag) = (reserver.clone(), conns.keys.clone(), conns.redis.clone(), tag.to_string());
+        tasks.push(tokio::spawn(async move {
+            for i in (w..n).step_by(32) {
+                let req = ReserveRequest { user_id: 3_000_000_000 + i, product_id: product, qty: 1, idempotency_key: format!("{tag}{i}"), per_user_limit: 1_000_000 };
+                reserver.reserve(&mut redis, &keys, &req).await?;
+            }
+            Ok::<(), redis::RedisError>(())
+        }));
+    }
+    for t in tasks {
+        t.await.expect("fill worker")?;
+    }
+    Ok(())
+}
+
+/// Persisted orders per second with the given batch size, draining `n` messages.
+async fn persist_rate(conns: &Connections, product: u64, n: u64, batch_size: usize) -> Result<f64, BenchError> {
+    let cfg = ConsumerConfig {
+        name: format!("bench-{batch_size}"),
+        batch_size,
+        claim_min_idle: Duration::from_secs(600),
+        payment_timeout: Duration::from_secs(900),
+    };
+    let mut redis = conns.redis.clone();
+    let started = Instant::now();
+    let mut done = 0u64;
+    while done < n {
+        let o = consumer::run_once(&conns.mysql, &mut redis, &conns.keys, &[product], &cfg).await?;
+        let progressed = (o.persisted.len() + o.duplicates.len() + o.failed.len()) as u64;
+        if progressed == 0 {
+            break;
+        }
+        done += progressed;
+    }
+    Ok(done as f64 / started.elapsed().as_secs_f64())
+}
+
+/// The `engine` benchmark. `engine_exe` is the `stockguard` binary (to serve the engine in
+/// its own process).
+pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<BenchReport, BenchError> {
+    let (http_orders, persist_orders) = if quick { (2_000u64, 1_000u64) } else { (60_000, 20_000) };
+    let mut figures = Vec::new();
+    let mut ratios = Vec::new();
+
+    // The ceiling, measured in this run.
+    let ceiling_product = BenchProduct::create(conns, 1_000_000_000, 1_000_000_000).await?;
+    let ceiling = reserve::ceiling(conns, ceiling_product.id, http_orders.max(20_000), 50).await;
+    ceiling_product.drop_all(conns).await?;
+    let ceiling = ceiling?;
+    figures.push(Figure::new("ceiling: redis-benchmark EVALSHA reserve script, -c 50", ceiling, "req/s"));
+
+    // One engine through HTTP: every buyer can buy, so every answer is an acceptance.
+    let product = BenchProduct::create(conns, http_orders as i64, 1).await?;
+    let engine = EngineProcess::start(engine_exe, conns).await?;
+    let cfg = LoadConfig {
+        target: engine.url.clone(),
+        products: vec![product.id],
+        buyers: http_orders,
+        rate: 1_000_000,
+        duration: Duration::from_secs(300),
+        concurrency: 64,
+        drain_timeout: Duration::from_secs(120),
+    };
+    let report = load::run(&conns.mysql, &cfg, &|_, _| {}).await;
+    engine.stop().await;
+    product.drop_all(conns).await?;
+    let report = report?;
+    figures.push(Figure::new("engine via HTTP: accepted orders/s (64 concurrent)", report.accepted_per_sec, "orders/s"));
+    figures.push(Figure::new("engine via HTTP: latency p50", report.latency_p50_ms, "ms"));
+    figures.push(Figure::new("engine via HTTP: latency p99", report.latency_p99_ms, "ms"));
+    figures.push(Figure::new("engine via HTTP: latency p99.9", report.latency_p999_ms, "ms"));
+    ratios.push(Figure::new("engine accepted/s / reserve ceiling", report.accepted_per_sec / ceiling, ""));
+
+    // Persisting: batched against single-order transactions, on one hot row.
+    let product = BenchProduct::create(conns, (persist_orders * 2) as i64, 1_000_000).await?;
+    let result = async {
+        fill_stream(conns, product.id, persist_orders, "s").await?;
+        let single = persist_rate(conns, product.id, persist_orders, 1).await?;
+        fill_stream(conns, product.id, persist_orders, "b").await?;
+        let batched = persist_rate(conns, product.id, persist_orders, 200).await?;
+        Ok::<_, BenchError>((single, batched))
+    }
+    .await;
+    product.drop_all(conns).await?;
+    let (single, batched) = result?;
+    figures.push(Figure::new("persist: single-order transactions (UPDATE + INSERT each)", single, "orders/s"));
+    figures.push(Figure::new("persist: batches of up to 200 (one UPDATE, one INSERT)", batched, "orders/s"));
+    ratios.push(Figure::new("batched / single-order persist", batched / single, ""));
+
+    Ok(BenchReport {
+        bench: "engine".into(),
+        figures,
+        ratios,
+        notes: vec![
+            format!("HTTP: {http_orders} buyers, load generator and engine on the same machine (they share its cores)"),
+            format!("persist: {persist_orders} orders each way, one product (one hot inventory row)"),
+            report.to_text().lines().next().unwrap_or_default().to_string(),
+        ],
+    })
+}

@@ -1,0 +1,115 @@
+//! Benchmarks (`stockguard bench ...`): each measures side by side in one run, so that the
+//! ratios hold on a noisy machine. They write only to a bench product of their own (a random
+//! id above 9,000,000,000) and their own Redis keys, clean up after themselves, and refuse a
+//! production profile.
+//!
+//! - [`reserve`]: the reserve script through our Rust client against `redis-benchmark`
+//!   EVALSHA of the same script on the same server (the ceiling).
+//! - [`engine`]: accepted orders/s and latency of one engine through HTTP against that
+//!   ceiling, and persisted orders/s with batched against single-order transactions.
+
+pub mod engine;
+pub mod reserve;
+
+use serde::Serialize;
+use sqlx::MySqlPool;
+
+use crate::connect::Connections;
+use crate::profile::EnvironmentKind;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("benchmarks write bench data; they refuse a production profile")]
+    Production,
+    #[error("`redis-benchmark` failed: {0} (install redis-tools)")]
+    RedisBenchmark(String),
+    #[error("the engine under test failed: {0}")]
+    Engine(String),
+    #[error("DB: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("Redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error(transparent)]
+    Load(#[from] crate::load::LoadError),
+    #[error(transparent)]
+    Persist(#[from] crate::engine::persist::PersistError),
+}
+
+/// One measured figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figure {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+impl Figure {
+    pub fn new(name: &str, value: f64, unit: &str) -> Self {
+        Self { name: name.into(), value, unit: unit.into() }
+    }
+}
+
+/// A benchmark's figures and the ratios that matter.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    pub bench: String,
+    pub figures: Vec<Figure>,
+    pub ratios: Vec<Figure>,
+    pub notes: Vec<String>,
+}
+
+impl BenchReport {
+    pub fn to_text(&self) -> String {
+        let mut out = format!("bench {}\n", self.bench);
+        for f in &self.figures {
+            out.push_str(&format!("  {:<58} {:>14.2} {}\n", f.name, f.value, f.unit));
+        }
+        for r in &self.ratios {
+            out.push_str(&format!("  ratio {:<52} {:>14.3} {}\n", r.name, r.value, r.unit));
+        }
+        for n in &self.notes {
+            out.push_str(&format!("  note: {n}\n"));
+        }
+        out
+    }
+}
+
+/// A product of the benchmark's own, with `stock` units in the DB and in Redis.
+pub struct BenchProduct {
+    pub id: u64,
+}
+
+impl BenchProduct {
+    pub async fn create(conns: &Connections, stock: i64, per_user_limit: i64) -> Result<Self, BenchError> {
+        if conns.settings.environment == EnvironmentKind::Production {
+            return Err(BenchError::Production);
+        }
+        let id = 9_000_000_000 + u64::from(rand::random::<u32>());
+        sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'bench product', ?, ?, ?)")
+            .bind(id)
+            .bind(stock)
+            .bind(stock)
+            .bind(per_user_limit)
+            .execute(&conns.mysql)
+            .await?;
+        let mut r = conns.redis.clone();
+        let _: () = redis::cmd("SET").arg(conns.keys.stock(id)).arg(stock).query_async(&mut r).await?;
+        crate::engine::consumer::ensure_group(&mut r, &conns.keys, id).await?;
+        Ok(Self { id })
+    }
+
+    /// Removes every trace of the bench product.
+    pub async fn drop_all(self, conns: &Connections) -> Result<(), BenchError> {
+        remove_product(&conns.mysql, self.id).await?;
+        let mut r = conns.redis.clone();
+        let _: () = redis::cmd("DEL").arg(conns.keys.all_for_product(self.id)).query_async(&mut r).await?;
+        Ok(())
+    }
+}
+
+async fn remove_product(pool: &MySqlPool, id: u64) -> Result<(), sqlx::Error> {
+    for table in ["orders", "outbox", "order_failures", "inventory"] {
+        sqlx::query(&format!("DELETE FROM {table} WHERE product_id = ?")).bind(id).execute(pool).await?;
+    }
+    Ok(())
+}
