@@ -235,3 +235,32 @@ async fn orders_redis_over_issued_are_failed_and_recorded_not_oversold(pool: MyS
     let inflight: i64 = conn.hlen(redis.keys.inflight(PRODUCT)).await.unwrap();
     assert_eq!(inflight, 0);
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn one_pass_persists_the_new_messages_of_many_products(pool: MySqlPool) {
+    let redis = TestRedis::new("r8").await;
+    let mut conn = redis.conn().await;
+    let products: Vec<u64> = (100..103).collect();
+    let reserver = Reserver::new();
+    for &p in &products {
+        sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'p', 5, 5, 1)")
+            .bind(p)
+            .execute(&pool)
+            .await
+            .unwrap();
+        let _: () = conn.set(redis.keys.stock(p), 5).await.unwrap();
+        consumer::ensure_group(&mut conn, &redis.keys, p).await.unwrap();
+        for user in 0..2 {
+            let req = ReserveRequest { user_id: user, product_id: p, qty: 1, idempotency_key: "k".into(), per_user_limit: 1 };
+            reserver.reserve(&mut conn, &redis.keys, &req).await.unwrap();
+        }
+    }
+
+    let outcome = consumer::run_pass(&pool, &mut conn, &redis.keys, &products, &consumer_named("a"), false).await.unwrap();
+
+    assert_eq!(outcome.persisted.len(), 6);
+    for &p in &products {
+        let orders: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE product_id = ?").bind(p).fetch_one(&pool).await.unwrap();
+        assert_eq!(orders, 2, "product {p}");
+    }
+}

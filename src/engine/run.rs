@@ -25,6 +25,7 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
     let mut grouped: HashSet<u64> = HashSet::new();
     let mut products: Vec<u64> = Vec::new();
     let mut refreshed = tokio::time::Instant::now() - Duration::from_secs(60);
+    let mut last_reclaim = tokio::time::Instant::now();
     while !*stop.borrow() {
         if refreshed.elapsed() > Duration::from_secs(5) {
             match crate::recon::reading::product_ids(&state.pool).await {
@@ -38,7 +39,12 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
                 grouped.insert(p);
             }
         }
-        let busy = match consumer::run_once(&state.pool, &mut redis, &state.keys, &products, &cfg).await {
+        // Reclaiming walks every product; twice per claim period is often enough.
+        let reclaim = last_reclaim.elapsed() >= cfg.claim_min_idle / 2;
+        if reclaim {
+            last_reclaim = tokio::time::Instant::now();
+        }
+        let busy = match consumer::run_pass(&state.pool, &mut redis, &state.keys, &products, &cfg, reclaim).await {
             Ok(o) => !(o.persisted.is_empty() && o.duplicates.is_empty() && o.failed.is_empty()),
             Err(e) => {
                 // Nothing is lost: unacknowledged messages stay pending and are retried.
