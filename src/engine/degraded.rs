@@ -18,8 +18,9 @@ fn is_duplicate(err: &sqlx::Error) -> bool {
 }
 
 async fn existing_order(pool: &MySqlPool, req: &ReserveRequest) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT order_no FROM orders WHERE user_id = ? AND idempotency_key = ?")
+    sqlx::query_scalar("SELECT order_no FROM orders WHERE user_id = ? AND product_id = ? AND idempotency_key = ?")
         .bind(req.user_id)
+        .bind(req.product_id)
         .bind(&req.idempotency_key)
         .fetch_optional(pool)
         .await

@@ -176,13 +176,7 @@ async fn persist_one(pool: &MySqlPool, msg: &ReservationMessage, payment_timeout
         if order_exists(pool, &msg.order_no).await? {
             return Ok(One::Duplicate);
         }
-        sqlx::query("INSERT IGNORE INTO order_failures (order_no, product_id, user_id, qty, reason) VALUES (?, ?, ?, ?, 'DB_REFUSED_STOCK')")
-            .bind(&msg.order_no)
-            .bind(msg.product_id)
-            .bind(msg.user_id)
-            .bind(msg.qty)
-            .execute(pool)
-            .await?;
+        record_failure(pool, msg, "DB_REFUSED_STOCK").await?;
         tracing::warn!(order_no = %msg.order_no, product_id = msg.product_id, "Redis over-issued: the DB refused an accepted order");
         return Ok(One::Refused);
     }
@@ -205,10 +199,30 @@ async fn persist_one(pool: &MySqlPool, msg: &ReservationMessage, payment_timeout
         }
         Err(e) if is_duplicate(&e) => {
             tx.rollback().await?;
-            Ok(One::Duplicate)
+            // Which unique key? The order number: a message seen twice. Anything else (the
+            // buyer's idempotency key taken by another order) would mean an accepted order the
+            // DB cannot hold: fail it back explicitly rather than acknowledge it as done.
+            if order_exists(pool, &msg.order_no).await? {
+                Ok(One::Duplicate)
+            } else {
+                record_failure(pool, msg, "IDEMPOTENCY_CONFLICT").await?;
+                Ok(One::Refused)
+            }
         }
         Err(e) => Err(e.into()),
     }
+}
+
+async fn record_failure(pool: &MySqlPool, msg: &ReservationMessage, reason: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT IGNORE INTO order_failures (order_no, product_id, user_id, qty, reason) VALUES (?, ?, ?, ?, ?)")
+        .bind(&msg.order_no)
+        .bind(msg.product_id)
+        .bind(msg.user_id)
+        .bind(msg.qty)
+        .bind(reason)
+        .execute(pool)
+        .await?;
+    Ok(())
 }
 
 /// After commit: remove the in-flight entries, give refused buyers their per-user allowance
