@@ -10,11 +10,24 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 export STOCKGUARD_CONFIG_DIR="$PWD/.sandbox/test-config"
 export STOCKGUARD_SANDBOX_DIR="$PWD/.sandbox/test"
 
+# A database of this run's own: a shared, long-lived one could hold migrations of another
+# checkout (newer or older) and fail this one. Dropped at the end.
+run_db="stockguard_test_$(date +%s)_$$"
+export STOCKGUARD_MYSQL_URL="${STOCKGUARD_MYSQL_URL:-mysql://root@127.0.0.1:3306/$run_db}"
+
 cargo build --quiet -p stockguard --bin stockguard
 ./target/debug/stockguard sandbox up
 # shellcheck disable=SC1091
 source "$STOCKGUARD_SANDBOX_DIR/env"
 export STOCKGUARD_TEST_REDIS_URL="$STOCKGUARD_REDIS_URL"
+
+drop_run_db() {
+  if [[ "$STOCKGUARD_MYSQL_URL" =~ ^mysql://([^:@/]+)@([^:/]+):([0-9]+)/(stockguard_test_[0-9_]+)$ ]] && command -v mariadb >/dev/null; then
+    mariadb -u "${BASH_REMATCH[1]}" -h "${BASH_REMATCH[2]}" -P "${BASH_REMATCH[3]}" \
+      -e "DROP DATABASE IF EXISTS \`${BASH_REMATCH[4]}\`" || true
+  fi
+}
+trap drop_run_db EXIT
 
 run=(cargo test --workspace --no-fail-fast)
 if [ -n "${DISPLAY:-}" ]; then
