@@ -47,9 +47,17 @@ impl Keys {
         self.product_key(product_id, "fence")
     }
 
-    /// `sg:{P}:released`: order numbers whose release was applied.
+    /// `sg:{P}:released`: hash order_no -> the sequence number at which its release was
+    /// applied (the contract's set of applied releases, with the sequence added so that an
+    /// exact reading can tell releases before its cut from those after).
     pub fn released(&self, product_id: u64) -> String {
         self.product_key(product_id, "released")
+    }
+
+    /// `sg:{P}:seq`: the product's sequence, incremented by every reservation and every
+    /// applied release; an exact reading takes it as its cut. (An addition to the contract.)
+    pub fn seq(&self, product_id: u64) -> String {
+        self.product_key(product_id, "seq")
     }
 
     /// `sg:{P}:idem`: `user_id:idempotency_key` -> order_no, so a retried request gets its
@@ -73,6 +81,7 @@ impl Keys {
             self.fence(product_id),
             self.released(product_id),
             self.idempotency(product_id),
+            self.seq(product_id),
             self.rewrite_lock(product_id),
         ]
     }

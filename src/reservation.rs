@@ -13,14 +13,16 @@ pub struct ReservationMessage {
     pub idempotency_key: String,
     /// When Redis accepted the reservation (ms since the epoch).
     pub reserved_at_ms: i64,
+    /// The product's sequence number of this reservation (`sg:{P}:seq`).
+    pub seq: u64,
 }
 
 impl ReservationMessage {
     /// Stream field names, in order.
-    pub const FIELDS: [&'static str; 6] = ["order_no", "user_id", "product_id", "qty", "idem", "ts"];
+    pub const FIELDS: [&'static str; 7] = ["order_no", "user_id", "product_id", "qty", "idem", "ts", "seq"];
 
     /// The stream entry's field/value pairs.
-    pub fn to_fields(&self) -> [(&'static str, String); 6] {
+    pub fn to_fields(&self) -> [(&'static str, String); 7] {
         [
             ("order_no", self.order_no.clone()),
             ("user_id", self.user_id.to_string()),
@@ -28,6 +30,7 @@ impl ReservationMessage {
             ("qty", self.qty.to_string()),
             ("idem", self.idempotency_key.clone()),
             ("ts", self.reserved_at_ms.to_string()),
+            ("seq", self.seq.to_string()),
         ]
     }
 
@@ -41,6 +44,7 @@ impl ReservationMessage {
             qty: text("qty")?.parse().ok()?,
             idempotency_key: text("idem")?,
             reserved_at_ms: text("ts")?.parse().ok()?,
+            seq: text("seq")?.parse().ok()?,
         })
     }
 }
@@ -58,6 +62,7 @@ mod tests {
             qty: 2,
             idempotency_key: "k".into(),
             reserved_at_ms: 1_700_000_000_000,
+            seq: 41,
         };
         let map = msg
             .to_fields()

@@ -88,7 +88,7 @@ async fn closing_and_relaying_twice_returns_stock_once(pool: MySqlPool) {
     let relay = Relay::default();
     relay.run_once(&pool, &mut conn, &redis.keys, 100).await.unwrap();
     // The same release applied again (as if the outbox row were not marked done before a
-    // crash): the `released` set refuses it.
+    // crash): the `released` hash refuses it.
     sqlx::query("UPDATE outbox SET status = 'PENDING'").execute(&pool).await.unwrap();
     let again = relay.run_once(&pool, &mut conn, &redis.keys, 100).await.unwrap();
     assert_eq!((again.applied, again.already_applied), (0, 3));

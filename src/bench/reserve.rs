@@ -28,8 +28,15 @@ pub async fn ceiling(conns: &Connections, product: u64, requests: u64, clients: 
     if let Some(pw) = url.password() {
         cmd.args(["-a", pw]);
     }
-    cmd.args(["EVALSHA", reserver.sha(), "5"])
-        .args([keys.stock(product), keys.inflight(product), keys.buyers(product), keys.orders_stream(product), keys.idempotency(product)])
+    cmd.args(["EVALSHA", reserver.sha(), "6"])
+        .args([
+            keys.stock(product),
+            keys.inflight(product),
+            keys.buyers(product),
+            keys.orders_stream(product),
+            keys.idempotency(product),
+            keys.seq(product),
+        ])
         .args(["o__rand_int__", "__rand_int__", "1", "1000000000", "__rand_int__:i", "1700000000000", &product.to_string(), "i"]);
     let out = cmd.output().await.map_err(|e| BenchError::RedisBenchmark(e.to_string()))?;
     if !out.status.success() {

@@ -118,7 +118,7 @@ async fn try_whole_batch(pool: &MySqlPool, product_id: u64, batch: &[StreamMessa
         return Ok(false);
     }
     let mut qb = sqlx::QueryBuilder::<sqlx::MySql>::new(
-        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, pay_deadline) ",
+        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, reserve_seq, pay_deadline) ",
     );
     qb.push_values(batch, |mut b, m| {
         b.push_bind(&m.body.order_no)
@@ -128,6 +128,7 @@ async fn try_whole_batch(pool: &MySqlPool, product_id: u64, batch: &[StreamMessa
             .push_bind("WAIT_PAY")
             .push_bind(&m.body.idempotency_key)
             .push_bind("REDIS")
+            .push_bind(m.body.seq)
             .push_bind(deadline(&m.body, payment_timeout).naive_utc());
     });
     match qb.build().execute(&mut *tx).await {
@@ -181,14 +182,15 @@ async fn persist_one(pool: &MySqlPool, msg: &ReservationMessage, payment_timeout
         return Ok(One::Refused);
     }
     let inserted = sqlx::query(
-        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, pay_deadline) \
-         VALUES (?, ?, ?, ?, 'WAIT_PAY', ?, 'REDIS', ?)",
+        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, reserve_seq, pay_deadline) \
+         VALUES (?, ?, ?, ?, 'WAIT_PAY', ?, 'REDIS', ?, ?)",
     )
     .bind(&msg.order_no)
     .bind(msg.user_id)
     .bind(msg.product_id)
     .bind(msg.qty)
     .bind(&msg.idempotency_key)
+    .bind(msg.seq)
     .bind(deadline(msg, payment_timeout).naive_utc())
     .execute(&mut *tx)
     .await;

@@ -54,6 +54,7 @@ impl Relay {
                 .key(keys.released(product_id))
                 .key(keys.stock(product_id))
                 .key(keys.buyers(product_id))
+                .key(keys.seq(product_id))
                 .arg(&order_no)
                 .arg(qty)
                 .arg(user_id)

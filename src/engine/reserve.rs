@@ -75,6 +75,7 @@ impl Reserver {
             .key(keys.buyers(p))
             .key(keys.orders_stream(p))
             .key(keys.idempotency(p))
+            .key(keys.seq(p))
             .arg(&order_no)
             .arg(req.user_id)
             .arg(req.qty)

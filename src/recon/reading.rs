@@ -1,22 +1,30 @@
-//! One reading of many products: Redis first (pipelined), then one DB round trip.
+//! An exact reading of many products: Redis first (one atomic script per product,
+//! pipelined), then one DB statement, then the sequence numbers of the releases it found.
 //!
-//! Redis is read before the DB so that an order which moves from "in flight" to "in the DB"
-//! between the two reads is seen in the DB and recognised there: in-flight entries whose
-//! order number already has a row are not counted twice. (Reservations made after the Redis
-//! read and committed before the DB read are what the exact-cut work of the reconciliation
-//! issue corrects for; until then a reading taken under heavy traffic can show transient
-//! REDIS_HIGH.)
+//! The Redis script takes the product's cut: its stock, its in-flight hash and its sequence
+//! number `S` (`sg:{P}:seq`, incremented by every reservation and every applied release).
+//! The reading is exact as of that instant, whatever happens between the Redis read and the
+//! DB read, because the DB statement (one statement: one consistent snapshot) is corrected
+//! back to the cut:
+//!
+//! - in-flight entries whose order already reached the DB are not counted twice;
+//! - orders reserved after the cut (`reserve_seq > S`) that already reached the DB are added
+//!   back to the DB stock (they were not yet deducted in Redis at the cut);
+//! - releases count as pending unless Redis applied them at a sequence `<= S`.
+//!
+//! So `expected_redis = db_stock + reserved_after_cut - inflight_pending - pending_release`
+//! is what Redis should have held at the cut, and any drift is real.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
+use redis::Script;
 use serde::{Deserialize, Serialize};
 use sqlx::MySqlPool;
 
 use super::status::DriftStatus;
 use crate::keys::Keys;
 
-/// One product's stock, everywhere it is. JSON field names are stable (documented in
-/// `docs/json.md`).
+/// One product's stock, everywhere it is. JSON field names are stable (`docs/json.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reading {
     pub product_id: u64,
@@ -26,12 +34,17 @@ pub struct Reading {
     pub live_orders_qty: i64,
     pub inflight_pending: i64,
     pub pending_release: i64,
+    /// Units of orders reserved after the Redis cut that were already in the DB when it was
+    /// read: the correction that makes the reading exact under traffic.
+    pub reserved_after_cut: i64,
     /// `None` when the stock key is absent.
     pub redis_stock: Option<i64>,
     pub expected_redis: i64,
     /// `None` when the stock key is absent.
     pub drift: Option<i64>,
     pub status: DriftStatus,
+    /// The product's sequence number at the Redis cut.
+    pub cut_seq: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -52,9 +65,120 @@ pub async fn product_ids(pool: &MySqlPool) -> Result<Vec<u64>, ReconError> {
     Ok(ids.into_iter().map(|(id,)| id).collect())
 }
 
-struct RedisSide {
+struct Cut {
     stock: Option<i64>,
-    inflight: HashMap<String, i64>,
+    seq: u64,
+    inflight: Vec<(String, i64)>,
+}
+
+async fn redis_cuts<C>(redis: &mut C, keys: &Keys, ids: &[u64]) -> Result<Vec<Cut>, ReconError>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    let script = Script::new(include_str!("cut.lua"));
+    let mut pipe = redis::pipe();
+    pipe.load_script(&script).ignore();
+    for &id in ids {
+        pipe.invoke_script(script.key(keys.stock(id)).key(keys.seq(id)).key(keys.inflight(id)));
+    }
+    let raw: Vec<(i64, i64, u64, Vec<String>)> = pipe.query_async(redis).await?;
+    Ok(raw
+        .into_iter()
+        .map(|(exists, stock, seq, flat)| Cut {
+            stock: (exists == 1).then_some(stock),
+            seq,
+            inflight: flat.chunks(2).map(|kv| (kv[0].clone(), kv[1].parse().unwrap_or(0))).collect(),
+        })
+        .collect())
+}
+
+/// What the one DB statement returns, by row kind.
+#[derive(Default)]
+struct DbSide {
+    /// product -> (name, initial, stock, live, reserved_after_cut)
+    products: HashMap<u64, (String, i64, i64, i64, i64)>,
+    /// in-flight order numbers found in the DB
+    in_db: HashMap<String, i64>,
+    /// product -> releases not done, or done within the last minute: (order_no, qty)
+    releases: HashMap<u64, Vec<(String, i64)>>,
+}
+
+async fn db_side(pool: &MySqlPool, ids: &[u64], cuts: &[Cut]) -> Result<DbSide, ReconError> {
+    // Ids and cuts are integers we hold, so inlining them is safe; order numbers are bound.
+    let id_list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let cut_table = ids
+        .iter()
+        .zip(cuts)
+        .map(|(id, c)| format!("SELECT {id} AS product_id, {} AS cut", c.seq))
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ");
+    let inflight: Vec<&str> = cuts.iter().flat_map(|c| c.inflight.iter().map(|(no, _)| no.as_str())).collect();
+    let inflight_part = if inflight.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " UNION ALL SELECT 'F', o.product_id, o.order_no, CAST(o.buy_count AS SIGNED), 0, 0, 0 \
+              FROM orders o WHERE o.order_no IN ({})",
+            vec!["?"; inflight.len()].join(",")
+        )
+    };
+    let sql = format!(
+        "SELECT 'P' AS kind, i.product_id, i.name, CAST(i.initial_stock AS SIGNED), CAST(i.stock AS SIGNED), \
+                CAST(COALESCE((SELECT SUM(o.buy_count) FROM orders o FORCE INDEX (idx_orders_recon) \
+                               WHERE o.product_id = i.product_id AND o.status IN ('WAIT_PAY','PAID')), 0) AS SIGNED), \
+                CAST(COALESCE((SELECT SUM(o.buy_count) FROM orders o FORCE INDEX (idx_orders_reserve_seq) \
+                               WHERE o.product_id = i.product_id AND o.reserve_seq > c.cut), 0) AS SIGNED) \
+         FROM inventory i JOIN ({cut_table}) c ON c.product_id = i.product_id \
+         UNION ALL SELECT 'R', x.product_id, x.order_no, CAST(x.qty AS SIGNED), 0, 0, 0 FROM outbox x \
+                   WHERE x.status = 'PENDING' AND x.product_id IN ({id_list}) \
+         UNION ALL SELECT 'R', x.product_id, x.order_no, CAST(x.qty AS SIGNED), 0, 0, 0 FROM outbox x \
+                   WHERE x.status = 'DONE' AND x.done_at >= NOW(3) - INTERVAL 60 SECOND AND x.product_id IN ({id_list})\
+         {inflight_part}"
+    );
+    let mut query = sqlx::query_as::<_, (String, u64, String, i64, i64, i64, i64)>(&sql);
+    for no in &inflight {
+        query = query.bind(*no);
+    }
+    let mut side = DbSide::default();
+    for (kind, product, text, a, b, c, d) in query.fetch_all(pool).await? {
+        match kind.as_str() {
+            "P" => {
+                side.products.insert(product, (text, a, b, c, d));
+            }
+            "R" => side.releases.entry(product).or_default().push((text, a)),
+            _ => {
+                side.in_db.insert(text, a);
+            }
+        }
+    }
+    Ok(side)
+}
+
+/// Which releases Redis applied at or before each product's cut.
+async fn applied_before_cut<C>(redis: &mut C, keys: &Keys, ids: &[u64], cuts: &[Cut], side: &DbSide) -> Result<HashMap<String, bool>, ReconError>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    let mut asked = Vec::new();
+    let mut pipe = redis::pipe();
+    for (id, cut) in ids.iter().zip(cuts) {
+        if let Some(releases) = side.releases.get(id) {
+            let nos: Vec<&str> = releases.iter().map(|(no, _)| no.as_str()).collect();
+            pipe.cmd("HMGET").arg(keys.released(*id)).arg(&nos);
+            asked.push((cut.seq, nos));
+        }
+    }
+    let mut applied = HashMap::new();
+    if asked.is_empty() {
+        return Ok(applied);
+    }
+    let replies: Vec<Vec<Option<u64>>> = pipe.query_async(redis).await?;
+    for ((cut, nos), seqs) in asked.into_iter().zip(replies) {
+        for (no, seq) in nos.into_iter().zip(seqs) {
+            applied.insert(no.to_string(), seq.is_some_and(|s| s <= cut));
+        }
+    }
+    Ok(applied)
 }
 
 /// Reads the given products (all of the sale's when `only` is empty), most severe first.
@@ -66,75 +190,37 @@ where
     if ids.is_empty() {
         return Ok(Vec::new());
     }
+    let cuts = redis_cuts(redis, keys, &ids).await?;
+    let side = db_side(pool, &ids, &cuts).await?;
+    let applied = applied_before_cut(redis, keys, &ids, &cuts, &side).await?;
 
-    let mut pipe = redis::pipe();
-    for &id in &ids {
-        pipe.get(keys.stock(id)).hgetall(keys.inflight(id));
-    }
-    let raw: Vec<(Option<i64>, HashMap<String, i64>)> = {
-        let flat: Vec<redis::Value> = pipe.query_async(redis).await?;
-        flat.chunks(2)
-            .map(|pair| {
-                let stock: Option<i64> = redis::from_redis_value(&pair[0])?;
-                let inflight: HashMap<String, i64> = redis::from_redis_value(&pair[1])?;
-                Ok((stock, inflight))
-            })
-            .collect::<Result<_, redis::RedisError>>()?
-    };
-    let redis_side: HashMap<u64, RedisSide> = ids
-        .iter()
-        .copied()
-        .zip(raw.into_iter().map(|(stock, inflight)| RedisSide { stock, inflight }))
-        .collect();
-
-    let id_list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
-    // The ids are integers we formatted ourselves, so inlining them is safe; it keeps the
-    // statement one round trip for any number of products.
-    let sql = format!(
-        "SELECT i.product_id, i.name, i.initial_stock, i.stock, \
-                CAST(COALESCE(o.live, 0) AS SIGNED), CAST(COALESCE(r.pending, 0) AS SIGNED) \
-         FROM inventory i \
-         LEFT JOIN (SELECT product_id, SUM(buy_count) AS live FROM orders FORCE INDEX (idx_orders_recon) \
-                    WHERE status IN ('WAIT_PAY','PAID') AND product_id IN ({id_list}) GROUP BY product_id) o \
-                ON o.product_id = i.product_id \
-         LEFT JOIN (SELECT product_id, SUM(qty) AS pending FROM outbox \
-                    WHERE status = 'PENDING' AND product_id IN ({id_list}) GROUP BY product_id) r \
-                ON r.product_id = i.product_id \
-         WHERE i.product_id IN ({id_list})"
-    );
-    let rows: Vec<(u64, String, i32, i32, i64, i64)> = sqlx::query_as(&sql).fetch_all(pool).await?;
-
-    let inflight_nos: Vec<&str> = redis_side.values().flat_map(|r| r.inflight.keys().map(String::as_str)).collect();
-    let in_db = orders_present(pool, &inflight_nos).await?;
-
-    let mut readings = Vec::with_capacity(rows.len());
-    for (product_id, name, initial, stock, live, pending) in rows {
-        let side = &redis_side[&product_id];
-        let inflight_pending: i64 = side
-            .inflight
-            .iter()
-            .filter(|(no, _)| !in_db.contains(no.as_str()))
-            .map(|(_, qty)| *qty)
-            .sum();
-        let (initial, stock) = (i64::from(initial), i64::from(stock));
-        let expected_redis = stock - inflight_pending - pending;
-        let status = DriftStatus::classify(initial, stock, live, side.stock, expected_redis);
+    let mut readings = Vec::with_capacity(ids.len());
+    for (id, cut) in ids.iter().zip(&cuts) {
+        let Some((name, initial, stock, live, after_cut)) = side.products.get(id).cloned() else {
+            return Err(ReconError::UnknownProduct(*id));
+        };
+        let inflight_pending: i64 = cut.inflight.iter().filter(|(no, _)| !side.in_db.contains_key(no)).map(|(_, q)| q).sum();
+        let pending_release: i64 = side
+            .releases
+            .get(id)
+            .map(|rs| rs.iter().filter(|(no, _)| !applied.get(no).copied().unwrap_or(false)).map(|(_, q)| q).sum())
+            .unwrap_or(0);
+        let expected_redis = stock + after_cut - inflight_pending - pending_release;
         readings.push(Reading {
-            product_id,
+            product_id: *id,
+            status: DriftStatus::classify(initial, stock, live, cut.stock, expected_redis),
             name,
             initial_stock: initial,
             db_stock: stock,
             live_orders_qty: live,
             inflight_pending,
-            pending_release: pending,
-            redis_stock: side.stock,
+            pending_release,
+            reserved_after_cut: after_cut,
+            redis_stock: cut.stock,
             expected_redis,
-            drift: side.stock.map(|r| r - expected_redis),
-            status,
+            drift: cut.stock.map(|r| r - expected_redis),
+            cut_seq: cut.seq,
         });
-    }
-    if let Some(&missing) = ids.iter().find(|id| !readings.iter().any(|r| r.product_id == **id)) {
-        return Err(ReconError::UnknownProduct(missing));
     }
     readings.sort_by(|a, b| {
         b.status
@@ -144,19 +230,4 @@ where
             .then(a.product_id.cmp(&b.product_id))
     });
     Ok(readings)
-}
-
-/// Which of these order numbers already have a row in `orders`.
-async fn orders_present(pool: &MySqlPool, order_nos: &[&str]) -> Result<HashSet<String>, ReconError> {
-    let mut present = HashSet::new();
-    for chunk in order_nos.chunks(1000) {
-        let placeholders = vec!["?"; chunk.len()].join(",");
-        let sql = format!("SELECT order_no FROM orders WHERE order_no IN ({placeholders})");
-        let mut query = sqlx::query_as::<_, (String,)>(&sql);
-        for no in chunk {
-            query = query.bind(*no);
-        }
-        present.extend(query.fetch_all(pool).await?.into_iter().map(|(no,)| no));
-    }
-    Ok(present)
 }

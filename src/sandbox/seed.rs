@@ -210,8 +210,9 @@ pub async fn seed(conns: &Connections, progress: &mut dyn FnMut(&str)) -> Result
         for o in orders.iter().filter(|o| o.status == "WAIT_PAY" || o.status == "PAID") {
             pipe.hincr(keys.buyers(d.id), o.user_id, o.qty).ignore();
         }
-        if !released.is_empty() {
-            pipe.sadd(keys.released(d.id), &released).ignore();
+        // Releases applied before the sale's sequence started count as sequence 0.
+        for no in &released {
+            pipe.hset(keys.released(d.id), no, 0).ignore();
         }
         pipe.cmd("XGROUP")
             .arg("CREATE")
@@ -230,10 +231,12 @@ pub async fn seed(conns: &Connections, progress: &mut dyn FnMut(&str)) -> Result
                 qty: 1,
                 idempotency_key: format!("seed-inflight-{}-{}", d.id, i),
                 reserved_at_ms: now.timestamp_millis(),
+                seq: i + 1,
             };
             pipe.hset(keys.inflight(d.id), &msg.order_no, msg.qty).ignore();
             pipe.hincr(keys.buyers(d.id), msg.user_id, msg.qty).ignore();
             pipe.xadd(keys.orders_stream(d.id), "*", &msg.to_fields()).ignore();
+            pipe.set(keys.seq(d.id), msg.seq).ignore();
             inflight += msg.qty;
             n_inflight += 1;
         }
