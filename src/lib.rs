@@ -16,6 +16,7 @@
 //! - [`engine`]: the sale engine's order path: reserve in Redis, persist to the DB.
 //! - [`load`]: the load generator that proves the engine: drive, drain, verify, report.
 //! - [`bench`]: benchmarks measured side by side (`stockguard bench ...`).
+//! - [`rewrite`]: the locked, fenced rewrite of Redis stock.
 //! - [`catalog`]: the products of a sale.
 //! - [`audit`]: the append-only audit log of every write action.
 //! - [`sandbox`]: a local sale (private MariaDB/Redis when none is reachable) and its demo
@@ -33,4 +34,5 @@ pub mod load;
 pub mod profile;
 pub mod recon;
 pub mod reservation;
+pub mod rewrite;
 pub mod sandbox;

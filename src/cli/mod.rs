@@ -7,6 +7,7 @@ mod load;
 mod output;
 mod profile;
 mod recon;
+mod rewrite;
 mod sandbox;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +44,8 @@ enum Command {
     },
     /// One reading of where every unit of stock is, per product.
     Recon(recon::ReconArgs),
+    /// Rewrite Redis stock to what the DB says it should be, under a lock and a fence.
+    Rewrite(rewrite::RewriteArgs),
     /// Drift over time.
     #[command(subcommand)]
     Drift(recon::DriftCommand),
@@ -94,6 +97,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Recon(args) => recon::recon(args, profile).await,
         Command::Drift(cmd) => recon::drift(cmd, profile).await,
+        Command::Rewrite(args) => rewrite::run(args, profile).await,
         Command::Engine(cmd) => engine::run(cmd, profile).await,
         Command::Load(args) => load::run(args, profile).await,
         Command::Bench(cmd) => bench::run(cmd, profile).await,

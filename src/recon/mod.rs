@@ -1,9 +1,11 @@
 //! Reconciliation: where every unit of stock is, per product (contract section 1).
 //!
 //! - [`status`]: the drift statuses and how a reading is classified.
-//! - [`reading`]: one reading of many products (Redis first, then one DB round trip).
+//! - [`reading`]: one exact reading of many products (a Redis cut, then one DB statement).
+//! - [`sampler`]: readings at an interval, confirmed drift, history for charts.
 
 pub mod reading;
+pub mod sampler;
 pub mod status;
 
 pub use reading::{read_products, Reading, ReconError};

@@ -1,0 +1,83 @@
+//! `stockguard rewrite`: the locked, fenced rewrite of Redis stock.
+
+use std::io::IsTerminal as _;
+
+use clap::Args;
+
+use super::{connect, output, CliError};
+use stockguard::profile::EnvironmentKind;
+use stockguard::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
+
+#[derive(Debug, Args)]
+pub struct RewriteArgs {
+    /// Product to rewrite (repeatable for a batch).
+    #[arg(long = "product", required = true)]
+    products: Vec<u64>,
+    /// Why: goes to the audit log.
+    #[arg(long)]
+    reason: String,
+    /// Show the delta, change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// The product id typed again (required on production; repeatable).
+    #[arg(long = "confirm")]
+    confirm: Vec<u64>,
+    #[arg(long)]
+    json: bool,
+}
+
+fn print(results: &[RewriteResult]) {
+    println!("{:>8}  {:<14} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7}", "product", "outcome", "before", "after", "delta", "drift", "fence", "audit");
+    let opt = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+    for r in results {
+        println!(
+            "{:>8}  {:<14} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7}",
+            r.product_id,
+            r.outcome.as_str(),
+            opt(r.before),
+            opt(r.after),
+            r.delta,
+            opt(r.drift_after),
+            r.fence_token,
+            r.audit_id
+        );
+    }
+}
+
+pub async fn run(args: RewriteArgs, profile: Option<&str>) -> Result<(), CliError> {
+    let conns = connect(profile).await?;
+    let mut confirmed = args.confirm.clone();
+    // On production, a person at a terminal is asked to type each product id.
+    if conns.settings.environment == EnvironmentKind::Production && !args.dry_run && std::io::stdin().is_terminal() {
+        let unconfirmed: Vec<u64> = args.products.iter().copied().filter(|p| !confirmed.contains(p)).collect();
+        for p in &unconfirmed {
+            eprint!("PRODUCTION: type the product id {p} to rewrite its Redis stock: ");
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).map_err(CliError::Stdin)?;
+            if line.trim() == p.to_string() {
+                confirmed.push(*p);
+            }
+        }
+    }
+    let template = RewriteRequest { dry_run: args.dry_run, ..RewriteRequest::new(0, &args.reason) };
+    let mut results = Vec::new();
+    let mut first_error = None;
+    for r in rewrite_many(&conns, &args.products, &template, &confirmed).await {
+        match r {
+            Ok(r) => results.push(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if args.json {
+        output::json(&results);
+    } else if !results.is_empty() {
+        print(&results);
+    }
+    match first_error {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}

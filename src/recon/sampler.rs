@@ -1,0 +1,205 @@
+//! The drift sampler: readings at an interval, drift confirmed only when it is real, a bounded
+//! recent history and a thinned archive so a chart can show the whole sale.
+//!
+//! Every reading is exact (see `reading`), so a non-zero drift in one reading is already
+//! real; a drift is nevertheless *confirmed* only when two consecutive readings agree on it
+//! (same status, same drift), so that one reading taken while an operator is mid-change
+//! (a rewrite applying, a key being rebuilt) does not raise an alarm by itself.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tokio::sync::{broadcast, watch};
+
+use super::reading::{read_products, Reading};
+use super::status::DriftStatus;
+use crate::connect::Connections;
+
+/// A drift two consecutive readings agree on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfirmedDrift {
+    pub product_id: u64,
+    pub status: DriftStatus,
+    pub drift: Option<i64>,
+}
+
+/// Remembers the previous reading of each product and confirms what repeats.
+#[derive(Debug, Default)]
+pub struct DriftTracker {
+    previous: HashMap<u64, (DriftStatus, Option<i64>)>,
+}
+
+impl DriftTracker {
+    pub fn observe(&mut self, readings: &[Reading]) -> Vec<ConfirmedDrift> {
+        let mut confirmed = Vec::new();
+        for r in readings {
+            let now = (r.status, r.drift);
+            if r.status != DriftStatus::Ok && self.previous.get(&r.product_id) == Some(&now) {
+                confirmed.push(ConfirmedDrift { product_id: r.product_id, status: r.status, drift: r.drift });
+            }
+            self.previous.insert(r.product_id, now);
+        }
+        confirmed
+    }
+}
+
+/// One tick of the sampler, as sent to watchers (the desktop board, `drift watch`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Tick {
+    pub at: DateTime<Utc>,
+    pub readings: Vec<Reading>,
+    pub confirmed: Vec<ConfirmedDrift>,
+    /// How long the reading took (DB and Redis together).
+    pub took_ms: f64,
+}
+
+/// One point of the drift history: each product's drift at an instant.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryPoint {
+    pub at: DateTime<Utc>,
+    pub drift: Vec<(u64, Option<i64>)>,
+}
+
+/// Recent points at full rate, older ones thinned out (every `archive_every`-th kept).
+#[derive(Debug)]
+pub struct History {
+    recent: VecDeque<HistoryPoint>,
+    archive: Vec<HistoryPoint>,
+    capacity: usize,
+    archive_every: usize,
+    evicted: usize,
+}
+
+impl History {
+    pub fn new(capacity: usize, archive_every: usize) -> Self {
+        Self { recent: VecDeque::with_capacity(capacity), archive: Vec::new(), capacity, archive_every: archive_every.max(1), evicted: 0 }
+    }
+
+    pub fn push(&mut self, point: HistoryPoint) {
+        if self.recent.len() == self.capacity {
+            if let Some(old) = self.recent.pop_front() {
+                if self.evicted % self.archive_every == 0 {
+                    self.archive.push(old);
+                }
+                self.evicted += 1;
+            }
+        }
+        self.recent.push_back(point);
+    }
+
+    /// The whole sale, oldest first: the thinned archive, then the recent points.
+    pub fn all(&self) -> Vec<HistoryPoint> {
+        self.archive.iter().chain(self.recent.iter()).cloned().collect()
+    }
+
+    pub fn recent_len(&self) -> usize {
+        self.recent.len()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SamplerConfig {
+    pub interval: Duration,
+    /// Points kept at full rate (3,600 = an hour at 1 s).
+    pub recent_capacity: usize,
+    /// Of the points older than that, one in this many is kept.
+    pub archive_every: usize,
+}
+
+impl Default for SamplerConfig {
+    fn default() -> Self {
+        Self { interval: Duration::from_secs(1), recent_capacity: 3600, archive_every: 10 }
+    }
+}
+
+/// Samples until `stop` turns true: one batched [`Tick`] per interval on `ticks`, and the
+/// history kept in `history`. A failed reading is reported on `errors` and sampling goes on.
+pub async fn run(
+    conns: Connections,
+    config: SamplerConfig,
+    ticks: broadcast::Sender<Arc<Tick>>,
+    errors: broadcast::Sender<String>,
+    history: Arc<Mutex<History>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut tracker = DriftTracker::default();
+    let mut redis = conns.redis.clone();
+    let mut interval = tokio::time::interval(config.interval);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    while !*stop.borrow() {
+        tokio::select! {
+            _ = interval.tick() => {}
+            _ = stop.changed() => continue,
+        }
+        let started = Instant::now();
+        match read_products(&conns.mysql, &mut redis, &conns.keys, &[]).await {
+            Ok(readings) => {
+                let confirmed = tracker.observe(&readings);
+                let at = Utc::now();
+                history
+                    .lock()
+                    .expect("history lock")
+                    .push(HistoryPoint { at, drift: readings.iter().map(|r| (r.product_id, r.drift)).collect() });
+                let tick = Tick { at, readings, confirmed, took_ms: started.elapsed().as_secs_f64() * 1000.0 };
+                let _ = ticks.send(Arc::new(tick));
+            }
+            Err(e) => {
+                let _ = errors.send(e.to_string());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(product_id: u64, drift: i64) -> Reading {
+        Reading {
+            product_id,
+            name: String::new(),
+            initial_stock: 10,
+            db_stock: 10,
+            live_orders_qty: 0,
+            inflight_pending: 0,
+            pending_release: 0,
+            reserved_after_cut: 0,
+            redis_stock: Some(10 + drift),
+            expected_redis: 10,
+            drift: Some(drift),
+            status: DriftStatus::classify(10, 10, 0, Some(10 + drift), 10),
+            cut_seq: 0,
+        }
+    }
+
+    #[test]
+    fn a_drift_is_confirmed_by_the_second_agreeing_reading() {
+        let mut t = DriftTracker::default();
+        assert!(t.observe(&[reading(1, 5)]).is_empty());
+        let confirmed = t.observe(&[reading(1, 5)]);
+        assert_eq!(confirmed, vec![ConfirmedDrift { product_id: 1, status: DriftStatus::RedisHigh, drift: Some(5) }]);
+    }
+
+    #[test]
+    fn a_changing_or_vanishing_drift_is_not_confirmed() {
+        let mut t = DriftTracker::default();
+        t.observe(&[reading(1, 5)]);
+        assert!(t.observe(&[reading(1, 3)]).is_empty());
+        assert!(t.observe(&[reading(1, 0)]).is_empty());
+        assert!(t.observe(&[reading(1, 0)]).is_empty(), "OK is never confirmed as drift");
+    }
+
+    #[test]
+    fn history_keeps_recent_points_and_thins_older_ones() {
+        let mut h = History::new(3, 2);
+        for i in 0..9 {
+            h.push(HistoryPoint { at: Utc::now(), drift: vec![(1, Some(i))] });
+        }
+        assert_eq!(h.recent_len(), 3);
+        let drifts: Vec<i64> = h.all().iter().map(|p| p.drift[0].1.unwrap()).collect();
+        assert_eq!(drifts, vec![0, 2, 4, 6, 7, 8]);
+    }
+}

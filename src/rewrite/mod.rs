@@ -1,0 +1,286 @@
+//! The locked, fenced rewrite of Redis stock (contract section 4).
+//!
+//! 1. Take the lock (`lock`): a random token, `NX`, a TTL.
+//! 2. Insert a `rewrite_runs` row: its auto-increment id is the fencing token F.
+//! 3. Take an exact reading (`crate::recon`): observed O, expected E.
+//! 4. Apply in one script (`apply.lua`): refuse if F is not newer than `sg:{P}:fence`, else
+//!    `INCRBY` the delta E - O (keeping reservations made since the reading) and set the
+//!    fence; a missing key is rebuilt with `SET E` under the same check.
+//! 5. Read back; record before, after, delta, drift after and the outcome, and an audit row.
+//! 6. Release the lock by compare-and-delete.
+//!
+//! A holder that stalls past its TTL cannot write any more: a newer holder's token has
+//! raised the fence. A dry run stops after step 3.
+
+pub mod lock;
+
+use std::time::Duration;
+
+use redis::Script;
+use serde::{Deserialize, Serialize};
+
+use crate::audit::{self, AuditEntry};
+use crate::connect::Connections;
+use crate::profile::{EnvironmentKind, Role};
+use crate::recon::{read_products, ReconError, Reading};
+use lock::LockGuard;
+
+/// What became of a rewrite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Outcome {
+    /// The delta was applied.
+    Applied,
+    /// The missing key was rebuilt.
+    Rebuilt,
+    /// No drift: nothing to write.
+    Noop,
+    /// Dry run: the delta was computed and nothing changed.
+    DryRun,
+    /// A newer rewrite raised the fence: this one wrote nothing.
+    RefusedFence,
+    /// Another rewrite of the product holds the lock.
+    LockBusy,
+    /// The key vanished or appeared between the reading and the write: nothing written.
+    Changed,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Applied => "APPLIED",
+            Self::Rebuilt => "REBUILT",
+            Self::Noop => "NOOP",
+            Self::DryRun => "DRY_RUN",
+            Self::RefusedFence => "REFUSED_FENCE",
+            Self::LockBusy => "LOCK_BUSY",
+            Self::Changed => "FAILED",
+        }
+    }
+}
+
+/// The result, with the stable JSON field names of `docs/json.md`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RewriteResult {
+    pub product_id: u64,
+    /// The reading the rewrite acted on (or would have).
+    pub reading: Option<Reading>,
+    pub before: Option<i64>,
+    pub after: Option<i64>,
+    pub delta: i64,
+    pub drift_after: Option<i64>,
+    /// The fencing token (rewrite run id); 0 when the lock was busy and no run started.
+    pub fence_token: u64,
+    pub audit_id: u64,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RewriteError {
+    #[error("this profile is read-only: rewrites are refused (dry runs are allowed)")]
+    ReadOnly,
+    #[error("the {0} role may not rewrite stock (dry runs are allowed)")]
+    RoleNotAllowed(Role),
+    #[error("production: confirm by typing the product id (--confirm {0})")]
+    ConfirmationRequired(u64),
+    #[error("a reason is required (it goes to the audit log)")]
+    NoReason,
+    #[error(transparent)]
+    Recon(#[from] ReconError),
+    #[error("DB: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("Redis: {0}")]
+    Redis(#[from] redis::RedisError),
+}
+
+/// What to rewrite and how.
+#[derive(Debug, Clone)]
+pub struct RewriteRequest {
+    pub product_id: u64,
+    pub reason: String,
+    pub dry_run: bool,
+    /// The product id typed again; required on production for a real rewrite.
+    pub confirm: Option<u64>,
+    pub lock_ttl: Duration,
+}
+
+impl RewriteRequest {
+    pub fn new(product_id: u64, reason: &str) -> Self {
+        Self { product_id, reason: reason.into(), dry_run: false, confirm: None, lock_ttl: Duration::from_secs(10) }
+    }
+}
+
+/// A rewrite between its steps: the lock is held and the fencing token is known.
+#[derive(Debug)]
+pub struct Holder {
+    pub guard: LockGuard,
+    pub fence_token: u64,
+    pub request: RewriteRequest,
+}
+
+fn check_allowed(conns: &Connections, req: &RewriteRequest) -> Result<(), RewriteError> {
+    if req.reason.trim().is_empty() {
+        return Err(RewriteError::NoReason);
+    }
+    if req.dry_run {
+        return Ok(());
+    }
+    let s = &conns.settings;
+    if s.read_only {
+        return Err(RewriteError::ReadOnly);
+    }
+    if s.role == Role::Viewer || s.role == Role::Approver {
+        return Err(RewriteError::RoleNotAllowed(s.role));
+    }
+    if s.environment == EnvironmentKind::Production && req.confirm != Some(req.product_id) {
+        return Err(RewriteError::ConfirmationRequired(req.product_id));
+    }
+    Ok(())
+}
+
+async fn audit_rewrite(conns: &Connections, req: &RewriteRequest, result: &RewriteResult) -> Result<u64, sqlx::Error> {
+    let details = serde_json::json!({
+        "before": result.before,
+        "after": result.after,
+        "delta": result.delta,
+        "drift_after": result.drift_after,
+        "fence_token": result.fence_token,
+        "dry_run": req.dry_run,
+        "expected_redis": result.reading.as_ref().map(|r| r.expected_redis),
+    });
+    let action = if req.dry_run { "rewrite.dry_run" } else { "rewrite" };
+    audit::record(
+        &conns.mysql,
+        &AuditEntry::by(&conns.settings, action, &format!("product:{}", req.product_id), &req.reason, result.outcome.as_str(), details),
+    )
+    .await
+}
+
+/// Steps 1 and 2: the lock, then the run row whose id is the fencing token. `None` when the
+/// lock is busy.
+pub async fn begin(conns: &Connections, req: &RewriteRequest) -> Result<Option<Holder>, RewriteError> {
+    check_allowed(conns, req)?;
+    let mut redis = conns.redis.clone();
+    let Some(guard) = lock::acquire(&mut redis, &conns.keys, req.product_id, req.lock_ttl.as_millis() as u64).await? else {
+        return Ok(None);
+    };
+    let run = sqlx::query("INSERT INTO rewrite_runs (product_id, requested_by, reason, dry_run) VALUES (?, ?, ?, ?)")
+        .bind(req.product_id)
+        .bind(&conns.settings.actor)
+        .bind(&req.reason)
+        .bind(req.dry_run)
+        .execute(&conns.mysql)
+        .await;
+    match run {
+        Ok(r) => Ok(Some(Holder { guard, fence_token: r.last_insert_id(), request: req.clone() })),
+        Err(e) => {
+            let _ = lock::release(&mut redis, &guard).await;
+            Err(e.into())
+        }
+    }
+}
+
+/// Step 3: the exact reading.
+pub async fn read(conns: &Connections, holder: &Holder) -> Result<Reading, RewriteError> {
+    let mut redis = conns.redis.clone();
+    let mut readings = read_products(&conns.mysql, &mut redis, &conns.keys, &[holder.request.product_id]).await?;
+    Ok(readings.remove(0))
+}
+
+/// Steps 4 to 6 (or, for a dry run, the record of step 3): write under the fence, read
+/// back, record, release.
+pub async fn finish(conns: &Connections, holder: Holder, reading: Reading) -> Result<RewriteResult, RewriteError> {
+    let mut redis = conns.redis.clone();
+    let p = holder.request.product_id;
+    let delta = reading.expected_redis - reading.redis_stock.unwrap_or(0);
+    let outcome = if holder.request.dry_run {
+        Outcome::DryRun
+    } else if reading.redis_stock.is_some() && delta == 0 {
+        Outcome::Noop
+    } else {
+        let mode = if reading.redis_stock.is_some() { "delta" } else { "rebuild" };
+        let (code, _value): (i64, i64) = Script::new(include_str!("apply.lua"))
+            .key(conns.keys.stock(p))
+            .key(conns.keys.fence(p))
+            .arg(holder.fence_token)
+            .arg(delta)
+            .arg(reading.expected_redis)
+            .arg(mode)
+            .invoke_async(&mut redis)
+            .await?;
+        match code {
+            1 => Outcome::Applied,
+            2 => Outcome::Rebuilt,
+            -1 => Outcome::RefusedFence,
+            _ => Outcome::Changed,
+        }
+    };
+    let after_reading = if holder.request.dry_run { None } else { Some(read(conns, &holder).await?) };
+    let mut result = RewriteResult {
+        product_id: p,
+        before: reading.redis_stock,
+        after: after_reading.as_ref().map_or(reading.redis_stock, |r| r.redis_stock),
+        delta,
+        drift_after: after_reading.as_ref().map_or(reading.drift, |r| r.drift),
+        fence_token: holder.fence_token,
+        audit_id: 0,
+        outcome,
+        reading: Some(reading),
+    };
+    sqlx::query(
+        "UPDATE rewrite_runs SET finished_at = CURRENT_TIMESTAMP(3), observed_redis = ?, expected_redis = ?, delta = ?, \
+         before_stock = ?, after_stock = ?, drift_after = ?, outcome = ? WHERE id = ?",
+    )
+    .bind(result.before)
+    .bind(result.reading.as_ref().map(|r| r.expected_redis))
+    .bind(result.delta)
+    .bind(result.before)
+    .bind(result.after)
+    .bind(result.drift_after)
+    .bind(result.outcome.as_str())
+    .bind(holder.fence_token)
+    .execute(&conns.mysql)
+    .await?;
+    result.audit_id = audit_rewrite(conns, &holder.request, &result).await?;
+    lock::release(&mut redis, &holder.guard).await?;
+    Ok(result)
+}
+
+/// The whole rewrite of one product.
+pub async fn rewrite(conns: &Connections, req: &RewriteRequest) -> Result<RewriteResult, RewriteError> {
+    let Some(holder) = begin(conns, req).await? else {
+        let mut result = RewriteResult {
+            product_id: req.product_id,
+            reading: None,
+            before: None,
+            after: None,
+            delta: 0,
+            drift_after: None,
+            fence_token: 0,
+            audit_id: 0,
+            outcome: Outcome::LockBusy,
+        };
+        result.audit_id = audit_rewrite(conns, req, &result).await?;
+        return Ok(result);
+    };
+    let reading = match read(conns, &holder).await {
+        Ok(r) => r,
+        Err(e) => {
+            let mut redis = conns.redis.clone();
+            let _ = lock::release(&mut redis, &holder.guard).await;
+            return Err(e);
+        }
+    };
+    finish(conns, holder, reading).await
+}
+
+/// Rewrites several products one after the other; each has its own lock, token and audit.
+/// `confirmed` holds the product ids typed again (each needed on production).
+pub async fn rewrite_many(conns: &Connections, products: &[u64], template: &RewriteRequest, confirmed: &[u64]) -> Vec<Result<RewriteResult, RewriteError>> {
+    let mut out = Vec::with_capacity(products.len());
+    for &p in products {
+        let req = RewriteRequest { product_id: p, confirm: confirmed.contains(&p).then_some(p), ..template.clone() };
+        out.push(rewrite(conns, &req).await);
+    }
+    out
+}

@@ -1,0 +1,156 @@
+//! The locked, fenced rewrite of Redis stock.
+
+mod support;
+
+use std::time::Duration;
+
+use redis::AsyncCommands as _;
+use sqlx::MySqlPool;
+use stockguard::connect::Connections;
+use stockguard::profile::EnvironmentKind;
+use stockguard::recon::{read_products, DriftStatus, Reading};
+use stockguard::rewrite::{self, Outcome, RewriteError, RewriteRequest};
+use stockguard::sandbox;
+use support::TestRedis;
+
+async fn reading(conns: &Connections, product: u64) -> Reading {
+    let mut r = conns.redis.clone();
+    read_products(&conns.mysql, &mut r, &conns.keys, &[product]).await.unwrap().remove(0)
+}
+
+async fn seeded(pool: &MySqlPool, redis: &TestRedis) -> Connections {
+    let conns = support::connections(pool, redis, EnvironmentKind::Sandbox).await;
+    sandbox::seed(&conns, &mut |_| {}).await.unwrap();
+    conns
+}
+
+fn product_in(status: DriftStatus) -> u64 {
+    sandbox::DEMO_PRODUCTS.iter().find(|d| d.status == status).unwrap().id
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_rewrite_repairs_redis_high_redis_low_and_a_missing_key_and_audits_each(pool: MySqlPool) {
+    let redis = TestRedis::new("rw1").await;
+    let conns = seeded(&pool, &redis).await;
+    for (status, outcome) in [
+        (DriftStatus::RedisHigh, Outcome::Applied),
+        (DriftStatus::RedisLow, Outcome::Applied),
+        (DriftStatus::KeyMissing, Outcome::Rebuilt),
+    ] {
+        let p = product_in(status);
+        let before = reading(&conns, p).await;
+        let result = rewrite::rewrite(&conns, &RewriteRequest::new(p, "repair seeded drift")).await.unwrap();
+        assert_eq!(result.outcome, outcome, "{status:?}");
+        assert_eq!(result.drift_after, Some(0));
+        assert_eq!(result.after, Some(before.expected_redis));
+        assert_eq!(result.delta, before.expected_redis - before.redis_stock.unwrap_or(0));
+        assert!(result.fence_token > 0 && result.audit_id > 0);
+        assert_eq!(reading(&conns, p).await.status, DriftStatus::Ok);
+        let run_outcome: String = sqlx::query_scalar("SELECT CAST(outcome AS CHAR) FROM rewrite_runs WHERE id = ?")
+            .bind(result.fence_token)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(run_outcome, outcome.as_str());
+    }
+    let audits = stockguard::audit::recent(&pool, Some("rewrite"), 10).await.unwrap();
+    assert_eq!(audits.len(), 3);
+    assert!(audits.iter().all(|a| a.reason == "repair seeded drift" && a.details.as_ref().is_some_and(|d| d["fence_token"].as_u64().is_some())));
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_dry_run_shows_the_delta_and_changes_nothing(pool: MySqlPool) {
+    let redis = TestRedis::new("rw2").await;
+    let conns = seeded(&pool, &redis).await;
+    let p = product_in(DriftStatus::RedisHigh);
+    let result = rewrite::rewrite(&conns, &RewriteRequest { dry_run: true, ..RewriteRequest::new(p, "look") }).await.unwrap();
+    assert_eq!(result.outcome, Outcome::DryRun);
+    assert_eq!(result.delta, -sandbox::seed::SEEDED_REDIS_HIGH);
+    let after = reading(&conns, p).await;
+    assert_eq!(after.drift, Some(sandbox::seed::SEEDED_REDIS_HIGH), "nothing changed");
+    let mut r = conns.redis.clone();
+    let fence: Option<u64> = r.get(conns.keys.fence(p)).await.unwrap();
+    assert_eq!(fence, None, "the fence is untouched");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_holder_paused_past_its_ttl_is_refused_by_the_fence(pool: MySqlPool) {
+    let redis = TestRedis::new("rw3").await;
+    let conns = seeded(&pool, &redis).await;
+    let p = product_in(DriftStatus::RedisHigh);
+    let short = RewriteRequest { lock_ttl: Duration::from_millis(150), ..RewriteRequest::new(p, "slow holder") };
+
+    // A takes the lock and reads, then stalls past its TTL.
+    let a = rewrite::begin(&conns, &short).await.unwrap().expect("A gets the lock");
+    let a_reading = rewrite::read(&conns, &a).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // B gets the expired lock and repairs the drift. Then more drift is injected.
+    let b = rewrite::rewrite(&conns, &RewriteRequest::new(p, "fast holder")).await.unwrap();
+    assert_eq!(b.outcome, Outcome::Applied);
+    assert!(b.fence_token > a.fence_token);
+    let mut r = conns.redis.clone();
+    let _: () = r.incr(conns.keys.stock(p), 2).await.unwrap();
+
+    // A wakes up and writes its stale delta: refused by the fence.
+    let a_result = rewrite::finish(&conns, a, a_reading).await.unwrap();
+    assert_eq!(a_result.outcome, Outcome::RefusedFence);
+    assert_eq!(reading(&conns, p).await.drift, Some(2), "only the injected drift remains; A wrote nothing");
+
+    let c = rewrite::rewrite(&conns, &RewriteRequest::new(p, "final")).await.unwrap();
+    assert_eq!(c.outcome, Outcome::Applied);
+    assert_eq!(reading(&conns, p).await.drift, Some(0));
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn eight_concurrent_rewrites_apply_once_per_token_and_leave_no_drift(pool: MySqlPool) {
+    let redis = TestRedis::new("rw4").await;
+    let conns = seeded(&pool, &redis).await;
+    let p = product_in(DriftStatus::RedisLow);
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let conns = conns.clone();
+            tokio::spawn(async move { rewrite::rewrite(&conns, &RewriteRequest::new(p, &format!("racer {i}"))).await.unwrap() })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for t in tasks {
+        results.push(t.await.unwrap());
+    }
+    let applied: Vec<_> = results.iter().filter(|r| r.outcome == Outcome::Applied).collect();
+    assert_eq!(applied.len(), 1, "the drift is repaired once: {:?}", results.iter().map(|r| r.outcome).collect::<Vec<_>>());
+    assert!(results.iter().all(|r| matches!(r.outcome, Outcome::Applied | Outcome::Noop | Outcome::LockBusy)));
+    let mut tokens: Vec<u64> = results.iter().map(|r| r.fence_token).filter(|t| *t > 0).collect();
+    let n = tokens.len();
+    tokens.sort();
+    tokens.dedup();
+    assert_eq!(tokens.len(), n, "every run has its own token");
+    assert_eq!(reading(&conns, p).await.drift, Some(0));
+    let audits = stockguard::audit::recent(&pool, Some("rewrite"), 20).await.unwrap();
+    assert_eq!(audits.len(), 8, "every attempt is audited, busy ones too");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn production_needs_the_product_id_typed_and_read_only_refuses(pool: MySqlPool) {
+    let redis = TestRedis::new("rw5").await;
+    let sandbox_conns = seeded(&pool, &redis).await;
+    let p = product_in(DriftStatus::RedisHigh);
+    let mut prod = sandbox_conns.clone();
+    prod.settings.environment = EnvironmentKind::Production;
+
+    let err = rewrite::rewrite(&prod, &RewriteRequest::new(p, "fix")).await.unwrap_err();
+    assert!(matches!(err, RewriteError::ConfirmationRequired(id) if id == p));
+    let wrong = rewrite::rewrite(&prod, &RewriteRequest { confirm: Some(p + 1), ..RewriteRequest::new(p, "fix") }).await.unwrap_err();
+    assert!(matches!(wrong, RewriteError::ConfirmationRequired(_)));
+    assert_eq!(reading(&prod, p).await.drift, Some(sandbox::seed::SEEDED_REDIS_HIGH), "nothing written");
+    let ok = rewrite::rewrite(&prod, &RewriteRequest { confirm: Some(p), ..RewriteRequest::new(p, "fix") }).await.unwrap();
+    assert_eq!(ok.outcome, Outcome::Applied);
+
+    let mut read_only = sandbox_conns.clone();
+    read_only.settings.read_only = true;
+    let q = product_in(DriftStatus::RedisLow);
+    assert!(matches!(rewrite::rewrite(&read_only, &RewriteRequest::new(q, "fix")).await, Err(RewriteError::ReadOnly)));
+    let dry = rewrite::rewrite(&read_only, &RewriteRequest { dry_run: true, ..RewriteRequest::new(q, "look") }).await.unwrap();
+    assert_eq!(dry.outcome, Outcome::DryRun);
+    assert!(matches!(rewrite::rewrite(&sandbox_conns, &RewriteRequest::new(q, "  ")).await, Err(RewriteError::NoReason)));
+}
