@@ -114,6 +114,20 @@ pub async fn connect_mysql(settings: &ConnectionSettings) -> Result<MySqlPool, C
         .map_err(|e| classify_mysql_error(&settings.mysql_display(), e))
 }
 
+/// The profile's read replica, when it has one (for heavy reads such as the ledger check).
+pub async fn connect_replica(settings: &ConnectionSettings) -> Result<Option<MySqlPool>, ConnectError> {
+    let Some(url) = &settings.mysql_replica_url else { return Ok(None) };
+    let display = crate::profile::redact(url.expose_secret());
+    let options = mysql_options(url.expose_secret())?;
+    MySqlPoolOptions::new()
+        .max_connections(2)
+        .acquire_timeout(CONNECT_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map(Some)
+        .map_err(|e| classify_mysql_error(&display, e))
+}
+
 /// Turns a sqlx connect error into the kind a person can act on.
 pub fn classify_mysql_error(url: &str, err: sqlx::Error) -> ConnectError {
     let url = url.to_string();

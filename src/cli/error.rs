@@ -18,6 +18,8 @@ pub enum CliError {
     #[error(transparent)]
     Load(#[from] stockguard::load::LoadError),
     #[error(transparent)]
+    Ledger(#[from] stockguard::recon::ledger::LedgerError),
+    #[error(transparent)]
     Rewrite(#[from] stockguard::rewrite::RewriteError),
     #[error(transparent)]
     Bench(#[from] stockguard::bench::BenchError),

@@ -5,13 +5,22 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use super::{connect, output, CliError};
+use stockguard::recon::ledger::{self, LedgerOptions};
 use stockguard::recon::read_products;
+use stockguard::recon::sampler::DriftTracker;
 
 #[derive(Debug, Args)]
 pub struct ReconArgs {
     /// Only these products (repeatable); all when omitted.
     #[arg(long = "product")]
     products: Vec<u64>,
+    /// Run the DB ledger check over every product instead (chunked, read-only, on the
+    /// profile's replica when it has one).
+    #[arg(long, conflicts_with = "products")]
+    ledger: bool,
+    /// Time limit for any one ledger statement, in milliseconds.
+    #[arg(long, default_value_t = 5000)]
+    statement_limit_ms: u64,
     #[arg(long)]
     json: bool,
 }
@@ -31,6 +40,37 @@ pub enum DriftCommand {
 
 pub async fn recon(args: ReconArgs, profile: Option<&str>) -> Result<(), CliError> {
     let conns = connect(profile).await?;
+    if args.ledger {
+        let replica = stockguard::connect::connect_replica(&conns.settings).await?;
+        let opts = LedgerOptions { statement_limit: Duration::from_millis(args.statement_limit_ms), ..LedgerOptions::default() };
+        let report = ledger::reconcile(replica.as_ref().unwrap_or(&conns.mysql), &opts, replica.is_some(), &mut |done, total| {
+            eprint!("\rledger check: {done}/{total} products");
+        })
+        .await?;
+        eprintln!();
+        if args.json {
+            output::json(&report);
+        } else {
+            println!(
+                "{} products in {} chunks, {:.0} ms (slowest statement {:.0} ms){}",
+                report.products_checked,
+                report.chunks,
+                report.total_ms,
+                report.slowest_statement_ms,
+                report.replica_lag_secs.map_or(String::new(), |l| format!(", on the replica ({l} s behind)"))
+            );
+            for m in &report.mismatches {
+                println!(
+                    "  product {}: initial {} != stock {} + live {} (gap {}){}",
+                    m.product_id, m.initial_stock, m.db_stock, m.live_orders_qty, m.gap, if m.oversold { " OVERSOLD" } else { "" }
+                );
+            }
+            if report.mismatches.is_empty() {
+                println!("  the DB ledger holds for every product");
+            }
+        }
+        return Ok(());
+    }
     let mut redis = conns.redis.clone();
     let readings = read_products(&conns.mysql, &mut redis, &conns.keys, &args.products).await?;
     if args.json {
@@ -49,13 +89,17 @@ pub async fn drift(cmd: DriftCommand, profile: Option<&str>) -> Result<(), CliEr
     let conns = connect(profile).await?;
     let mut redis = conns.redis.clone();
     let mut ticker = tokio::time::interval(Duration::from_secs_f64(interval));
+    let mut tracker = DriftTracker::default();
     let mut n = 0u64;
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
             _ = tokio::signal::ctrl_c() => return Ok(()),
         }
+        let started = std::time::Instant::now();
         let readings = read_products(&conns.mysql, &mut redis, &conns.keys, &[]).await?;
+        let took = started.elapsed();
+        let confirmed = tracker.observe(&readings);
         // Clear the screen and home the cursor, then redraw.
         print!("\x1b[2J\x1b[H");
         println!(
@@ -65,6 +109,15 @@ pub async fn drift(cmd: DriftCommand, profile: Option<&str>) -> Result<(), CliEr
             chrono::Local::now().format("%H:%M:%S")
         );
         print!("{}", output::readings_table(&readings));
+        println!(
+            "\nreading took {:.1} ms · confirmed drift (two agreeing readings): {}",
+            took.as_secs_f64() * 1000.0,
+            if confirmed.is_empty() {
+                "none".to_string()
+            } else {
+                confirmed.iter().map(|c| format!("{} {}", c.product_id, c.status)).collect::<Vec<_>>().join(", ")
+            }
+        );
         n += 1;
         if count.is_some_and(|c| n >= c) {
             return Ok(());

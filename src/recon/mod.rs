@@ -2,8 +2,10 @@
 //!
 //! - [`status`]: the drift statuses and how a reading is classified.
 //! - [`reading`]: one exact reading of many products (a Redis cut, then one DB statement).
+//! - [`ledger`]: the DB ledger check, chunked, read-only, under a statement time limit.
 //! - [`sampler`]: readings at an interval, confirmed drift, history for charts.
 
+pub mod ledger;
 pub mod reading;
 pub mod sampler;
 pub mod status;

@@ -1,0 +1,53 @@
+//! The DB ledger check: chunked, read-only, under a statement time limit the server enforces.
+
+mod support;
+
+use std::time::Duration;
+
+use sqlx::MySqlPool;
+use stockguard::profile::EnvironmentKind;
+use stockguard::recon::ledger::{self, LedgerError, LedgerOptions, ServerKind};
+use stockguard::recon::DriftStatus;
+use stockguard::sandbox::{self, seed, DEMO_PRODUCTS};
+use support::TestRedis;
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_chunked_ledger_check_finds_the_seeded_mismatch_and_oversell(pool: MySqlPool) {
+    let redis = TestRedis::new("ledger").await;
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    sandbox::seed(&conns, &mut |_| {}).await.unwrap();
+
+    let mut progress = Vec::new();
+    let opts = LedgerOptions { first_chunk: 3, ..LedgerOptions::default() };
+    let report = ledger::reconcile(&pool, &opts, false, &mut |done, total| progress.push((done, total))).await.unwrap();
+
+    assert_eq!(report.products_checked as usize, DEMO_PRODUCTS.len());
+    assert!(report.chunks > 1, "ran in chunks: {}", report.chunks);
+    assert_eq!(progress.last(), Some(&(20, 20)), "progress reaches the end");
+    let find = |status| DEMO_PRODUCTS.iter().find(|d| d.status == status).unwrap().id;
+    let mismatch = report.mismatches.iter().find(|m| m.product_id == find(DriftStatus::LedgerMismatch)).unwrap();
+    assert_eq!(mismatch.gap, -seed::SEEDED_LEDGER_EDIT);
+    let oversold = report.mismatches.iter().find(|m| m.product_id == find(DriftStatus::Oversold)).unwrap();
+    assert!(oversold.oversold);
+    assert_eq!(report.mismatches.len(), 2, "{:?}", report.mismatches);
+    assert_eq!(report.server, ServerKind::MariaDb, "this test machine runs MariaDB");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_statement_time_limit_really_aborts_an_over_long_query_on_mariadb(pool: MySqlPool) {
+    // 300,000 live orders over 1,000 products: the ledger query reads them all.
+    sqlx::query(
+        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, pay_deadline) \
+         SELECT CONCAT('o', seq), seq, seq % 1000, 1, 'PAID', NOW() FROM seq_1_to_300000",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+
+    let aborted = ledger::raw_ledger_query(&pool, Duration::from_millis(1)).await;
+    assert!(matches!(aborted, Err(LedgerError::Timeout { limit_ms: 1 })), "{aborted:?}");
+
+    let rows = ledger::raw_ledger_query(&pool, Duration::from_secs(30)).await.unwrap();
+    assert_eq!(rows.len(), 1000);
+    assert_eq!(rows.iter().map(|(_, live)| live).sum::<i64>(), 300_000);
+}
