@@ -33,7 +33,7 @@ fn assert_positive_figures(report: &serde_json::Value) {
 async fn the_reserve_benchmark_runs_and_cleans_up(pool: MySqlPool) {
     let redis = TestRedis::new("bench1").await;
     let report = bench(&pool, &redis, "reserve").await;
-    assert_eq!(report["figures"].as_array().unwrap().len(), 2);
+    assert_eq!(report["figures"].as_array().unwrap().len(), 3);
     assert_positive_figures(&report);
     let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM inventory").fetch_one(&pool).await.unwrap();
     assert_eq!(left, 0, "the bench product is gone");

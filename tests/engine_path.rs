@@ -70,6 +70,8 @@ async fn assert_conserved(pool: &MySqlPool, conn: &mut redis::aio::MultiplexedCo
     assert_eq!(inflight, 0, "nothing left in flight");
     let pending: redis::streams::StreamPendingReply = conn.xpending(keys.orders_stream(PRODUCT), "persist").await.unwrap();
     assert_eq!(pending.count(), 0, "every message acknowledged");
+    let stream: i64 = conn.xlen(keys.orders_stream(PRODUCT)).await.unwrap();
+    assert_eq!(stream, 0, "acknowledged messages are deleted");
 }
 
 #[sqlx::test(migrations = "./migrations")]

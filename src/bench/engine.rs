@@ -109,7 +109,7 @@ pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
 
     // The ceiling, measured in this run.
     let ceiling_product = BenchProduct::create(conns, 1_000_000_000, 1_000_000_000).await?;
-    let ceiling = reserve::ceiling(conns, ceiling_product.id, http_orders.max(20_000), 50).await;
+    let ceiling = reserve::ceiling(conns, ceiling_product.id, http_orders.max(20_000), 50, 1).await;
     ceiling_product.drop_all(conns).await?;
     let ceiling = ceiling?;
     figures.push(Figure::new("ceiling: redis-benchmark EVALSHA reserve script, -c 50", ceiling, "req/s"));
@@ -123,14 +123,14 @@ pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
         buyers: http_orders,
         rate: 1_000_000,
         duration: Duration::from_secs(300),
-        concurrency: 64,
+        concurrency: 32,
         drain_timeout: Duration::from_secs(120),
     };
     let report = load::run(&conns.mysql, &cfg, &|_, _| {}).await;
     engine.stop().await;
     product.drop_all(conns).await?;
     let report = report?;
-    figures.push(Figure::new("engine via HTTP: accepted orders/s (64 concurrent)", report.accepted_per_sec, "orders/s"));
+    figures.push(Figure::new("engine via HTTP: accepted orders/s (32 concurrent)", report.accepted_per_sec, "orders/s"));
     figures.push(Figure::new("engine via HTTP: latency p50", report.latency_p50_ms, "ms"));
     figures.push(Figure::new("engine via HTTP: latency p99", report.latency_p99_ms, "ms"));
     figures.push(Figure::new("engine via HTTP: latency p99.9", report.latency_p999_ms, "ms"));

@@ -228,7 +228,7 @@ async fn record_failure(pool: &MySqlPool, msg: &ReservationMessage, reason: &str
 }
 
 /// After commit: remove the in-flight entries, give refused buyers their per-user allowance
-/// back, acknowledge, all in one MULTI.
+/// back, acknowledge and delete the messages, all in one MULTI.
 pub async fn confirm<C>(
     redis: &mut C,
     keys: &Keys,
@@ -248,6 +248,9 @@ where
     }
     let ids: Vec<&str> = batch.iter().map(|m| m.id.as_str()).collect();
     pipe.xack(keys.orders_stream(product_id), PERSIST_GROUP, &ids).ignore();
+    // Acknowledged messages are done with: delete them, so the stream holds only what is
+    // still to be persisted and its memory stays bounded through a long sale.
+    pipe.xdel(keys.orders_stream(product_id), &ids).ignore();
     let _: () = pipe.query_async(redis).await?;
     Ok(())
 }

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use tokio::sync::Semaphore;
 
 use super::{LoadConfig, LoadError};
 
@@ -45,6 +44,14 @@ pub struct Recorded {
     pub sending_time: Duration,
 }
 
+async fn futures_join(workers: Vec<tokio::task::JoinHandle<Vec<Answer>>>) -> Vec<Vec<Answer>> {
+    let mut out = Vec::with_capacity(workers.len());
+    for w in workers {
+        out.push(w.await.expect("load worker"));
+    }
+    out
+}
+
 /// Sends the requests; `progress` is called about once a second with the counters.
 pub async fn drive(cfg: &LoadConfig, progress: &(dyn Fn(&Counters, Duration) + Sync)) -> Result<Recorded, LoadError> {
     cfg.validate()?;
@@ -66,66 +73,79 @@ pub async fn drive(cfg: &LoadConfig, progress: &(dyn Fn(&Counters, Duration) + S
     let run_tag = format!("{:08x}", rand::random::<u32>());
     let total = cfg.buyers * cfg.products.len() as u64;
     let counters = Arc::new(Counters::default());
-    let permits = Arc::new(Semaphore::new(cfg.concurrency));
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Answer>();
+    let next = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
-    let mut last_progress = Instant::now();
     let interval = Duration::from_secs_f64(1.0 / f64::from(cfg.rate));
+    let deadline = started + cfg.duration;
+    let url = Arc::new(format!("{base}/orders"));
+    let products = Arc::new(cfg.products.clone());
 
-    for i in 0..total {
-        let due = started + interval.mul_f64(i as f64);
-        if due > started + cfg.duration {
-            break;
-        }
-        if due > Instant::now() {
-            tokio::time::sleep_until(due.into()).await;
-        }
-        if last_progress.elapsed() >= Duration::from_secs(1) {
-            progress(&counters, started.elapsed());
-            last_progress = Instant::now();
-        }
-        let permit = permits.clone().acquire_owned().await.expect("semaphore open");
-        // Buyer-major order: every buyer asks for the first product, then the next, so the
-        // products sell in parallel.
-        let user_id = first_user + i % cfg.buyers;
-        let product_id = cfg.products[(i / cfg.buyers) as usize];
-        let body = serde_json::json!({
-            "user_id": user_id,
-            "product_id": product_id,
-            "qty": 1,
-            "idempotency_key": format!("load-{run_tag}-{i}"),
-        });
-        let (client, url, tx, counters) = (client.clone(), format!("{base}/orders"), tx.clone(), counters.clone());
-        counters.sent.fetch_add(1, Ordering::Relaxed);
-        tokio::spawn(async move {
-            let t = Instant::now();
-            let answer = match client.post(url).json(&body).send().await {
-                Ok(resp) => {
-                    let status = resp.status().as_u16();
-                    let body: Option<Body> = resp.json().await.ok();
-                    Answer {
-                        user_id,
-                        product_id,
-                        status,
-                        order_no: body.as_ref().and_then(|b| b.order_no.clone()),
-                        error: body.and_then(|b| b.error),
-                        latency: t.elapsed(),
-                    }
+    // A fixed pool of `concurrency` workers, each taking the next request number: no task
+    // per request, so the generator spends its CPU on requests, not on bookkeeping.
+    let mut workers = Vec::with_capacity(cfg.concurrency);
+    for _ in 0..cfg.concurrency {
+        let (client, url, products, next, counters, run_tag) =
+            (client.clone(), url.clone(), products.clone(), next.clone(), counters.clone(), run_tag.clone());
+        let buyers = cfg.buyers;
+        workers.push(tokio::spawn(async move {
+            let mut answers = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= total {
+                    return answers;
                 }
-                Err(e) => Answer { user_id, product_id, status: 0, order_no: None, error: Some(e.to_string()), latency: t.elapsed() },
-            };
-            counters.answered.fetch_add(1, Ordering::Relaxed);
-            if answer.status == 202 {
-                counters.accepted.fetch_add(1, Ordering::Relaxed);
+                let due = started + interval.mul_f64(i as f64);
+                if due > deadline {
+                    return answers;
+                }
+                if due > Instant::now() {
+                    tokio::time::sleep_until(due.into()).await;
+                }
+                // Buyer-major order: every buyer asks for the first product, then the next,
+                // so the products sell in parallel.
+                let user_id = first_user + i % buyers;
+                let product_id = products[(i / buyers) as usize];
+                let body = format!(
+                    r#"{{"user_id":{user_id},"product_id":{product_id},"qty":1,"idempotency_key":"load-{run_tag}-{i}"}}"#
+                );
+                counters.sent.fetch_add(1, Ordering::Relaxed);
+                let t = Instant::now();
+                let answer = match client.post(url.as_str()).header("content-type", "application/json").body(body).send().await {
+                    Ok(resp) => {
+                        let status = resp.status().as_u16();
+                        let body: Option<Body> = resp.json().await.ok();
+                        Answer {
+                            user_id,
+                            product_id,
+                            status,
+                            order_no: body.as_ref().and_then(|b| b.order_no.clone()),
+                            error: body.and_then(|b| b.error),
+                            latency: t.elapsed(),
+                        }
+                    }
+                    Err(e) => Answer { user_id, product_id, status: 0, order_no: None, error: Some(e.to_string()), latency: t.elapsed() },
+                };
+                counters.answered.fetch_add(1, Ordering::Relaxed);
+                if answer.status == 202 {
+                    counters.accepted.fetch_add(1, Ordering::Relaxed);
+                }
+                answers.push(answer);
             }
-            let _ = tx.send(answer);
-            drop(permit);
-        });
+        }));
     }
-    drop(tx);
     let mut answers = Vec::with_capacity(total as usize);
-    while let Some(a) = rx.recv().await {
-        answers.push(a);
+    let all = futures_join(workers);
+    tokio::pin!(all);
+    loop {
+        tokio::select! {
+            done = &mut all => {
+                for part in done {
+                    answers.extend(part);
+                }
+                break;
+            }
+            _ = tokio::time::sleep(Duration::from_secs(1)) => progress(&counters, started.elapsed()),
+        }
     }
     let sending_time = started.elapsed();
     progress(&counters, sending_time);

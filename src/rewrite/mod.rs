@@ -42,6 +42,7 @@ pub enum Outcome {
     /// Another rewrite of the product holds the lock.
     LockBusy,
     /// The key vanished or appeared between the reading and the write: nothing written.
+    #[serde(rename = "FAILED")]
     Changed,
 }
 
