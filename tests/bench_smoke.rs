@@ -63,3 +63,23 @@ async fn benchmarks_refuse_a_production_connection(pool: MySqlPool) {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("refuse a production profile"));
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_recon_benchmark_runs_and_drops_its_scratch_database(pool: MySqlPool) {
+    let redis = TestRedis::new("bench4").await;
+    let report = bench(&pool, &redis, "recon").await;
+    assert_positive_figures(&report);
+    let scratch = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|n| n.as_str()?.strip_prefix("scratch database: ")?.strip_suffix(" (dropped)").map(str::to_string))
+        .expect("the report names its scratch database");
+    assert!(scratch.starts_with("sg_bench_recon_"));
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?")
+        .bind(&scratch)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "the scratch database is gone");
+}

@@ -7,8 +7,11 @@
 //!   EVALSHA of the same script on the same server (the ceiling).
 //! - [`engine`]: accepted orders/s and latency of one engine through HTTP against that
 //!   ceiling, and persisted orders/s with batched against single-order transactions.
+//! - [`recon`]: the ledger query over millions of orders with and without the covering
+//!   index, the chunked check, one drift reading of 1,000 products.
 
 pub mod engine;
+pub mod recon;
 pub mod reserve;
 
 use serde::Serialize;

@@ -21,6 +21,14 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The ledger query over 10,000 products and 1M/10M orders, with and without the covering
+    /// index; the chunked check; one drift reading of 1,000 products.
+    Recon {
+        #[arg(long)]
+        quick: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliError> {
@@ -30,6 +38,9 @@ pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliErro
         BenchCommand::Engine { quick, json } => {
             let exe = std::env::current_exe().map_err(|e| CliError::Refused(format!("cannot find the stockguard binary: {e}")))?;
             (stockguard::bench::engine::run(&conns, &exe, quick).await?, json)
+        }
+        BenchCommand::Recon { quick, json } => {
+            (stockguard::bench::recon::run(&conns, quick, &mut |step| eprintln!("bench recon: {step}")).await?, json)
         }
     };
     if json {

@@ -1,0 +1,175 @@
+//! Reconciliation at scale: the ledger query over 10,000 products and millions of orders,
+//! with and without the covering index; the chunked check against the raw query; one exact
+//! drift reading of 1,000 products.
+//!
+//! It builds its own scratch database beside the profile's (`sg_bench_recon_<hash of its
+//! name>`), fills it
+//! with one multi-row `INSERT ... SELECT` per million orders, and drops it at the end.
+
+use std::time::{Duration, Instant};
+
+use secrecy::ExposeSecret as _;
+use sqlx::{Connection as _, MySqlPool};
+
+use super::{BenchError, BenchReport, Figure};
+use crate::connect::{self, Connections};
+use crate::profile::ConnectionSettings;
+use crate::recon::ledger::{self, LedgerOptions};
+use crate::recon::read_products;
+
+const PRODUCTS: u64 = 10_000;
+
+fn scratch_url(settings: &ConnectionSettings) -> Result<(String, String), BenchError> {
+    let mut url = url::Url::parse(settings.mysql_url.expose_secret()).map_err(|e| BenchError::Engine(e.to_string()))?;
+    // Named after the profile's database, but short (a name may have 64 characters at most).
+    let source = url.path().trim_start_matches('/');
+    let hash = source.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let db = format!("sg_bench_recon_{:016x}", hash);
+    url.set_path(&format!("/{db}"));
+    Ok((url.to_string(), db))
+}
+
+async fn time<T>(f: impl std::future::Future<Output = Result<T, ledger::LedgerError>>) -> Result<(T, f64), BenchError> {
+    let t = Instant::now();
+    let out = f.await.map_err(|e| BenchError::Engine(e.to_string()))?;
+    Ok((out, t.elapsed().as_secs_f64() * 1000.0))
+}
+
+/// Adds `n` orders (ids from `from`) spread over the products, 55% of them live.
+async fn add_orders(pool: &MySqlPool, from: u64, n: u64) -> Result<(), BenchError> {
+    const STEP: u64 = 1_000_000;
+    let mut done = 0;
+    while done < n {
+        let batch = STEP.min(n - done);
+        let base = from + done;
+        // d holds 0..9; six cross joins give a million numbers.
+        sqlx::query(
+            "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, pay_deadline) \
+             SELECT CONCAT('b', ? + k), ? + k, 1 + (? + k) % ?, 1 + (k % 2), \
+                    ELT(1 + (k % 20), 'PAID','PAID','PAID','PAID','PAID','PAID','PAID','WAIT_PAY','WAIT_PAY','WAIT_PAY', \
+                        'WAIT_PAY','CLOSED','CLOSED','CLOSED','CLOSED','CANCELLED','CANCELLED','CANCELLED','CANCELLED','CANCELLED'), \
+                    NOW() \
+             FROM (SELECT a.n + 10*b.n + 100*c.n + 1000*d.n + 10000*e.n + 100000*f.n AS k \
+                   FROM bench_digits a, bench_digits b, bench_digits c, bench_digits d, bench_digits e, bench_digits f) nums \
+             WHERE k < ?",
+        )
+        .bind(base)
+        .bind(base)
+        .bind(base)
+        .bind(PRODUCTS)
+        .bind(batch)
+        .execute(pool)
+        .await?;
+        done += batch;
+    }
+    Ok(())
+}
+
+/// The `recon` benchmark.
+pub async fn run(conns: &Connections, quick: bool, progress: &mut dyn FnMut(&str)) -> Result<BenchReport, BenchError> {
+    if conns.settings.environment == crate::profile::EnvironmentKind::Production {
+        return Err(BenchError::Production);
+    }
+    let sizes: &[u64] = if quick { &[100_000] } else { &[1_000_000, 10_000_000] };
+    let (url, db) = scratch_url(&conns.settings)?;
+    let mut admin = sqlx::MySqlConnection::connect_with(&connect::mysql_options(conns.settings.mysql_url.expose_secret()).map_err(|e| BenchError::Engine(e.to_string()))?).await?;
+    sqlx::query(&format!("DROP DATABASE IF EXISTS `{db}`")).execute(&mut admin).await?;
+    sqlx::query(&format!("CREATE DATABASE `{db}`")).execute(&mut admin).await?;
+    let settings = ConnectionSettings { mysql_url: url.clone().into(), ..conns.settings.clone() };
+    let result = measure(&settings, conns, sizes, progress).await;
+    sqlx::query(&format!("DROP DATABASE IF EXISTS `{db}`")).execute(&mut admin).await?;
+    let mut report = result?;
+    report.notes.push(format!("scratch database: {db} (dropped)"));
+    Ok(report)
+}
+
+async fn measure(settings: &ConnectionSettings, conns: &Connections, sizes: &[u64], progress: &mut dyn FnMut(&str)) -> Result<BenchReport, BenchError> {
+    let pool = connect::connect_mysql(settings).await.map_err(|e| BenchError::Engine(e.to_string()))?;
+    connect::migrate(&pool, "bench").await.map_err(|e| BenchError::Engine(e.to_string()))?;
+    sqlx::query("CREATE TABLE bench_digits (n INT PRIMARY KEY)").execute(&pool).await?;
+    sqlx::query("INSERT INTO bench_digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)").execute(&pool).await?;
+    // 10,000 products; initial stock is set after the orders so the ledger holds.
+    sqlx::query(
+        "INSERT INTO inventory (product_id, name, initial_stock, stock) \
+         SELECT 1 + a.n + 10*b.n + 100*c.n + 1000*d.n, 'p', 0, 0 FROM bench_digits a, bench_digits b, bench_digits c, bench_digits d",
+    )
+    .execute(&pool)
+    .await?;
+
+    let limit = Duration::from_secs(120);
+    let mut figures = Vec::new();
+    let mut ratios = Vec::new();
+    let mut notes = Vec::new();
+    let mut have = 0u64;
+    for &size in sizes {
+        progress(&format!("filling {size} orders"));
+        let t = Instant::now();
+        add_orders(&pool, have, size - have).await?;
+        have = size;
+        notes.push(format!("filled to {size} orders in {:.0} s", t.elapsed().as_secs_f64()));
+        sqlx::query(
+            "UPDATE inventory i LEFT JOIN (SELECT product_id, SUM(buy_count) AS live FROM orders \
+             WHERE status IN ('WAIT_PAY','PAID') GROUP BY product_id) o ON o.product_id = i.product_id \
+             SET i.initial_stock = COALESCE(o.live, 0) + 100, i.stock = 100",
+        )
+        .execute(&pool)
+        .await?;
+        sqlx::query("ANALYZE TABLE orders").execute(&pool).await?;
+        let label = if size >= 1_000_000 { format!("{}M", size / 1_000_000) } else { format!("{}k", size / 1000) };
+
+        progress("raw query, covering index");
+        let (_, covering) = time(ledger::raw_ledger_query(&pool, limit)).await?;
+        progress("raw query, (status, product_id, buy_count)");
+        sqlx::query("ALTER TABLE orders ADD INDEX bench_status_first (status, product_id, buy_count)").execute(&pool).await?;
+        let (_, status_first) = time(raw_with(&pool, "FORCE INDEX (bench_status_first)", limit)).await?;
+        sqlx::query("ALTER TABLE orders DROP INDEX bench_status_first").execute(&pool).await?;
+        progress("raw query, no index");
+        let (_, none) = time(raw_with(&pool, "IGNORE INDEX (idx_orders_recon, idx_orders_close, idx_orders_reserve_seq, uk_orders_user_product_idempotency)", limit)).await?;
+        progress("chunked ledger check");
+        let (chunked, chunked_ms) = time(ledger::reconcile(&pool, &LedgerOptions { statement_limit: limit, ..LedgerOptions::default() }, false, &mut |_, _| {})).await?;
+        if !chunked.mismatches.is_empty() {
+            notes.push(format!("{label}: the chunked check found {} mismatches (expected none)", chunked.mismatches.len()));
+        }
+        figures.push(Figure::new(&format!("{label} orders: raw query, covering (product_id, status, buy_count)"), covering, "ms"));
+        figures.push(Figure::new(&format!("{label} orders: raw query, (status, product_id, buy_count)"), status_first, "ms"));
+        figures.push(Figure::new(&format!("{label} orders: raw query, no index (table scan)"), none, "ms"));
+        figures.push(Figure::new(&format!("{label} orders: chunked check, total ({} chunks)", chunked.chunks), chunked_ms, "ms"));
+        figures.push(Figure::new(&format!("{label} orders: chunked check, slowest statement"), chunked.slowest_statement_ms, "ms"));
+        ratios.push(Figure::new(&format!("{label}: no index / covering"), none / covering, ""));
+        ratios.push(Figure::new(&format!("{label}: status-first / covering"), status_first / covering, ""));
+        ratios.push(Figure::new(&format!("{label}: chunked total / raw covering"), chunked_ms / covering, ""));
+    }
+
+    // One exact drift reading of 1,000 products, on the filled database.
+    progress("drift reading of 1,000 products");
+    let keys = crate::keys::Keys::new(format!("benchrecon{:x}", rand::random::<u32>()));
+    let mut redis = conns.redis.clone();
+    let ids: Vec<u64> = (1..=1000).collect();
+    let mut pipe = redis::pipe();
+    for &id in &ids {
+        pipe.set(keys.stock(id), 100).ignore();
+    }
+    let _: () = pipe.query_async(&mut redis).await?;
+    let mut samples = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        read_products(&pool, &mut redis, &keys, &ids).await.map_err(|e| BenchError::Engine(e.to_string()))?;
+        samples.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let _: () = redis::cmd("DEL").arg(ids.iter().map(|&id| keys.stock(id)).collect::<Vec<_>>()).query_async(&mut redis).await?;
+    samples.sort_by(|a, b| a.total_cmp(b));
+    figures.push(Figure::new("one exact drift reading of 1,000 products (median of 5, DB + Redis)", samples[2], "ms"));
+    pool.close().await;
+    Ok(BenchReport { bench: "recon".into(), figures, ratios, notes })
+}
+
+async fn raw_with(pool: &MySqlPool, hint: &str, limit: Duration) -> Result<(), ledger::LedgerError> {
+    let kind = ledger::server_kind(pool).await?;
+    let sql = ledger::with_time_limit(
+        kind,
+        &format!("SELECT product_id, CAST(SUM(buy_count) AS SIGNED) FROM orders {hint} WHERE status IN ('WAIT_PAY','PAID') GROUP BY product_id"),
+        limit,
+    );
+    let _: Vec<(u64, i64)> = sqlx::query_as(&sql).fetch_all(pool).await?;
+    Ok(())
+}
