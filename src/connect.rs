@@ -24,7 +24,9 @@ pub enum ConnectError {
     MalformedMysqlUrl { url: String, reason: String },
     #[error("malformed Redis URL {url}: {reason}")]
     MalformedRedisUrl { url: String, reason: String },
-    #[error("cannot reach MySQL at {url}: {reason} (is the server running? `stockguard sandbox up` starts a local one)")]
+    #[error(
+        "cannot reach MySQL at {url}: {reason} (is the server running? `stockguard sandbox up` starts a local one)"
+    )]
     MysqlUnreachable { url: String, reason: String },
     #[error("MySQL at {url} refused the credentials: {reason}")]
     MysqlAccessDenied { url: String, reason: String },
@@ -32,7 +34,9 @@ pub enum ConnectError {
     MysqlUnknownDatabase { url: String, reason: String },
     #[error("MySQL at {url}: {reason}")]
     Mysql { url: String, reason: String },
-    #[error("cannot reach Redis at {url}: {reason} (is the server running? `stockguard sandbox up` starts a local one)")]
+    #[error(
+        "cannot reach Redis at {url}: {reason} (is the server running? `stockguard sandbox up` starts a local one)"
+    )]
     RedisUnreachable { url: String, reason: String },
     #[error("migrating {url} failed: {reason}")]
     Migrate { url: String, reason: String },
@@ -62,12 +66,7 @@ impl Connections {
     pub async fn open(settings: ConnectionSettings) -> Result<Self, ConnectError> {
         let mysql = connect_mysql(&settings).await?;
         let redis = connect_redis(&settings).await?;
-        Ok(Self {
-            mysql,
-            redis,
-            keys: Keys::new(settings.key_prefix.clone()),
-            settings,
-        })
+        Ok(Self { mysql, redis, keys: Keys::new(settings.key_prefix.clone()), settings })
     }
 
     /// Applies the embedded migrations.
@@ -78,18 +77,16 @@ impl Connections {
 
 /// Applies the embedded migrations to a pool.
 pub async fn migrate(pool: &MySqlPool, url_for_messages: &str) -> Result<(), ConnectError> {
-    MIGRATOR.run(pool).await.map_err(|e| ConnectError::Migrate {
-        url: url_for_messages.to_string(),
-        reason: e.to_string(),
-    })
+    MIGRATOR
+        .run(pool)
+        .await
+        .map_err(|e| ConnectError::Migrate { url: url_for_messages.to_string(), reason: e.to_string() })
 }
 
 /// Parses a MySQL URL into connect options, classifying a malformed one.
 pub fn mysql_options(url: &str) -> Result<MySqlConnectOptions, ConnectError> {
-    MySqlConnectOptions::from_str(url).map_err(|e| ConnectError::MalformedMysqlUrl {
-        url: crate::profile::redact(url),
-        reason: e.to_string(),
-    })
+    MySqlConnectOptions::from_str(url)
+        .map_err(|e| ConnectError::MalformedMysqlUrl { url: crate::profile::redact(url), reason: e.to_string() })
 }
 
 /// Opens a pool with the default size for the console.
@@ -98,13 +95,14 @@ pub async fn connect_mysql(settings: &ConnectionSettings) -> Result<MySqlPool, C
     let options = mysql_options(url)?;
     // One direct connection first: a pool that cannot connect only says "timed out", while
     // this says "connection refused" or "access denied".
-    let probe = tokio::time::timeout(CONNECT_TIMEOUT, <sqlx::MySqlConnection as sqlx::Connection>::connect_with(&options))
-        .await
-        .map_err(|_| ConnectError::MysqlUnreachable {
-            url: settings.mysql_display(),
-            reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
-        })?
-        .map_err(|e| classify_mysql_error(&settings.mysql_display(), e))?;
+    let probe =
+        tokio::time::timeout(CONNECT_TIMEOUT, <sqlx::MySqlConnection as sqlx::Connection>::connect_with(&options))
+            .await
+            .map_err(|_| ConnectError::MysqlUnreachable {
+                url: settings.mysql_display(),
+                reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
+            })?
+            .map_err(|e| classify_mysql_error(&settings.mysql_display(), e))?;
     let _ = sqlx::Connection::close(probe).await;
     MySqlPoolOptions::new()
         .max_connections(8)
@@ -132,10 +130,9 @@ pub async fn connect_replica(settings: &ConnectionSettings) -> Result<Option<MyS
 pub fn classify_mysql_error(url: &str, err: sqlx::Error) -> ConnectError {
     let url = url.to_string();
     match &err {
-        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_) => ConnectError::MysqlUnreachable {
-            url,
-            reason: err.to_string(),
-        },
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_) => {
+            ConnectError::MysqlUnreachable { url, reason: err.to_string() }
+        }
         sqlx::Error::Database(db) => {
             // MySQL error numbers: 1045/1698 access denied (SQLSTATE 28000), 1044 access
             // denied to a database, 1049 unknown database.
@@ -157,9 +154,8 @@ pub fn classify_mysql_error(url: &str, err: sqlx::Error) -> ConnectError {
 /// Opens a Redis connection manager (it reconnects by itself) after one PING.
 pub async fn connect_redis(settings: &ConnectionSettings) -> Result<redis::aio::ConnectionManager, ConnectError> {
     let display = settings.redis_display();
-    let client = redis::Client::open(settings.redis_url.expose_secret()).map_err(|e| {
-        ConnectError::MalformedRedisUrl { url: display.clone(), reason: e.to_string() }
-    })?;
+    let client = redis::Client::open(settings.redis_url.expose_secret())
+        .map_err(|e| ConnectError::MalformedRedisUrl { url: display.clone(), reason: e.to_string() })?;
     let unreachable = |reason: String| ConnectError::RedisUnreachable { url: display.clone(), reason };
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(CONNECT_TIMEOUT)
@@ -169,9 +165,6 @@ pub async fn connect_redis(settings: &ConnectionSettings) -> Result<redis::aio::
         .await
         .map_err(|_| unreachable("timed out".into()))?
         .map_err(|e| unreachable(e.to_string()))?;
-    let _: String = redis::cmd("PING")
-        .query_async(&mut conn)
-        .await
-        .map_err(|e| unreachable(e.to_string()))?;
+    let _: String = redis::cmd("PING").query_async(&mut conn).await.map_err(|e| unreachable(e.to_string()))?;
     Ok(conn)
 }

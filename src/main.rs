@@ -9,7 +9,9 @@ use clap::Parser as _;
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("STOCKGUARD_LOG").unwrap_or_else(|_| "warn,sqlx=error".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("STOCKGUARD_LOG").unwrap_or_else(|_| "warn,sqlx=error".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let args = cli::Cli::parse();

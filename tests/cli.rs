@@ -45,7 +45,10 @@ fn no_profile_at_all_says_how_to_get_one() {
 fn an_unreachable_mysql_is_reported_as_unreachable() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mysql = format!("mysql://root@127.0.0.1:{port}/x");
-    let out = stockguard(&["products"], &[("STOCKGUARD_MYSQL_URL", &mysql), ("STOCKGUARD_REDIS_URL", "redis://127.0.0.1:6379/")]);
+    let out = stockguard(
+        &["products"],
+        &[("STOCKGUARD_MYSQL_URL", &mysql), ("STOCKGUARD_REDIS_URL", "redis://127.0.0.1:6379/")],
+    );
     assert_one_line_error(&out, "cannot reach MySQL");
 }
 
@@ -60,7 +63,10 @@ fn an_unreachable_redis_is_reported_as_unreachable() {
 
 #[test]
 fn a_malformed_url_is_reported_without_its_password() {
-    let out = stockguard(&["products"], &[("STOCKGUARD_MYSQL_URL", "mysql//root:hunter2@db"), ("STOCKGUARD_REDIS_URL", "redis://x/")]);
+    let out = stockguard(
+        &["products"],
+        &[("STOCKGUARD_MYSQL_URL", "mysql//root:hunter2@db"), ("STOCKGUARD_REDIS_URL", "redis://x/")],
+    );
     assert_one_line_error(&out, "malformed MySQL URL");
     assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"));
 }
@@ -68,7 +74,17 @@ fn a_malformed_url_is_reported_without_its_password() {
 #[test]
 fn a_profile_with_a_password_in_its_url_is_not_saved() {
     let out = stockguard(
-        &["profile", "add", "p1", "--environment", "staging", "--mysql-url", "mysql://u:pw@db/sale", "--redis-url", "redis://c/"],
+        &[
+            "profile",
+            "add",
+            "p1",
+            "--environment",
+            "staging",
+            "--mysql-url",
+            "mysql://u:pw@db/sale",
+            "--redis-url",
+            "redis://c/",
+        ],
         &[],
     );
     assert_one_line_error(&out, "must not hold a password");
@@ -78,7 +94,11 @@ fn a_profile_with_a_password_in_its_url_is_not_saved() {
 fn a_bad_key_prefix_override_is_refused() {
     let out = stockguard(
         &["products"],
-        &[("STOCKGUARD_MYSQL_URL", "mysql://root@127.0.0.1/x"), ("STOCKGUARD_REDIS_URL", "redis://x/"), ("STOCKGUARD_KEY_PREFIX", "a b")],
+        &[
+            ("STOCKGUARD_MYSQL_URL", "mysql://root@127.0.0.1/x"),
+            ("STOCKGUARD_REDIS_URL", "redis://x/"),
+            ("STOCKGUARD_KEY_PREFIX", "a b"),
+        ],
     );
     assert_one_line_error(&out, "invalid key prefix");
 }

@@ -57,8 +57,11 @@ impl Drop for Driver {
 }
 
 fn which(name: &str) -> Option<std::path::PathBuf> {
-    let mut dirs: Vec<std::path::PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect();
-    if let Some(home) = std::env::var_os("CARGO_HOME").or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo").into_os_string())) {
+    let mut dirs: Vec<std::path::PathBuf> =
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect();
+    if let Some(home) = std::env::var_os("CARGO_HOME")
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo").into_os_string()))
+    {
         dirs.push(std::path::Path::new(&home).join("bin"));
     }
     dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
@@ -87,10 +90,7 @@ async fn the_window_lists_the_seeded_products_with_their_drift_status(pool: MySq
 
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), "wry".into());
-    caps.insert(
-        "tauri:options".into(),
-        serde_json::json!({ "application": env!("CARGO_BIN_EXE_stockguard-desktop") }),
-    );
+    caps.insert("tauri:options".into(), serde_json::json!({ "application": env!("CARGO_BIN_EXE_stockguard-desktop") }));
     let url = format!("http://127.0.0.1:{}", driver.port);
     let client = {
         let mut attempt = 0;

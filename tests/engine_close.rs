@@ -20,23 +20,43 @@ const PRODUCT: u64 = 5;
 const PAYMENT: Duration = Duration::from_secs(900);
 
 /// A sale of 10 units with `buyers` orders persisted (1 unit each), WAIT_PAY.
-async fn sale_with_orders(pool: &MySqlPool, redis: &TestRedis, buyers: u64) -> (redis::aio::MultiplexedConnection, Vec<String>) {
-    sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'x', 10, 10, 1)")
-        .bind(PRODUCT)
-        .execute(pool)
-        .await
-        .unwrap();
+async fn sale_with_orders(
+    pool: &MySqlPool,
+    redis: &TestRedis,
+    buyers: u64,
+) -> (redis::aio::MultiplexedConnection, Vec<String>) {
+    sqlx::query(
+        "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'x', 10, 10, 1)",
+    )
+    .bind(PRODUCT)
+    .execute(pool)
+    .await
+    .unwrap();
     let mut conn = redis.conn().await;
     let _: () = conn.set(redis.keys.stock(PRODUCT), 10).await.unwrap();
     consumer::ensure_group(&mut conn, &redis.keys, PRODUCT).await.unwrap();
     let reserver = Reserver::new();
     let mut order_nos = Vec::new();
     for user in 0..buyers {
-        let req = ReserveRequest { user_id: user, product_id: PRODUCT, qty: 1, idempotency_key: "k".into(), per_user_limit: 1 };
-        let ReserveOutcome::Reserved { order_no } = reserver.reserve(&mut conn, &redis.keys, &req).await.unwrap() else { panic!() };
+        let req = ReserveRequest {
+            user_id: user,
+            product_id: PRODUCT,
+            qty: 1,
+            idempotency_key: "k".into(),
+            per_user_limit: 1,
+        };
+        let ReserveOutcome::Reserved { order_no } = reserver.reserve(&mut conn, &redis.keys, &req).await.unwrap()
+        else {
+            panic!()
+        };
         order_nos.push(order_no);
     }
-    let cfg = ConsumerConfig { name: "c".into(), batch_size: 100, claim_min_idle: Duration::from_secs(60), payment_timeout: PAYMENT };
+    let cfg = ConsumerConfig {
+        name: "c".into(),
+        batch_size: 100,
+        claim_min_idle: Duration::from_secs(60),
+        payment_timeout: PAYMENT,
+    };
     consumer::run_once(pool, &mut conn, &redis.keys, &[PRODUCT], &cfg).await.unwrap();
     (conn, order_nos)
 }
@@ -65,7 +85,8 @@ async fn unpaid_orders_close_at_their_deadline_and_not_before(pool: MySqlPool) {
     let redis = TestRedis::new("c1").await;
     let (mut conn, _) = sale_with_orders(&pool, &redis, 4).await;
 
-    let just_before = (Utc::now() + chrono::Duration::from_std(PAYMENT).unwrap() - chrono::Duration::seconds(5)).naive_utc();
+    let just_before =
+        (Utc::now() + chrono::Duration::from_std(PAYMENT).unwrap() - chrono::Duration::seconds(5)).naive_utc();
     assert_eq!(close_due_orders(&pool, just_before, 100).await.unwrap(), 0);
     assert_eq!(db_stock(&pool).await, 6);
 
@@ -131,7 +152,11 @@ async fn a_timeout_close_racing_a_cancel_returns_stock_once(pool: MySqlPool) {
 async fn a_paid_order_is_not_closed_and_a_closed_order_is_not_paid(pool: MySqlPool) {
     let redis = TestRedis::new("c4").await;
     let (mut conn, order_nos) = sale_with_orders(&pool, &redis, 2).await;
-    sqlx::query("UPDATE orders SET status = 'PAID' WHERE order_no = ?").bind(&order_nos[0]).execute(&pool).await.unwrap();
+    sqlx::query("UPDATE orders SET status = 'PAID' WHERE order_no = ?")
+        .bind(&order_nos[0])
+        .execute(&pool)
+        .await
+        .unwrap();
 
     assert_eq!(close_due_orders(&pool, after_deadline(), 100).await.unwrap(), 1);
     let paid = close_order(&pool, &order_nos[0], CloseKind::Timeout, after_deadline()).await.unwrap();
@@ -157,6 +182,7 @@ async fn a_release_waits_while_the_stock_key_is_missing(pool: MySqlPool) {
     assert_eq!(out.waiting_for_key, 1);
     let exists: bool = conn.exists(redis.keys.stock(PRODUCT)).await.unwrap();
     assert!(!exists, "the release did not create a stock key from nothing");
-    let pending: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM outbox WHERE status = 'PENDING'").fetch_one(&pool).await.unwrap();
+    let pending: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM outbox WHERE status = 'PENDING'").fetch_one(&pool).await.unwrap();
     assert_eq!(pending, 1);
 }

@@ -19,23 +19,18 @@ use tower::ServiceExt as _;
 const PRODUCT: u64 = 7;
 
 async fn engine(pool: &MySqlPool, redis: &TestRedis, stock: i64, limit: i64) -> EngineState {
-    sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'drop', ?, ?, ?)")
-        .bind(PRODUCT)
-        .bind(stock)
-        .bind(stock)
-        .bind(limit)
-        .execute(pool)
-        .await
-        .unwrap();
     let conns = support::connections(pool, redis, EnvironmentKind::Sandbox).await;
-    let mut r = conns.redis.clone();
-    let _: () = r.set(conns.keys.stock(PRODUCT), stock).await.unwrap();
-    consumer::ensure_group(&mut r, &conns.keys, PRODUCT).await.unwrap();
+    support::open_sale(&conns, PRODUCT, stock, limit).await;
     EngineState::new(conns.mysql, conns.redis, conns.keys, EngineConfig::default())
 }
 
 async fn call(state: &EngineState, method: &str, uri: &str, body: impl Into<Body>) -> (StatusCode, serde_json::Value) {
-    let req = Request::builder().method(method).uri(uri).header("content-type", "application/json").body(body.into()).unwrap();
+    let req = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json")
+        .body(body.into())
+        .unwrap();
     let resp = router(state.clone()).oneshot(req).await.unwrap();
     let status = resp.status();
     let bytes = resp.into_body().collect().await.unwrap().to_bytes();
@@ -66,7 +61,12 @@ async fn an_order_is_accepted_processed_persisted_and_paid(pool: MySqlPool) {
     let (_, shown) = call(&state, "GET", &format!("/orders/{order_no}"), Body::empty()).await;
     assert_eq!(shown["status"], "PROCESSING");
 
-    let cfg = ConsumerConfig { name: "c".into(), batch_size: 10, claim_min_idle: Duration::from_secs(30), payment_timeout: Duration::from_secs(900) };
+    let cfg = ConsumerConfig {
+        name: "c".into(),
+        batch_size: 10,
+        claim_min_idle: Duration::from_secs(30),
+        payment_timeout: Duration::from_secs(900),
+    };
     let mut r = state.redis.clone();
     consumer::run_once(&state.pool, &mut r, &state.keys, &[PRODUCT], &cfg).await.unwrap();
     let (_, shown) = call(&state, "GET", &format!("/orders/{order_no}"), Body::empty()).await;
@@ -111,7 +111,8 @@ async fn sold_out_limit_and_missing_key_get_their_own_answers(pool: MySqlPool) {
 async fn bad_input_gets_a_clear_4xx_and_reserves_nothing(pool: MySqlPool) {
     let redis = TestRedis::new("h4").await;
     let state = engine(&pool, &redis, 10, 2).await;
-    let unknown_product = serde_json::json!({ "user_id": 1, "product_id": 999, "qty": 1, "idempotency_key": "x" }).to_string();
+    let unknown_product =
+        serde_json::json!({ "user_id": 1, "product_id": 999, "qty": 1, "idempotency_key": "x" }).to_string();
     let oversized = format!(r#"{{"user_id":1,"product_id":7,"qty":1,"idempotency_key":"{}"}}"#, "k".repeat(10_000));
     let cases: Vec<(&str, String, StatusCode, &str)> = vec![
         ("negative qty", order(1, -1, "a"), StatusCode::BAD_REQUEST, "BAD_REQUEST"),
@@ -119,7 +120,12 @@ async fn bad_input_gets_a_clear_4xx_and_reserves_nothing(pool: MySqlPool) {
         ("qty over the limit", order(1, 3, "a"), StatusCode::BAD_REQUEST, "BAD_REQUEST"),
         ("unknown product", unknown_product, StatusCode::NOT_FOUND, "UNKNOWN_PRODUCT"),
         ("malformed JSON", "{\"user_id\": 1,".to_string(), StatusCode::BAD_REQUEST, "BAD_REQUEST"),
-        ("missing field", r#"{"user_id":1,"product_id":7,"qty":1}"#.to_string(), StatusCode::BAD_REQUEST, "BAD_REQUEST"),
+        (
+            "missing field",
+            r#"{"user_id":1,"product_id":7,"qty":1}"#.to_string(),
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+        ),
         ("empty idempotency key", order(1, 1, ""), StatusCode::BAD_REQUEST, "BAD_REQUEST"),
         ("oversized body", oversized, StatusCode::PAYLOAD_TOO_LARGE, "TOO_LARGE"),
     ];
@@ -150,7 +156,12 @@ async fn a_cancelled_order_returns_its_stock_and_cannot_be_paid(pool: MySqlPool)
     let (status, early) = call(&state, "POST", &format!("/orders/{order_no}/cancel"), Body::empty()).await;
     assert_eq!((status, early["error"].as_str()), (StatusCode::CONFLICT, Some("NOT_CANCELLABLE")), "still in flight");
 
-    let cfg = ConsumerConfig { name: "c".into(), batch_size: 10, claim_min_idle: Duration::from_secs(30), payment_timeout: Duration::from_secs(900) };
+    let cfg = ConsumerConfig {
+        name: "c".into(),
+        batch_size: 10,
+        claim_min_idle: Duration::from_secs(30),
+        payment_timeout: Duration::from_secs(900),
+    };
     let mut r = state.redis.clone();
     consumer::run_once(&state.pool, &mut r, &state.keys, &[PRODUCT], &cfg).await.unwrap();
 

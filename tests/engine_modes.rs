@@ -16,23 +16,20 @@ use tower::ServiceExt as _;
 const PRODUCT: u64 = 11;
 
 async fn engine(pool: &MySqlPool, redis: &TestRedis, stock: i64, limit: i64, config: EngineConfig) -> EngineState {
-    sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'drop', ?, ?, ?)")
-        .bind(PRODUCT)
-        .bind(stock)
-        .bind(stock)
-        .bind(limit)
-        .execute(pool)
-        .await
-        .unwrap();
     let conns = support::connections(pool, redis, EnvironmentKind::Sandbox).await;
-    let mut r = conns.redis.clone();
-    let _: () = r.set(conns.keys.stock(PRODUCT), stock).await.unwrap();
+    support::open_sale(&conns, PRODUCT, stock, limit).await;
     EngineState::new(conns.mysql, conns.redis, conns.keys, config)
 }
 
 async fn post_order(state: &EngineState, user: u64, qty: i64, idem: &str) -> (StatusCode, serde_json::Value) {
-    let body = serde_json::json!({ "user_id": user, "product_id": PRODUCT, "qty": qty, "idempotency_key": idem }).to_string();
-    let req = Request::builder().method("POST").uri("/orders").header("content-type", "application/json").body(Body::from(body)).unwrap();
+    let body =
+        serde_json::json!({ "user_id": user, "product_id": PRODUCT, "qty": qty, "idempotency_key": idem }).to_string();
+    let req = Request::builder()
+        .method("POST")
+        .uri("/orders")
+        .header("content-type", "application/json")
+        .body(Body::from(body))
+        .unwrap();
     let resp = router(state.clone()).oneshot(req).await.unwrap();
     let status = resp.status();
     let bytes = resp.into_body().collect().await.unwrap().to_bytes();
@@ -140,8 +137,6 @@ async fn the_instance_wide_bucket_refuses_past_its_rate(pool: MySqlPool) {
 async fn metrics_report_outcomes_latency_backlog_and_in_flight(pool: MySqlPool) {
     let redis = TestRedis::new("d5").await;
     let state = engine(&pool, &redis, 10, 1, EngineConfig::default()).await;
-    let mut r = state.redis.clone();
-    stockguard::engine::consumer::ensure_group(&mut r, &state.keys, PRODUCT).await.unwrap();
     post_order(&state, 1, 1, "k").await;
     post_order(&state, 1, 1, "k2").await;
 

@@ -17,7 +17,13 @@ use support::TestRedis;
 const PRODUCT: u64 = 42;
 
 /// A product on sale: `stock` units in the DB and in Redis, its stream group created.
-async fn open_sale(pool: &MySqlPool, redis: &TestRedis, db_stock: i64, redis_stock: i64, limit: i64) -> redis::aio::MultiplexedConnection {
+async fn open_sale(
+    pool: &MySqlPool,
+    redis: &TestRedis,
+    db_stock: i64,
+    redis_stock: i64,
+    limit: i64,
+) -> redis::aio::MultiplexedConnection {
     sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'hot item', ?, ?, ?)")
         .bind(PRODUCT)
         .bind(db_stock)
@@ -68,7 +74,8 @@ async fn assert_conserved(pool: &MySqlPool, conn: &mut redis::aio::MultiplexedCo
     assert_eq!(r.status, DriftStatus::Ok);
     let inflight: i64 = conn.hlen(keys.inflight(PRODUCT)).await.unwrap();
     assert_eq!(inflight, 0, "nothing left in flight");
-    let pending: redis::streams::StreamPendingReply = conn.xpending(keys.orders_stream(PRODUCT), "persist").await.unwrap();
+    let pending: redis::streams::StreamPendingReply =
+        conn.xpending(keys.orders_stream(PRODUCT), "persist").await.unwrap();
     assert_eq!(pending.count(), 0, "every message acknowledged");
     let stream: i64 = conn.xlen(keys.orders_stream(PRODUCT)).await.unwrap();
     assert_eq!(stream, 0, "acknowledged messages are deleted");
@@ -98,8 +105,14 @@ async fn reserve_enforces_the_per_user_limit(pool: MySqlPool) {
     let redis = TestRedis::new("r2").await;
     let mut conn = open_sale(&pool, &redis, 5, 5, 1).await;
     let reserver = Reserver::new();
-    assert!(matches!(reserver.reserve(&mut conn, &redis.keys, &request(7, 1, "a")).await.unwrap(), ReserveOutcome::Reserved { .. }));
-    assert_eq!(reserver.reserve(&mut conn, &redis.keys, &request(7, 1, "b")).await.unwrap(), ReserveOutcome::LimitReached);
+    assert!(matches!(
+        reserver.reserve(&mut conn, &redis.keys, &request(7, 1, "a")).await.unwrap(),
+        ReserveOutcome::Reserved { .. }
+    ));
+    assert_eq!(
+        reserver.reserve(&mut conn, &redis.keys, &request(7, 1, "b")).await.unwrap(),
+        ReserveOutcome::LimitReached
+    );
     let stock: i64 = conn.get(redis.keys.stock(PRODUCT)).await.unwrap();
     assert_eq!(stock, 4);
 }
@@ -167,8 +180,10 @@ async fn a_message_delivered_twice_creates_one_order(pool: MySqlPool) {
     let batch = consumer::read_new(&mut conn, &redis.keys, PRODUCT, &cfg).await.unwrap();
     assert_eq!(batch.len(), 3);
 
-    let first = persist::persist_batch(&pool, &mut conn, &redis.keys, PRODUCT, &batch, cfg.payment_timeout).await.unwrap();
-    let second = persist::persist_batch(&pool, &mut conn, &redis.keys, PRODUCT, &batch, cfg.payment_timeout).await.unwrap();
+    let first =
+        persist::persist_batch(&pool, &mut conn, &redis.keys, PRODUCT, &batch, cfg.payment_timeout).await.unwrap();
+    let second =
+        persist::persist_batch(&pool, &mut conn, &redis.keys, PRODUCT, &batch, cfg.payment_timeout).await.unwrap();
 
     assert_eq!(first.persisted.len(), 3);
     assert!(second.persisted.is_empty() && second.failed.is_empty());
@@ -245,26 +260,34 @@ async fn one_pass_persists_the_new_messages_of_many_products_even_with_one_idemp
     let products: Vec<u64> = (100..103).collect();
     let reserver = Reserver::new();
     for &p in &products {
-        sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'p', 5, 5, 1)")
-            .bind(p)
-            .execute(&pool)
-            .await
-            .unwrap();
+        sqlx::query(
+            "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'p', 5, 5, 1)",
+        )
+        .bind(p)
+        .execute(&pool)
+        .await
+        .unwrap();
         let _: () = conn.set(redis.keys.stock(p), 5).await.unwrap();
         consumer::ensure_group(&mut conn, &redis.keys, p).await.unwrap();
         for user in 0..2 {
-            let req = ReserveRequest { user_id: user, product_id: p, qty: 1, idempotency_key: "k".into(), per_user_limit: 1 };
+            let req =
+                ReserveRequest { user_id: user, product_id: p, qty: 1, idempotency_key: "k".into(), per_user_limit: 1 };
             reserver.reserve(&mut conn, &redis.keys, &req).await.unwrap();
         }
     }
 
-    let outcome = consumer::run_pass(&pool, &mut conn, &redis.keys, &products, &consumer_named("a"), false).await.unwrap();
+    let outcome =
+        consumer::run_pass(&pool, &mut conn, &redis.keys, &products, &consumer_named("a"), false).await.unwrap();
 
     // The same buyers used the same idempotency key for every product: a key is scoped to
     // (buyer, product), in Redis and in the DB alike, so all six are distinct orders.
     assert_eq!(outcome.persisted.len(), 6, "{outcome:?}");
     for &p in &products {
-        let orders: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE product_id = ?").bind(p).fetch_one(&pool).await.unwrap();
+        let orders: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE product_id = ?")
+            .bind(p)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
         assert_eq!(orders, 2, "product {p}");
     }
 }

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
-use stockguard::engine::consumer;
 use stockguard::engine::state::{EngineConfig, EngineState};
 use stockguard::load::{self, LoadConfig};
 use stockguard::profile::EnvironmentKind;
@@ -17,34 +16,15 @@ use support::TestRedis;
 const PRODUCT: u64 = 77;
 
 /// An engine serving on 127.0.0.1:0 until the returned sender is dropped or fired.
-async fn spawn_engine(state: EngineState) -> (String, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let handle = tokio::spawn(async move {
-        stockguard::engine::run::serve(listener, state, async {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
-    (url, stop, handle)
-}
 
 #[sqlx::test(migrations = "./migrations")]
 async fn five_thousand_buyers_through_http_buy_exactly_the_thousand_units(pool: MySqlPool) {
     let redis = TestRedis::new("load").await;
-    sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'hot', 1000, 1000, 1)")
-        .bind(PRODUCT)
-        .execute(&pool)
-        .await
-        .unwrap();
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    support::open_sale(&conns, PRODUCT, 1000, 1).await;
     let mut r = conns.redis.clone();
-    let _: () = r.set(conns.keys.stock(PRODUCT), 1000).await.unwrap();
-    consumer::ensure_group(&mut r, &conns.keys, PRODUCT).await.unwrap();
     let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
-    let (url, stop, engine) = spawn_engine(state).await;
+    let (url, stop, engine) = support::spawn_engine(state).await;
 
     let cfg = LoadConfig {
         target: url,

@@ -19,20 +19,6 @@ use support::TestRedis;
 
 const PRODUCTS: [u64; 2] = [501, 502];
 
-async fn spawn_engine(state: EngineState) -> (String, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let handle = tokio::spawn(async move {
-        stockguard::engine::run::serve(listener, state, async {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
-    (url, stop, handle)
-}
-
 #[sqlx::test(migrations = "./migrations")]
 async fn thousands_of_readings_under_live_traffic_show_no_phantom_drift(pool: MySqlPool) {
     let redis = TestRedis::new("exact").await;
@@ -49,7 +35,7 @@ async fn thousands_of_readings_under_live_traffic_show_no_phantom_drift(pool: My
     }
     let config = EngineConfig { batch_size: 50, close_interval: Duration::from_millis(20), ..EngineConfig::default() };
     let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), config);
-    let (url, stop, engine) = spawn_engine(state).await;
+    let (url, stop, engine) = support::spawn_engine(state).await;
 
     // Buyers: 24,000 requests over about twelve seconds.
     let load_pool = pool.clone();
@@ -71,10 +57,11 @@ async fn thousands_of_readings_under_live_traffic_show_no_phantom_drift(pool: My
     let cancelling = tokio::spawn(async move {
         let mut cancelled = 0;
         while !cancel_done.load(Ordering::Relaxed) {
-            let victim: Option<String> = sqlx::query_scalar("SELECT order_no FROM orders WHERE status = 'WAIT_PAY' ORDER BY RAND() LIMIT 1")
-                .fetch_optional(&cancel_pool)
-                .await
-                .unwrap();
+            let victim: Option<String> =
+                sqlx::query_scalar("SELECT order_no FROM orders WHERE status = 'WAIT_PAY' ORDER BY RAND() LIMIT 1")
+                    .fetch_optional(&cancel_pool)
+                    .await
+                    .unwrap();
             if let Some(no) = victim {
                 close_order(&cancel_pool, &no, CloseKind::Cancel, chrono::Utc::now().naive_utc()).await.unwrap();
                 cancelled += 1;

@@ -8,7 +8,6 @@ use std::time::Duration;
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
 use stockguard::connect::Connections;
-use stockguard::engine::consumer;
 use stockguard::engine::state::{EngineConfig, EngineState};
 use stockguard::load::{self, LoadConfig};
 use stockguard::profile::EnvironmentKind;
@@ -20,7 +19,10 @@ use support::TestRedis;
 const PRODUCT: u64 = 601;
 
 /// Readings until the tracker confirms a drift on the product; how many readings it took.
-async fn readings_until_confirmed(conns: &Connections, tracker: &mut DriftTracker) -> (usize, DriftStatus, Option<i64>) {
+async fn readings_until_confirmed(
+    conns: &Connections,
+    tracker: &mut DriftTracker,
+) -> (usize, DriftStatus, Option<i64>) {
     let mut r = conns.redis.clone();
     for n in 1..=10 {
         let readings = read_products(&conns.mysql, &mut r, &conns.keys, &[PRODUCT]).await.unwrap();
@@ -36,24 +38,9 @@ async fn injected_drift_is_confirmed_within_two_readings_and_repaired_during_the
     let redis = TestRedis::new("inject").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
     let mut r = conns.redis.clone();
-    sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'live', 3000, 3000, 1)")
-        .bind(PRODUCT)
-        .execute(&pool)
-        .await
-        .unwrap();
-    let _: () = r.set(conns.keys.stock(PRODUCT), 3000).await.unwrap();
-    consumer::ensure_group(&mut r, &conns.keys, PRODUCT).await.unwrap();
+    support::open_sale(&conns, PRODUCT, 3000, 1).await;
     let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let engine = tokio::spawn(async move {
-        stockguard::engine::run::serve(listener, state, async {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
+    let (url, stop, engine) = support::spawn_engine(state).await;
     let load_pool = pool.clone();
     let sale = tokio::spawn(async move {
         let cfg = LoadConfig {

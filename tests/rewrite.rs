@@ -55,7 +55,8 @@ async fn a_rewrite_repairs_redis_high_redis_low_and_a_missing_key_and_audits_eac
     }
     let audits = stockguard::audit::recent(&pool, Some("rewrite"), 10).await.unwrap();
     assert_eq!(audits.len(), 3);
-    assert!(audits.iter().all(|a| a.reason == "repair seeded drift" && a.details.as_ref().is_some_and(|d| d["fence_token"].as_u64().is_some())));
+    assert!(audits.iter().all(|a| a.reason == "repair seeded drift"
+        && a.details.as_ref().is_some_and(|d| d["fence_token"].as_u64().is_some())));
 }
 
 #[sqlx::test(migrations = "./migrations")]
@@ -63,7 +64,8 @@ async fn a_dry_run_shows_the_delta_and_changes_nothing(pool: MySqlPool) {
     let redis = TestRedis::new("rw2").await;
     let conns = seeded(&pool, &redis).await;
     let p = product_in(DriftStatus::RedisHigh);
-    let result = rewrite::rewrite(&conns, &RewriteRequest { dry_run: true, ..RewriteRequest::new(p, "look") }).await.unwrap();
+    let result =
+        rewrite::rewrite(&conns, &RewriteRequest { dry_run: true, ..RewriteRequest::new(p, "look") }).await.unwrap();
     assert_eq!(result.outcome, Outcome::DryRun);
     assert_eq!(result.delta, -sandbox::seed::SEEDED_REDIS_HIGH);
     let after = reading(&conns, p).await;
@@ -110,7 +112,9 @@ async fn eight_concurrent_rewrites_apply_once_per_token_and_leave_no_drift(pool:
     let tasks: Vec<_> = (0..8)
         .map(|i| {
             let conns = conns.clone();
-            tokio::spawn(async move { rewrite::rewrite(&conns, &RewriteRequest::new(p, &format!("racer {i}"))).await.unwrap() })
+            tokio::spawn(async move {
+                rewrite::rewrite(&conns, &RewriteRequest::new(p, &format!("racer {i}"))).await.unwrap()
+            })
         })
         .collect();
     let mut results = Vec::new();
@@ -118,7 +122,12 @@ async fn eight_concurrent_rewrites_apply_once_per_token_and_leave_no_drift(pool:
         results.push(t.await.unwrap());
     }
     let applied: Vec<_> = results.iter().filter(|r| r.outcome == Outcome::Applied).collect();
-    assert_eq!(applied.len(), 1, "the drift is repaired once: {:?}", results.iter().map(|r| r.outcome).collect::<Vec<_>>());
+    assert_eq!(
+        applied.len(),
+        1,
+        "the drift is repaired once: {:?}",
+        results.iter().map(|r| r.outcome).collect::<Vec<_>>()
+    );
     assert!(results.iter().all(|r| matches!(r.outcome, Outcome::Applied | Outcome::Noop | Outcome::LockBusy)));
     let mut tokens: Vec<u64> = results.iter().map(|r| r.fence_token).filter(|t| *t > 0).collect();
     let n = tokens.len();
@@ -140,17 +149,25 @@ async fn production_needs_the_product_id_typed_and_read_only_refuses(pool: MySql
 
     let err = rewrite::rewrite(&prod, &RewriteRequest::new(p, "fix")).await.unwrap_err();
     assert!(matches!(err, RewriteError::ConfirmationRequired(id) if id == p));
-    let wrong = rewrite::rewrite(&prod, &RewriteRequest { confirm: Some(p + 1), ..RewriteRequest::new(p, "fix") }).await.unwrap_err();
+    let wrong = rewrite::rewrite(&prod, &RewriteRequest { confirm: Some(p + 1), ..RewriteRequest::new(p, "fix") })
+        .await
+        .unwrap_err();
     assert!(matches!(wrong, RewriteError::ConfirmationRequired(_)));
     assert_eq!(reading(&prod, p).await.drift, Some(sandbox::seed::SEEDED_REDIS_HIGH), "nothing written");
-    let ok = rewrite::rewrite(&prod, &RewriteRequest { confirm: Some(p), ..RewriteRequest::new(p, "fix") }).await.unwrap();
+    let ok =
+        rewrite::rewrite(&prod, &RewriteRequest { confirm: Some(p), ..RewriteRequest::new(p, "fix") }).await.unwrap();
     assert_eq!(ok.outcome, Outcome::Applied);
 
     let mut read_only = sandbox_conns.clone();
     read_only.settings.read_only = true;
     let q = product_in(DriftStatus::RedisLow);
     assert!(matches!(rewrite::rewrite(&read_only, &RewriteRequest::new(q, "fix")).await, Err(RewriteError::ReadOnly)));
-    let dry = rewrite::rewrite(&read_only, &RewriteRequest { dry_run: true, ..RewriteRequest::new(q, "look") }).await.unwrap();
+    let dry = rewrite::rewrite(&read_only, &RewriteRequest { dry_run: true, ..RewriteRequest::new(q, "look") })
+        .await
+        .unwrap();
     assert_eq!(dry.outcome, Outcome::DryRun);
-    assert!(matches!(rewrite::rewrite(&sandbox_conns, &RewriteRequest::new(q, "  ")).await, Err(RewriteError::NoReason)));
+    assert!(matches!(
+        rewrite::rewrite(&sandbox_conns, &RewriteRequest::new(q, "  ")).await,
+        Err(RewriteError::NoReason)
+    ));
 }

@@ -29,10 +29,8 @@ async fn every_migration_applies_on_an_empty_database(pool: MySqlPool) {
 
     MIGRATOR.run(&pool).await.expect("migrations apply");
 
-    let applied: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations WHERE success = 1")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let applied: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations WHERE success = 1").fetch_one(&pool).await.unwrap();
     assert_eq!(applied as usize, MIGRATOR.iter().count());
     let mut tables: Vec<String> = sqlx::query_scalar("SHOW TABLES").fetch_all(&pool).await.unwrap();
     tables.retain(|t| t != "_sqlx_migrations");

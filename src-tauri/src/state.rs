@@ -34,9 +34,10 @@ impl AppState {
                 let store = ProfileStore::load_default()?;
                 let env = EnvOverrides::from_process_env();
                 let profile = self.profile.clone();
-                let settings = tokio::task::spawn_blocking(move || resolve(&store, profile.as_deref(), &env, &KeychainStore))
-                    .await
-                    .map_err(|e| DesktopError::Profile(e.to_string()))??;
+                let settings =
+                    tokio::task::spawn_blocking(move || resolve(&store, profile.as_deref(), &env, &KeychainStore))
+                        .await
+                        .map_err(|e| DesktopError::Profile(e.to_string()))??;
                 Ok(Connections::open(settings).await?)
             })
             .await

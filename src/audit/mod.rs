@@ -24,7 +24,14 @@ pub struct AuditEntry {
 
 impl AuditEntry {
     /// An entry for an action taken through the given connection settings.
-    pub fn by(settings: &ConnectionSettings, action: &str, target: &str, reason: &str, outcome: &str, details: serde_json::Value) -> Self {
+    pub fn by(
+        settings: &ConnectionSettings,
+        action: &str,
+        target: &str,
+        reason: &str,
+        outcome: &str,
+        details: serde_json::Value,
+    ) -> Self {
         Self {
             actor: settings.actor.clone(),
             role: settings.role.to_string(),

@@ -31,7 +31,7 @@ impl EngineProcess {
             .env_remove("STOCKGUARD_PROFILE")
             .env("STOCKGUARD_MYSQL_URL", conns.settings.mysql_url.expose_secret())
             .env("STOCKGUARD_REDIS_URL", conns.settings.redis_url.expose_secret())
-            .env("STOCKGUARD_KEY_PREFIX", &conns.keys.prefix().to_string())
+            .env("STOCKGUARD_KEY_PREFIX", conns.keys.prefix())
             .env("STOCKGUARD_ENVIRONMENT", conns.settings.environment.as_str())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -63,10 +63,17 @@ async fn fill_stream(conns: &Connections, product: u64, n: u64, tag: &str) -> Re
     let reserver = Arc::new(Reserver::new());
     let mut tasks = Vec::new();
     for w in 0..32u64 {
-        let (reserver, keys, mut redis, tag) = (reserver.clone(), conns.keys.clone(), conns.redis.clone(), tag.to_string());
+        let (reserver, keys, mut redis, tag) =
+            (reserver.clone(), conns.keys.clone(), conns.redis.clone(), tag.to_string());
         tasks.push(tokio::spawn(async move {
             for i in (w..n).step_by(32) {
-                let req = ReserveRequest { user_id: 3_000_000_000 + i, product_id: product, qty: 1, idempotency_key: format!("{tag}{i}"), per_user_limit: 1_000_000 };
+                let req = ReserveRequest {
+                    user_id: 3_000_000_000 + i,
+                    product_id: product,
+                    qty: 1,
+                    idempotency_key: format!("{tag}{i}"),
+                    per_user_limit: 1_000_000,
+                };
                 reserver.reserve(&mut redis, &keys, &req).await?;
             }
             Ok::<(), redis::RedisError>(())
@@ -130,7 +137,11 @@ pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
     engine.stop().await;
     product.drop_all(conns).await?;
     let report = report?;
-    figures.push(Figure::new("engine via HTTP: accepted orders/s (32 concurrent)", report.accepted_per_sec, "orders/s"));
+    figures.push(Figure::new(
+        "engine via HTTP: accepted orders/s (32 concurrent)",
+        report.accepted_per_sec,
+        "orders/s",
+    ));
     figures.push(Figure::new("engine via HTTP: latency p50", report.latency_p50_ms, "ms"));
     figures.push(Figure::new("engine via HTTP: latency p99", report.latency_p99_ms, "ms"));
     figures.push(Figure::new("engine via HTTP: latency p99.9", report.latency_p999_ms, "ms"));

@@ -72,7 +72,11 @@ pub async fn run(conns: &Connections, quick: bool, progress: &mut dyn FnMut(&str
     }
     let sizes: &[u64] = if quick { &[100_000] } else { &[1_000_000, 10_000_000] };
     let (url, db) = scratch_url(&conns.settings)?;
-    let mut admin = sqlx::MySqlConnection::connect_with(&connect::mysql_options(conns.settings.mysql_url.expose_secret()).map_err(|e| BenchError::Engine(e.to_string()))?).await?;
+    let mut admin = sqlx::MySqlConnection::connect_with(
+        &connect::mysql_options(conns.settings.mysql_url.expose_secret())
+            .map_err(|e| BenchError::Engine(e.to_string()))?,
+    )
+    .await?;
     sqlx::query(&format!("DROP DATABASE IF EXISTS `{db}`")).execute(&mut admin).await?;
     sqlx::query(&format!("CREATE DATABASE `{db}`")).execute(&mut admin).await?;
     let settings = ConnectionSettings { mysql_url: url.clone().into(), ..conns.settings.clone() };
@@ -83,7 +87,12 @@ pub async fn run(conns: &Connections, quick: bool, progress: &mut dyn FnMut(&str
     Ok(report)
 }
 
-async fn measure(settings: &ConnectionSettings, conns: &Connections, sizes: &[u64], progress: &mut dyn FnMut(&str)) -> Result<BenchReport, BenchError> {
+async fn measure(
+    settings: &ConnectionSettings,
+    conns: &Connections,
+    sizes: &[u64],
+    progress: &mut dyn FnMut(&str),
+) -> Result<BenchReport, BenchError> {
     let pool = connect::connect_mysql(settings).await.map_err(|e| BenchError::Engine(e.to_string()))?;
     connect::migrate(&pool, "bench").await.map_err(|e| BenchError::Engine(e.to_string()))?;
     sqlx::query("CREATE TABLE bench_digits (n INT PRIMARY KEY)").execute(&pool).await?;
@@ -120,21 +129,48 @@ async fn measure(settings: &ConnectionSettings, conns: &Connections, sizes: &[u6
         progress("raw query, covering index");
         let (_, covering) = time(ledger::raw_ledger_query(&pool, limit)).await?;
         progress("raw query, (status, product_id, buy_count)");
-        sqlx::query("ALTER TABLE orders ADD INDEX bench_status_first (status, product_id, buy_count)").execute(&pool).await?;
+        sqlx::query("ALTER TABLE orders ADD INDEX bench_status_first (status, product_id, buy_count)")
+            .execute(&pool)
+            .await?;
         let (_, status_first) = time(raw_with(&pool, "FORCE INDEX (bench_status_first)", limit)).await?;
         sqlx::query("ALTER TABLE orders DROP INDEX bench_status_first").execute(&pool).await?;
         progress("raw query, no index");
         let (_, none) = time(raw_with(&pool, "IGNORE INDEX (idx_orders_recon, idx_orders_close, idx_orders_reserve_seq, uk_orders_user_product_idempotency)", limit)).await?;
         progress("chunked ledger check");
-        let (chunked, chunked_ms) = time(ledger::reconcile(&pool, &LedgerOptions { statement_limit: limit, ..LedgerOptions::default() }, false, &mut |_, _| {})).await?;
+        let (chunked, chunked_ms) = time(ledger::reconcile(
+            &pool,
+            &LedgerOptions { statement_limit: limit, ..LedgerOptions::default() },
+            false,
+            &mut |_, _| {},
+        ))
+        .await?;
         if !chunked.mismatches.is_empty() {
-            notes.push(format!("{label}: the chunked check found {} mismatches (expected none)", chunked.mismatches.len()));
+            notes.push(format!(
+                "{label}: the chunked check found {} mismatches (expected none)",
+                chunked.mismatches.len()
+            ));
         }
-        figures.push(Figure::new(&format!("{label} orders: raw query, covering (product_id, status, buy_count)"), covering, "ms"));
-        figures.push(Figure::new(&format!("{label} orders: raw query, (status, product_id, buy_count)"), status_first, "ms"));
+        figures.push(Figure::new(
+            &format!("{label} orders: raw query, covering (product_id, status, buy_count)"),
+            covering,
+            "ms",
+        ));
+        figures.push(Figure::new(
+            &format!("{label} orders: raw query, (status, product_id, buy_count)"),
+            status_first,
+            "ms",
+        ));
         figures.push(Figure::new(&format!("{label} orders: raw query, no index (table scan)"), none, "ms"));
-        figures.push(Figure::new(&format!("{label} orders: chunked check, total ({} chunks)", chunked.chunks), chunked_ms, "ms"));
-        figures.push(Figure::new(&format!("{label} orders: chunked check, slowest statement"), chunked.slowest_statement_ms, "ms"));
+        figures.push(Figure::new(
+            &format!("{label} orders: chunked check, total ({} chunks)", chunked.chunks),
+            chunked_ms,
+            "ms",
+        ));
+        figures.push(Figure::new(
+            &format!("{label} orders: chunked check, slowest statement"),
+            chunked.slowest_statement_ms,
+            "ms",
+        ));
         ratios.push(Figure::new(&format!("{label}: no index / covering"), none / covering, ""));
         ratios.push(Figure::new(&format!("{label}: status-first / covering"), status_first / covering, ""));
         ratios.push(Figure::new(&format!("{label}: chunked total / raw covering"), chunked_ms / covering, ""));
@@ -156,7 +192,8 @@ async fn measure(settings: &ConnectionSettings, conns: &Connections, sizes: &[u6
         read_products(&pool, &mut redis, &keys, &ids).await.map_err(|e| BenchError::Engine(e.to_string()))?;
         samples.push(t.elapsed().as_secs_f64() * 1000.0);
     }
-    let _: () = redis::cmd("DEL").arg(ids.iter().map(|&id| keys.stock(id)).collect::<Vec<_>>()).query_async(&mut redis).await?;
+    let _: () =
+        redis::cmd("DEL").arg(ids.iter().map(|&id| keys.stock(id)).collect::<Vec<_>>()).query_async(&mut redis).await?;
     samples.sort_by(|a, b| a.total_cmp(b));
     figures.push(Figure::new("one exact drift reading of 1,000 products (median of 5, DB + Redis)", samples[2], "ms"));
     pool.close().await;

@@ -14,8 +14,15 @@ use crate::engine::reserve::{ReserveRequest, Reserver};
 /// Every call gets random order numbers, buyers and idempotency fields (`__rand_int__`), so
 /// it does the full work of a reservation (deduct, in-flight entry, buyer count, XADD), as
 /// our client does.
-pub async fn ceiling(conns: &Connections, product: u64, requests: u64, clients: u32, pipeline: u32) -> Result<f64, BenchError> {
-    let url = url::Url::parse(conns.settings.redis_url.expose_secret()).map_err(|e| BenchError::RedisBenchmark(e.to_string()))?;
+pub async fn ceiling(
+    conns: &Connections,
+    product: u64,
+    requests: u64,
+    clients: u32,
+    pipeline: u32,
+) -> Result<f64, BenchError> {
+    let url = url::Url::parse(conns.settings.redis_url.expose_secret())
+        .map_err(|e| BenchError::RedisBenchmark(e.to_string()))?;
     let host = url.host_str().unwrap_or("127.0.0.1").to_string();
     let port = url.port().unwrap_or(6379).to_string();
     let keys = &conns.keys;
@@ -24,8 +31,19 @@ pub async fn ceiling(conns: &Connections, product: u64, requests: u64, clients: 
     let mut r = conns.redis.clone();
     let _: String = redis::cmd("SCRIPT").arg("LOAD").arg(Reserver::source()).query_async(&mut r).await?;
     let mut cmd = tokio::process::Command::new("redis-benchmark");
-    cmd.args(["-h", &host, "-p", &port, "-c", &clients.to_string(), "-n", &requests.to_string(), "-P", &pipeline.to_string()])
-        .args(["-r", "1000000000", "--csv"]);
+    cmd.args([
+        "-h",
+        &host,
+        "-p",
+        &port,
+        "-c",
+        &clients.to_string(),
+        "-n",
+        &requests.to_string(),
+        "-P",
+        &pipeline.to_string(),
+    ])
+    .args(["-r", "1000000000", "--csv"]);
     if let Some(pw) = url.password() {
         cmd.args(["-a", pw]);
     }
@@ -38,12 +56,22 @@ pub async fn ceiling(conns: &Connections, product: u64, requests: u64, clients: 
             keys.idempotency(product),
             keys.seq(product),
         ])
-        .args(["o__rand_int__", "__rand_int__", "1", "1000000000", "__rand_int__:i", "1700000000000", &product.to_string(), "i"]);
+        .args([
+            "o__rand_int__",
+            "__rand_int__",
+            "1",
+            "1000000000",
+            "__rand_int__:i",
+            "1700000000000",
+            &product.to_string(),
+            "i",
+        ]);
     let out = cmd.output().await.map_err(|e| BenchError::RedisBenchmark(e.to_string()))?;
     if !out.status.success() {
         return Err(BenchError::RedisBenchmark(String::from_utf8_lossy(&out.stderr).into_owned()));
     }
-    parse_csv_rps(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| BenchError::RedisBenchmark("no figure in its output".into()))
+    parse_csv_rps(&String::from_utf8_lossy(&out.stdout))
+        .ok_or_else(|| BenchError::RedisBenchmark("no figure in its output".into()))
 }
 
 async fn ceiling_pipelined(conns: &Connections, product: u64, requests: u64) -> Result<f64, BenchError> {
@@ -66,7 +94,8 @@ pub async fn ours(conns: &Connections, product: u64, requests: u64, clients: u32
     let started = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..clients {
-        let (reserver, next, keys, mut redis) = (reserver.clone(), next.clone(), conns.keys.clone(), conns.redis.clone());
+        let (reserver, next, keys, mut redis) =
+            (reserver.clone(), next.clone(), conns.keys.clone(), conns.redis.clone());
         workers.push(tokio::spawn(async move {
             loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -36,7 +36,8 @@ pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliErro
     let (report, json) = match cmd {
         BenchCommand::Reserve { quick, json } => (stockguard::bench::reserve::run(&conns, quick).await?, json),
         BenchCommand::Engine { quick, json } => {
-            let exe = std::env::current_exe().map_err(|e| CliError::Refused(format!("cannot find the stockguard binary: {e}")))?;
+            let exe = std::env::current_exe()
+                .map_err(|e| CliError::Refused(format!("cannot find the stockguard binary: {e}")))?;
             (stockguard::bench::engine::run(&conns, &exe, quick).await?, json)
         }
         BenchCommand::Recon { quick, json } => {

@@ -35,7 +35,8 @@ pub enum EngineCommand {
 }
 
 pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliError> {
-    let EngineCommand::Serve { listen, instance_id, payment_timeout, batch_size, global_rate, per_user_rate, degraded } = cmd;
+    let EngineCommand::Serve { listen, instance_id, payment_timeout, batch_size, global_rate, per_user_rate, degraded } =
+        cmd;
     if batch_size == 0 {
         return Err(CliError::Refused("--batch-size must be at least 1".into()));
     }
@@ -54,7 +55,11 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .map_err(|e| CliError::Refused(format!("cannot listen on {listen}: {e}")))?;
-    eprintln!("engine {} listening on {}", config.instance_id, listener.local_addr().map(|a| a.to_string()).unwrap_or(listen));
+    eprintln!(
+        "engine {} listening on {}",
+        config.instance_id,
+        listener.local_addr().map(|a| a.to_string()).unwrap_or(listen)
+    );
     let state = EngineState::new(conns.mysql, conns.redis, conns.keys, config);
     stockguard::engine::run::serve(listener, state, async {
         let _ = tokio::signal::ctrl_c().await;

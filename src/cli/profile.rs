@@ -65,7 +65,10 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
                 let all: std::collections::BTreeMap<&str, &Profile> = store.iter().collect();
                 output::json(&all);
             } else if store.names().next().is_none() {
-                println!("no profiles in {} (run `stockguard sandbox up` or `stockguard profile add`)", store.path().display());
+                println!(
+                    "no profiles in {} (run `stockguard sandbox up` or `stockguard profile add`)",
+                    store.path().display()
+                );
             } else {
                 for (name, p) in store.iter() {
                     println!(

@@ -42,10 +42,18 @@ pub async fn recon(args: ReconArgs, profile: Option<&str>) -> Result<(), CliErro
     let conns = connect(profile).await?;
     if args.ledger {
         let replica = stockguard::connect::connect_replica(&conns.settings).await?;
-        let opts = LedgerOptions { statement_limit: Duration::from_millis(args.statement_limit_ms), ..LedgerOptions::default() };
-        let report = ledger::reconcile(replica.as_ref().unwrap_or(&conns.mysql), &opts, replica.is_some(), &mut |done, total| {
-            eprint!("\rledger check: {done}/{total} products");
-        })
+        let opts = LedgerOptions {
+            statement_limit: Duration::from_millis(args.statement_limit_ms),
+            ..LedgerOptions::default()
+        };
+        let report = ledger::reconcile(
+            replica.as_ref().unwrap_or(&conns.mysql),
+            &opts,
+            replica.is_some(),
+            &mut |done, total| {
+                eprint!("\rledger check: {done}/{total} products");
+            },
+        )
         .await?;
         eprintln!();
         if args.json {
@@ -62,7 +70,12 @@ pub async fn recon(args: ReconArgs, profile: Option<&str>) -> Result<(), CliErro
             for m in &report.mismatches {
                 println!(
                     "  product {}: initial {} != stock {} + live {} (gap {}){}",
-                    m.product_id, m.initial_stock, m.db_stock, m.live_orders_qty, m.gap, if m.oversold { " OVERSOLD" } else { "" }
+                    m.product_id,
+                    m.initial_stock,
+                    m.db_stock,
+                    m.live_orders_qty,
+                    m.gap,
+                    if m.oversold { " OVERSOLD" } else { "" }
                 );
             }
             if report.mismatches.is_empty() {

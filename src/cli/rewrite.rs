@@ -27,7 +27,10 @@ pub struct RewriteArgs {
 }
 
 fn print(results: &[RewriteResult]) {
-    println!("{:>8}  {:<14} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7}", "product", "outcome", "before", "after", "delta", "drift", "fence", "audit");
+    println!(
+        "{:>8}  {:<14} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7}",
+        "product", "outcome", "before", "after", "delta", "drift", "fence", "audit"
+    );
     let opt = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
     for r in results {
         println!(

@@ -36,11 +36,17 @@ pub enum CloseOutcome {
 }
 
 /// Closes one order. A timeout close only applies once `now` is past the order's deadline.
-pub async fn close_order(pool: &MySqlPool, order_no: &str, kind: CloseKind, now: NaiveDateTime) -> Result<CloseOutcome, sqlx::Error> {
-    let Some((product_id, qty)) = sqlx::query_as::<_, (u64, i32)>("SELECT product_id, buy_count FROM orders WHERE order_no = ?")
-        .bind(order_no)
-        .fetch_optional(pool)
-        .await?
+pub async fn close_order(
+    pool: &MySqlPool,
+    order_no: &str,
+    kind: CloseKind,
+    now: NaiveDateTime,
+) -> Result<CloseOutcome, sqlx::Error> {
+    let Some((product_id, qty)) =
+        sqlx::query_as::<_, (u64, i32)>("SELECT product_id, buy_count FROM orders WHERE order_no = ?")
+            .bind(order_no)
+            .fetch_optional(pool)
+            .await?
     else {
         return Ok(CloseOutcome::NotFound);
     };

@@ -31,9 +31,8 @@ pub async fn ensure_group<C>(redis: &mut C, keys: &Keys, product_id: u64) -> red
 where
     C: redis::aio::ConnectionLike + Send,
 {
-    let created: redis::RedisResult<()> = redis::Cmd::xgroup_create_mkstream(keys.orders_stream(product_id), PERSIST_GROUP, "0")
-        .query_async(redis)
-        .await;
+    let created: redis::RedisResult<()> =
+        redis::Cmd::xgroup_create_mkstream(keys.orders_stream(product_id), PERSIST_GROUP, "0").query_async(redis).await;
     match created {
         Err(e) if e.code() == Some("BUSYGROUP") => Ok(()),
         other => other,
@@ -55,25 +54,35 @@ fn parse(entries: Vec<StreamId>) -> Vec<StreamMessage> {
 }
 
 /// Messages pending with a consumer for at least `min_idle`, now ours.
-pub async fn reclaim<C>(redis: &mut C, keys: &Keys, product_id: u64, cfg: &ConsumerConfig) -> redis::RedisResult<Vec<StreamMessage>>
+pub async fn reclaim<C>(
+    redis: &mut C,
+    keys: &Keys,
+    product_id: u64,
+    cfg: &ConsumerConfig,
+) -> redis::RedisResult<Vec<StreamMessage>>
 where
     C: redis::aio::ConnectionLike + Send,
 {
     let reply: redis::streams::StreamAutoClaimReply = redis::Cmd::xautoclaim_options(
-            keys.orders_stream(product_id),
-            PERSIST_GROUP,
-            &cfg.name,
-            cfg.claim_min_idle.as_millis() as u64,
-            "0-0",
-            StreamAutoClaimOptions::default().count(cfg.batch_size),
-        )
-        .query_async(redis)
-        .await?;
+        keys.orders_stream(product_id),
+        PERSIST_GROUP,
+        &cfg.name,
+        cfg.claim_min_idle.as_millis() as u64,
+        "0-0",
+        StreamAutoClaimOptions::default().count(cfg.batch_size),
+    )
+    .query_async(redis)
+    .await?;
     Ok(parse(reply.claimed))
 }
 
 /// New messages of one product for this consumer (not blocking).
-pub async fn read_new<C>(redis: &mut C, keys: &Keys, product_id: u64, cfg: &ConsumerConfig) -> redis::RedisResult<Vec<StreamMessage>>
+pub async fn read_new<C>(
+    redis: &mut C,
+    keys: &Keys,
+    product_id: u64,
+    cfg: &ConsumerConfig,
+) -> redis::RedisResult<Vec<StreamMessage>>
 where
     C: redis::aio::ConnectionLike + Send,
 {
@@ -84,7 +93,12 @@ where
 pub const STREAMS_PER_READ: usize = 256;
 
 /// New messages of many products in one command per [`STREAMS_PER_READ`] products.
-pub async fn read_new_many<C>(redis: &mut C, keys: &Keys, products: &[u64], cfg: &ConsumerConfig) -> redis::RedisResult<Vec<(u64, Vec<StreamMessage>)>>
+pub async fn read_new_many<C>(
+    redis: &mut C,
+    keys: &Keys,
+    products: &[u64],
+    cfg: &ConsumerConfig,
+) -> redis::RedisResult<Vec<(u64, Vec<StreamMessage>)>>
 where
     C: redis::aio::ConnectionLike + Send,
 {
@@ -93,7 +107,8 @@ where
         let streams: Vec<String> = chunk.iter().map(|&p| keys.orders_stream(p)).collect();
         let ids = vec![">"; chunk.len()];
         let opts = StreamReadOptions::default().group(PERSIST_GROUP, &cfg.name).count(cfg.batch_size);
-        let reply: Option<StreamReadReply> = redis::Cmd::xread_options(&streams, &ids, &opts).query_async(redis).await?;
+        let reply: Option<StreamReadReply> =
+            redis::Cmd::xread_options(&streams, &ids, &opts).query_async(redis).await?;
         for key in reply.map(|r| r.keys).unwrap_or_default() {
             if let Some(i) = streams.iter().position(|s| *s == key.key) {
                 out.push((chunk[i], parse(key.ids)));
@@ -112,7 +127,14 @@ fn add(total: &mut BatchOutcome, o: BatchOutcome) {
 
 /// One pass: optionally reclaim idle messages of every product, then read and persist new
 /// ones. Returns what it did.
-pub async fn run_pass<C>(pool: &MySqlPool, redis: &mut C, keys: &Keys, products: &[u64], cfg: &ConsumerConfig, reclaim_idle: bool) -> Result<BatchOutcome, PersistError>
+pub async fn run_pass<C>(
+    pool: &MySqlPool,
+    redis: &mut C,
+    keys: &Keys,
+    products: &[u64],
+    cfg: &ConsumerConfig,
+    reclaim_idle: bool,
+) -> Result<BatchOutcome, PersistError>
 where
     C: redis::aio::ConnectionLike + Send,
 {
@@ -130,7 +152,13 @@ where
 }
 
 /// One pass that also reclaims: what tests and benchmarks call.
-pub async fn run_once<C>(pool: &MySqlPool, redis: &mut C, keys: &Keys, products: &[u64], cfg: &ConsumerConfig) -> Result<BatchOutcome, PersistError>
+pub async fn run_once<C>(
+    pool: &MySqlPool,
+    redis: &mut C,
+    keys: &Keys,
+    products: &[u64],
+    cfg: &ConsumerConfig,
+) -> Result<BatchOutcome, PersistError>
 where
     C: redis::aio::ConnectionLike + Send,
 {

@@ -9,13 +9,8 @@ use std::time::Duration;
 
 use sqlx::MySqlPool;
 
+use super::is_duplicate;
 use super::reserve::{ReserveOutcome, ReserveRequest};
-
-fn is_duplicate(err: &sqlx::Error) -> bool {
-    err.as_database_error()
-        .and_then(|e| e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-        .is_some_and(|e| e.number() == 1062)
-}
 
 async fn existing_order(pool: &MySqlPool, req: &ReserveRequest) -> Result<Option<String>, sqlx::Error> {
     sqlx::query_scalar("SELECT order_no FROM orders WHERE user_id = ? AND product_id = ? AND idempotency_key = ?")
@@ -27,7 +22,12 @@ async fn existing_order(pool: &MySqlPool, req: &ReserveRequest) -> Result<Option
 }
 
 /// Places an order in the DB alone. `NotReady` never comes from here: the DB always knows.
-pub async fn place_order(pool: &MySqlPool, req: &ReserveRequest, order_no: &str, payment_timeout: Duration) -> Result<ReserveOutcome, sqlx::Error> {
+pub async fn place_order(
+    pool: &MySqlPool,
+    req: &ReserveRequest,
+    order_no: &str,
+    payment_timeout: Duration,
+) -> Result<ReserveOutcome, sqlx::Error> {
     if let Some(order_no) = existing_order(pool, req).await? {
         return Ok(ReserveOutcome::Replayed { order_no });
     }

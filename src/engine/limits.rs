@@ -18,7 +18,10 @@ pub struct Limits {
 
 impl std::fmt::Debug for Limits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Limits").field("global", &self.global.is_some()).field("per_user_per_sec", &self.per_user_per_sec).finish()
+        f.debug_struct("Limits")
+            .field("global", &self.global.is_some())
+            .field("per_user_per_sec", &self.per_user_per_sec)
+            .finish()
     }
 }
 

@@ -5,7 +5,9 @@
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-use prometheus::{Encoder as _, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder};
+use prometheus::{
+    Encoder as _, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+};
 use sqlx::{MySql, MySqlPool, Transaction};
 
 use crate::keys::{Keys, PERSIST_GROUP};
@@ -32,15 +34,21 @@ fn histogram(name: &str, help: &str) -> Histogram {
 static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     let registry = Registry::new();
     let m = Metrics {
-        requests: IntCounterVec::new(Opts::new("stockguard_requests_total", "Order requests by outcome"), &["outcome"]).unwrap(),
+        requests: IntCounterVec::new(Opts::new("stockguard_requests_total", "Order requests by outcome"), &["outcome"])
+            .unwrap(),
         request_seconds: histogram("stockguard_request_duration_seconds", "POST /orders latency"),
         redis_seconds: histogram("stockguard_redis_latency_seconds", "Reserve script round trip"),
-        db_pool_wait_seconds: histogram("stockguard_db_pool_wait_seconds", "Time to get a transaction: pool wait plus BEGIN"),
+        db_pool_wait_seconds: histogram(
+            "stockguard_db_pool_wait_seconds",
+            "Time to get a transaction: pool wait plus BEGIN",
+        ),
         persisted: IntCounter::new("stockguard_persisted_orders_total", "Orders written to the DB").unwrap(),
         failed_orders: IntCounter::new("stockguard_failed_orders_total", "Accepted orders the DB refused").unwrap(),
         http_in_flight: IntGauge::new("stockguard_http_in_flight", "Order requests being served").unwrap(),
-        stream_backlog: IntGauge::new("stockguard_stream_backlog", "Reservation messages not yet acknowledged").unwrap(),
-        inflight_units: IntGauge::new("stockguard_inflight_units", "Units reserved in Redis, not yet in the DB").unwrap(),
+        stream_backlog: IntGauge::new("stockguard_stream_backlog", "Reservation messages not yet acknowledged")
+            .unwrap(),
+        inflight_units: IntGauge::new("stockguard_inflight_units", "Units reserved in Redis, not yet in the DB")
+            .unwrap(),
         registry,
     };
     m.registry.register(Box::new(m.requests.clone())).unwrap();
@@ -96,7 +104,8 @@ where
     };
     let (mut backlog, mut inflight) = (0i64, 0i64);
     for pair in replies.chunks(2) {
-        let groups: Vec<std::collections::HashMap<String, redis::Value>> = redis::from_redis_value(&pair[0]).unwrap_or_default();
+        let groups: Vec<std::collections::HashMap<String, redis::Value>> =
+            redis::from_redis_value(&pair[0]).unwrap_or_default();
         for g in groups {
             let name: String = g.get("name").and_then(|v| redis::from_redis_value(v).ok()).unwrap_or_default();
             if name == PERSIST_GROUP {

@@ -13,6 +13,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use sqlx::MySqlPool;
 
+use super::is_duplicate;
+
 use crate::keys::{Keys, PERSIST_GROUP};
 use crate::reservation::ReservationMessage;
 
@@ -44,12 +46,6 @@ pub enum PersistError {
     Redis(#[from] redis::RedisError),
 }
 
-fn is_duplicate(err: &sqlx::Error) -> bool {
-    err.as_database_error()
-        .and_then(|e| e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-        .is_some_and(|e| e.number() == 1062)
-}
-
 fn deadline(msg: &ReservationMessage, payment_timeout: Duration) -> DateTime<Utc> {
     DateTime::<Utc>::from_timestamp_millis(msg.reserved_at_ms).unwrap_or_else(Utc::now)
         + chrono::Duration::from_std(payment_timeout).unwrap_or_default()
@@ -76,7 +72,12 @@ where
 
 /// The DB half: commits the batch (or each order of it). Until [`confirm`] runs, the
 /// messages stay pending and their in-flight entries stay; a crash here loses nothing.
-pub async fn write_batch(pool: &MySqlPool, product_id: u64, batch: &[StreamMessage], payment_timeout: Duration) -> Result<BatchOutcome, PersistError> {
+pub async fn write_batch(
+    pool: &MySqlPool,
+    product_id: u64,
+    batch: &[StreamMessage],
+    payment_timeout: Duration,
+) -> Result<BatchOutcome, PersistError> {
     let mut outcome = BatchOutcome::default();
     if batch.is_empty() {
         return Ok(outcome);
@@ -102,7 +103,12 @@ pub async fn write_batch(pool: &MySqlPool, product_id: u64, batch: &[StreamMessa
 
 /// The fast path: one conditional UPDATE for the whole batch and one multi-row INSERT.
 /// `Ok(false)` when the batch does not fit and nothing was written.
-async fn try_whole_batch(pool: &MySqlPool, product_id: u64, batch: &[StreamMessage], payment_timeout: Duration) -> Result<bool, PersistError> {
+async fn try_whole_batch(
+    pool: &MySqlPool,
+    product_id: u64,
+    batch: &[StreamMessage],
+    payment_timeout: Duration,
+) -> Result<bool, PersistError> {
     let total: i64 = batch.iter().map(|m| m.body.qty).sum();
     let mut tx = super::metrics::begin(pool).await?;
     // inventory first, then orders: the lock order every transaction here keeps.
@@ -158,7 +164,11 @@ async fn order_exists(pool: &MySqlPool, order_no: &str) -> Result<bool, sqlx::Er
         .is_some())
 }
 
-async fn persist_one(pool: &MySqlPool, msg: &ReservationMessage, payment_timeout: Duration) -> Result<One, PersistError> {
+async fn persist_one(
+    pool: &MySqlPool,
+    msg: &ReservationMessage,
+    payment_timeout: Duration,
+) -> Result<One, PersistError> {
     if order_exists(pool, &msg.order_no).await? {
         return Ok(One::Duplicate);
     }
@@ -216,14 +226,16 @@ async fn persist_one(pool: &MySqlPool, msg: &ReservationMessage, payment_timeout
 }
 
 async fn record_failure(pool: &MySqlPool, msg: &ReservationMessage, reason: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT IGNORE INTO order_failures (order_no, product_id, user_id, qty, reason) VALUES (?, ?, ?, ?, ?)")
-        .bind(&msg.order_no)
-        .bind(msg.product_id)
-        .bind(msg.user_id)
-        .bind(msg.qty)
-        .bind(reason)
-        .execute(pool)
-        .await?;
+    sqlx::query(
+        "INSERT IGNORE INTO order_failures (order_no, product_id, user_id, qty, reason) VALUES (?, ?, ?, ?, ?)",
+    )
+    .bind(&msg.order_no)
+    .bind(msg.product_id)
+    .bind(msg.user_id)
+    .bind(msg.qty)
+    .bind(reason)
+    .execute(pool)
+    .await?;
     Ok(())
 }
 

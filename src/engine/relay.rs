@@ -35,7 +35,13 @@ impl Default for Relay {
 
 impl Relay {
     /// Applies up to `limit` pending releases, oldest first.
-    pub async fn run_once<C>(&self, pool: &MySqlPool, redis: &mut C, keys: &Keys, limit: u32) -> Result<RelayOutcome, RelayError>
+    pub async fn run_once<C>(
+        &self,
+        pool: &MySqlPool,
+        redis: &mut C,
+        keys: &Keys,
+        limit: u32,
+    ) -> Result<RelayOutcome, RelayError>
     where
         C: redis::aio::ConnectionLike + Send,
     {

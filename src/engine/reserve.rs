@@ -19,9 +19,13 @@ pub struct ReserveRequest {
 /// What Redis answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReserveOutcome {
-    Reserved { order_no: String },
+    Reserved {
+        order_no: String,
+    },
     /// The same (user, idempotency key) was reserved before: its order number, nothing new.
-    Replayed { order_no: String },
+    Replayed {
+        order_no: String,
+    },
     SoldOut,
     /// The stock key is absent: not warmed up, evicted or flushed. Not a sell-out.
     NotReady,
@@ -61,7 +65,12 @@ impl Reserver {
         include_str!("reserve.lua")
     }
 
-    pub async fn reserve<C>(&self, conn: &mut C, keys: &Keys, req: &ReserveRequest) -> redis::RedisResult<ReserveOutcome>
+    pub async fn reserve<C>(
+        &self,
+        conn: &mut C,
+        keys: &Keys,
+        req: &ReserveRequest,
+    ) -> redis::RedisResult<ReserveOutcome>
     where
         C: redis::aio::ConnectionLike + Send,
     {

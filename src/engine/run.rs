@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::consumer::{self, ConsumerConfig};
 use super::close::close_due_orders;
+use super::consumer::{self, ConsumerConfig};
 use super::http;
 use super::relay::Relay;
 use super::state::EngineState;
@@ -81,7 +81,11 @@ pub async fn run_closer_and_relay(state: EngineState, mut stop: watch::Receiver<
 }
 
 /// Serves the API and runs the background work until `shutdown` completes; then stops all.
-pub async fn serve(listener: tokio::net::TcpListener, state: EngineState, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: EngineState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let (stop_tx, stop_rx) = watch::channel(false);
     let consumers = tokio::spawn(run_consumers(state.clone(), stop_rx.clone()));
     let closer = tokio::spawn(run_closer_and_relay(state.clone(), stop_rx));

@@ -61,7 +61,11 @@ impl LoadConfig {
 }
 
 /// Drives the load, waits for the drain, checks the DB and reports.
-pub async fn run(pool: &sqlx::MySqlPool, cfg: &LoadConfig, progress: &(dyn Fn(&drive::Counters, Duration) + Sync)) -> Result<LoadReport, LoadError> {
+pub async fn run(
+    pool: &sqlx::MySqlPool,
+    cfg: &LoadConfig,
+    progress: &(dyn Fn(&drive::Counters, Duration) + Sync),
+) -> Result<LoadReport, LoadError> {
     cfg.validate()?;
     let scrape = || async {
         let url = format!("{}/metrics", cfg.target.trim_end_matches('/'));

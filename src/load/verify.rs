@@ -39,8 +39,15 @@ async fn found_in(pool: &MySqlPool, table: &str, order_nos: &[&str]) -> Result<H
     Ok(found)
 }
 
-pub async fn verify(pool: &MySqlPool, rec: &Recorded, products: &[u64], buyers: u64, drain_timeout: Duration) -> Result<Verdict, sqlx::Error> {
-    let accepted: Vec<&str> = rec.answers.iter().filter(|a| a.status == 202).filter_map(|a| a.order_no.as_deref()).collect();
+pub async fn verify(
+    pool: &MySqlPool,
+    rec: &Recorded,
+    products: &[u64],
+    buyers: u64,
+    drain_timeout: Duration,
+) -> Result<Verdict, sqlx::Error> {
+    let accepted: Vec<&str> =
+        rec.answers.iter().filter(|a| a.status == 202).filter_map(|a| a.order_no.as_deref()).collect();
     let announced: HashSet<&str> = accepted.iter().copied().collect();
     let mut verdict = Verdict { duplicated: (accepted.len() - announced.len()) as u64, ..Verdict::default() };
     let unique: Vec<&str> = announced.iter().copied().collect();

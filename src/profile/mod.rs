@@ -135,9 +135,8 @@ pub enum ProfileError {
 
 /// Checks a profile name: it is used as a TOML key and in keychain entry names.
 pub fn validate_name(name: &str) -> Result<(), ProfileError> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let ok =
+        !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if ok {
         Ok(())
     } else {
@@ -168,11 +167,7 @@ pub fn validate_url(what: &'static str, url: &str, schemes: &[&str]) -> Result<u
 
 /// Parses a URL of the given scheme family (passwords allowed: used for overrides).
 pub fn parse_url(what: &'static str, url: &str, schemes: &[&str]) -> Result<url::Url, ProfileError> {
-    let malformed = |reason: String| ProfileError::MalformedUrl {
-        what,
-        url: redact(url),
-        reason,
-    };
+    let malformed = |reason: String| ProfileError::MalformedUrl { what, url: redact(url), reason };
     let parsed = url::Url::parse(url).map_err(|e| malformed(e.to_string()))?;
     if !schemes.contains(&parsed.scheme()) {
         return Err(malformed(format!("scheme must be one of {}", schemes.join(", "))));

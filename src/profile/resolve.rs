@@ -10,8 +10,7 @@ use secrecy::{ExposeSecret as _, SecretString};
 
 use super::secrets::{SecretLookup, SecretSlot, SecretStore};
 use super::{
-    parse_url, redact, validate_prefix, EnvironmentKind, ProfileError, ProfileStore, Role, MYSQL_SCHEMES,
-    REDIS_SCHEMES,
+    parse_url, redact, validate_prefix, EnvironmentKind, ProfileError, ProfileStore, Role, MYSQL_SCHEMES, REDIS_SCHEMES,
 };
 
 /// The environment variables that override a profile.
@@ -121,13 +120,11 @@ pub fn resolve(
                 let mut parsed = parse_url(what, url, schemes)?;
                 if profile.secrets.contains(&slot) {
                     let pw = fetch_secret(&name, slot, env, secrets, &mut notices)?;
-                    parsed
-                        .set_password(Some(pw.expose_secret()))
-                        .map_err(|()| ProfileError::MalformedUrl {
-                            what,
-                            url: redact(url),
-                            reason: "cannot hold a password".into(),
-                        })?;
+                    parsed.set_password(Some(pw.expose_secret())).map_err(|()| ProfileError::MalformedUrl {
+                        what,
+                        url: redact(url),
+                        reason: "cannot hold a password".into(),
+                    })?;
                 }
                 Ok::<_, ProfileError>(SecretString::from(parsed.to_string()))
             };

@@ -92,9 +92,7 @@ impl SecretStore for KeychainStore {
 
     fn set(&self, profile: &str, slot: SecretSlot, secret: &SecretString) -> Result<(), SecretLookup> {
         use secrecy::ExposeSecret as _;
-        entry(profile, slot)
-            .and_then(|e| e.set_password(secret.expose_secret()))
-            .map_err(classify)
+        entry(profile, slot).and_then(|e| e.set_password(secret.expose_secret())).map_err(classify)
     }
 
     fn delete(&self, profile: &str, slot: SecretSlot) -> Result<(), SecretLookup> {

@@ -35,9 +35,7 @@ impl ProfileStore {
         if let Some(dir) = std::env::var_os("STOCKGUARD_CONFIG_DIR") {
             return Ok(PathBuf::from(dir).join("profiles.toml"));
         }
-        dirs::config_dir()
-            .map(|d| d.join("stockguard").join("profiles.toml"))
-            .ok_or(ProfileError::NoConfigDir)
+        dirs::config_dir().map(|d| d.join("stockguard").join("profiles.toml")).ok_or(ProfileError::NoConfigDir)
     }
 
     /// Loads the default file (an absent file is an empty store).
@@ -48,10 +46,8 @@ impl ProfileStore {
     pub fn load(path: &Path) -> Result<Self, ProfileError> {
         let display = path.display().to_string();
         let file = match std::fs::read_to_string(path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| ProfileError::Parse {
-                path: display,
-                reason: e.message().to_string(),
-            })?,
+            Ok(text) => toml::from_str(&text)
+                .map_err(|e| ProfileError::Parse { path: display, reason: e.message().to_string() })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => ProfilesFile::default(),
             Err(source) => return Err(ProfileError::Read { path: display, source }),
         };

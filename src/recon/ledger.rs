@@ -124,7 +124,12 @@ pub async fn replica_lag(pool: &MySqlPool) -> Option<u64> {
 }
 
 /// Runs the whole ledger check in chunks; `progress(done, total)` after each chunk.
-pub async fn reconcile(pool: &MySqlPool, opts: &LedgerOptions, on_replica: bool, progress: &mut dyn FnMut(u64, u64)) -> Result<LedgerReport, LedgerError> {
+pub async fn reconcile(
+    pool: &MySqlPool,
+    opts: &LedgerOptions,
+    on_replica: bool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<LedgerReport, LedgerError> {
     let started = Instant::now();
     let kind = server_kind(pool).await?;
     let (min, max, count): (Option<u64>, Option<u64>, i64) =
@@ -164,7 +169,14 @@ pub async fn reconcile(pool: &MySqlPool, opts: &LedgerOptions, on_replica: bool,
             let gap = initial - stock - live;
             let oversold = live > initial || stock < 0;
             if gap != 0 || oversold {
-                report.mismatches.push(LedgerMismatch { product_id, initial_stock: initial, db_stock: stock, live_orders_qty: live, gap, oversold });
+                report.mismatches.push(LedgerMismatch {
+                    product_id,
+                    initial_stock: initial,
+                    db_stock: stock,
+                    live_orders_qty: live,
+                    gap,
+                    oversold,
+                });
             }
         }
         progress(report.products_checked, count as u64);
@@ -209,7 +221,10 @@ mod tests {
 
     #[test]
     fn the_chunk_statement_is_a_select_the_mysql_hint_can_attach_to() {
-        assert!(with_time_limit(ServerKind::MySql, CHUNK_SQL, Duration::from_secs(1)).starts_with("SELECT /*+ MAX_EXECUTION_TIME(1000) */ i.product_id"));
-        assert!(with_time_limit(ServerKind::MySql, LEDGER_SQL, Duration::from_secs(1)).contains("MAX_EXECUTION_TIME(1000)"));
+        assert!(with_time_limit(ServerKind::MySql, CHUNK_SQL, Duration::from_secs(1))
+            .starts_with("SELECT /*+ MAX_EXECUTION_TIME(1000) */ i.product_id"));
+        assert!(
+            with_time_limit(ServerKind::MySql, LEDGER_SQL, Duration::from_secs(1)).contains("MAX_EXECUTION_TIME(1000)")
+        );
     }
 }

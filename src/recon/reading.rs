@@ -59,9 +59,8 @@ pub enum ReconError {
 
 /// The product ids of the sale, in id order.
 pub async fn product_ids(pool: &MySqlPool) -> Result<Vec<u64>, ReconError> {
-    let ids: Vec<(u64,)> = sqlx::query_as("SELECT product_id FROM inventory ORDER BY product_id")
-        .fetch_all(pool)
-        .await?;
+    let ids: Vec<(u64,)> =
+        sqlx::query_as("SELECT product_id FROM inventory ORDER BY product_id").fetch_all(pool).await?;
     Ok(ids.into_iter().map(|(id,)| id).collect())
 }
 
@@ -155,7 +154,13 @@ async fn db_side(pool: &MySqlPool, ids: &[u64], cuts: &[Cut]) -> Result<DbSide, 
 }
 
 /// Which releases Redis applied at or before each product's cut.
-async fn applied_before_cut<C>(redis: &mut C, keys: &Keys, ids: &[u64], cuts: &[Cut], side: &DbSide) -> Result<HashMap<String, bool>, ReconError>
+async fn applied_before_cut<C>(
+    redis: &mut C,
+    keys: &Keys,
+    ids: &[u64],
+    cuts: &[Cut],
+    side: &DbSide,
+) -> Result<HashMap<String, bool>, ReconError>
 where
     C: redis::aio::ConnectionLike + Send,
 {
@@ -182,7 +187,12 @@ where
 }
 
 /// Reads the given products (all of the sale's when `only` is empty), most severe first.
-pub async fn read_products<C>(pool: &MySqlPool, redis: &mut C, keys: &Keys, only: &[u64]) -> Result<Vec<Reading>, ReconError>
+pub async fn read_products<C>(
+    pool: &MySqlPool,
+    redis: &mut C,
+    keys: &Keys,
+    only: &[u64],
+) -> Result<Vec<Reading>, ReconError>
 where
     C: redis::aio::ConnectionLike + Send,
 {
@@ -199,7 +209,8 @@ where
         let Some((name, initial, stock, live, after_cut)) = side.products.get(id).cloned() else {
             return Err(ReconError::UnknownProduct(*id));
         };
-        let inflight_pending: i64 = cut.inflight.iter().filter(|(no, _)| !side.in_db.contains_key(no)).map(|(_, q)| q).sum();
+        let inflight_pending: i64 =
+            cut.inflight.iter().filter(|(no, _)| !side.in_db.contains_key(no)).map(|(_, q)| q).sum();
         let pending_release: i64 = side
             .releases
             .get(id)

@@ -75,7 +75,13 @@ pub struct History {
 
 impl History {
     pub fn new(capacity: usize, archive_every: usize) -> Self {
-        Self { recent: VecDeque::with_capacity(capacity), archive: Vec::new(), capacity, archive_every: archive_every.max(1), evicted: 0 }
+        Self {
+            recent: VecDeque::with_capacity(capacity),
+            archive: Vec::new(),
+            capacity,
+            archive_every: archive_every.max(1),
+            evicted: 0,
+        }
     }
 
     pub fn push(&mut self, point: HistoryPoint) {

@@ -40,7 +40,13 @@ impl DriftStatus {
 
     /// Classifies one product. The DB-side incidents come first: an oversell or a broken
     /// ledger matters more than what Redis says, and makes Redis drift meaningless.
-    pub fn classify(initial_stock: i64, db_stock: i64, live_orders_qty: i64, redis_stock: Option<i64>, expected_redis: i64) -> Self {
+    pub fn classify(
+        initial_stock: i64,
+        db_stock: i64,
+        live_orders_qty: i64,
+        redis_stock: Option<i64>,
+        expected_redis: i64,
+    ) -> Self {
         if live_orders_qty > initial_stock || db_stock < 0 {
             Self::Oversold
         } else if initial_stock != db_stock + live_orders_qty {

@@ -20,13 +20,19 @@ pub struct LockGuard {
 }
 
 /// Takes the lock, or `None` when another holder has it.
-pub async fn acquire<C>(redis: &mut C, keys: &Keys, product_id: u64, ttl_ms: u64) -> redis::RedisResult<Option<LockGuard>>
+pub async fn acquire<C>(
+    redis: &mut C,
+    keys: &Keys,
+    product_id: u64,
+    ttl_ms: u64,
+) -> redis::RedisResult<Option<LockGuard>>
 where
     C: redis::aio::ConnectionLike + Send,
 {
     let key = keys.rewrite_lock(product_id);
     let token = format!("{:032x}", rand::random::<u128>());
-    let ok: Option<String> = redis::cmd("SET").arg(&key).arg(&token).arg("NX").arg("PX").arg(ttl_ms).query_async(redis).await?;
+    let ok: Option<String> =
+        redis::cmd("SET").arg(&key).arg(&token).arg("NX").arg("PX").arg(ttl_ms).query_async(redis).await?;
     Ok(ok.map(|_| LockGuard { key, token }))
 }
 

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
 use crate::profile::{EnvironmentKind, Role};
-use crate::recon::{read_products, ReconError, Reading};
+use crate::recon::{read_products, Reading, ReconError};
 use lock::LockGuard;
 
 /// What became of a rewrite.
@@ -152,7 +152,14 @@ async fn audit_rewrite(conns: &Connections, req: &RewriteRequest, result: &Rewri
     let action = if req.dry_run { "rewrite.dry_run" } else { "rewrite" };
     audit::record(
         &conns.mysql,
-        &AuditEntry::by(&conns.settings, action, &format!("product:{}", req.product_id), &req.reason, result.outcome.as_str(), details),
+        &AuditEntry::by(
+            &conns.settings,
+            action,
+            &format!("product:{}", req.product_id),
+            &req.reason,
+            result.outcome.as_str(),
+            details,
+        ),
     )
     .await
 }
@@ -162,7 +169,8 @@ async fn audit_rewrite(conns: &Connections, req: &RewriteRequest, result: &Rewri
 pub async fn begin(conns: &Connections, req: &RewriteRequest) -> Result<Option<Holder>, RewriteError> {
     check_allowed(conns, req)?;
     let mut redis = conns.redis.clone();
-    let Some(guard) = lock::acquire(&mut redis, &conns.keys, req.product_id, req.lock_ttl.as_millis() as u64).await? else {
+    let Some(guard) = lock::acquire(&mut redis, &conns.keys, req.product_id, req.lock_ttl.as_millis() as u64).await?
+    else {
         return Ok(None);
     };
     let run = sqlx::query("INSERT INTO rewrite_runs (product_id, requested_by, reason, dry_run) VALUES (?, ?, ?, ?)")
@@ -277,7 +285,12 @@ pub async fn rewrite(conns: &Connections, req: &RewriteRequest) -> Result<Rewrit
 
 /// Rewrites several products one after the other; each has its own lock, token and audit.
 /// `confirmed` holds the product ids typed again (each needed on production).
-pub async fn rewrite_many(conns: &Connections, products: &[u64], template: &RewriteRequest, confirmed: &[u64]) -> Vec<Result<RewriteResult, RewriteError>> {
+pub async fn rewrite_many(
+    conns: &Connections,
+    products: &[u64],
+    template: &RewriteRequest,
+    confirmed: &[u64],
+) -> Vec<Result<RewriteResult, RewriteError>> {
     let mut out = Vec::with_capacity(products.len());
     for &p in products {
         let req = RewriteRequest { product_id: p, confirm: confirmed.contains(&p).then_some(p), ..template.clone() };

@@ -45,9 +45,7 @@ pub enum SandboxError {
 
 /// The sandbox folder: `$STOCKGUARD_SANDBOX_DIR`, else `.sandbox` in the current directory.
 pub fn default_dir() -> PathBuf {
-    std::env::var_os("STOCKGUARD_SANDBOX_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(".sandbox"))
+    std::env::var_os("STOCKGUARD_SANDBOX_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".sandbox"))
 }
 
 pub(crate) fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> SandboxError + '_ {

@@ -33,11 +33,7 @@ fn is_root() -> bool {
 
 fn spawn_detached(mut cmd: Command, log: &Path, what: &'static str) -> Result<u32, SandboxError> {
     use std::os::unix::process::CommandExt as _;
-    let log_file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(io_err(log))?;
+    let log_file = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(io_err(log))?;
     let err_file = log_file.try_clone().map_err(io_err(log))?;
     let child = cmd
         .stdin(Stdio::null())
@@ -85,7 +81,11 @@ pub async fn start_mariadb(sandbox_dir: &Path) -> Result<StartedServer, SandboxE
             .arg("--auth-root-authentication-method=normal")
             .arg("--skip-test-db")
             .output()
-            .map_err(|e| SandboxError::StartFailed { what: "mariadb-install-db", reason: e.to_string(), log: String::new() })?;
+            .map_err(|e| SandboxError::StartFailed {
+                what: "mariadb-install-db",
+                reason: e.to_string(),
+                log: String::new(),
+            })?;
         std::fs::write(&log, [&out.stdout[..], &out.stderr[..]].concat()).map_err(io_err(&log))?;
         if !out.status.success() {
             return Err(SandboxError::StartFailed {
@@ -146,7 +146,8 @@ pub fn is_ours(server: &StartedServer) -> bool {
             let cmdline = String::from_utf8_lossy(&cmdline);
             // mariadbd keeps its `--datadir=...` argument; redis-server rewrites its title to
             // `redis-server 127.0.0.1:PORT`.
-            cmdline.contains(&*server.data_dir.to_string_lossy()) || cmdline.contains(&format!("127.0.0.1:{}", server.port))
+            cmdline.contains(&*server.data_dir.to_string_lossy())
+                || cmdline.contains(&format!("127.0.0.1:{}", server.port))
         }
         Err(_) => !Path::new("/proc").is_dir(),
     }

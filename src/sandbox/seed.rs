@@ -105,9 +105,7 @@ pub async fn seed(conns: &Connections, progress: &mut dyn FnMut(&str)) -> Result
     progress("clearing the demo products");
     let mut tx = pool.begin().await?;
     for table in ["orders", "outbox", "inventory"] {
-        sqlx::query(&format!("DELETE FROM {table} WHERE product_id IN ({id_list})"))
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(&format!("DELETE FROM {table} WHERE product_id IN ({id_list})")).execute(&mut *tx).await?;
     }
     tx.commit().await?;
     for d in &DEMO_PRODUCTS {
@@ -132,7 +130,11 @@ pub async fn seed(conns: &Connections, progress: &mut dyn FnMut(&str)) -> Result
                     user_id: d.id * 1_000_000 + seq,
                     qty,
                     status,
-                    deadline_offset_s: if status == "WAIT_PAY" { 60 + rng.next(840) as i64 } else { -600 - rng.next(3000) as i64 },
+                    deadline_offset_s: if status == "WAIT_PAY" {
+                        60 + rng.next(840) as i64
+                    } else {
+                        -600 - rng.next(3000) as i64
+                    },
                 });
                 left -= qty;
             }

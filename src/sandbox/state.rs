@@ -32,10 +32,8 @@ impl SandboxState {
     pub fn load(dir: &Path) -> Result<Self, SandboxError> {
         let path = Self::path(dir);
         match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| SandboxError::State {
-                path: path.display().to_string(),
-                reason: e.to_string(),
-            }),
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| SandboxError::State { path: path.display().to_string(), reason: e.to_string() }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
             Err(e) => Err(io_err(&path)(e)),
         }

@@ -104,10 +104,8 @@ async fn mysql_reachable(url: &str) -> Result<bool, SandboxError> {
 }
 
 async fn redis_reachable(url: &str) -> Result<bool, SandboxError> {
-    let client = redis::Client::open(url).map_err(|e| ConnectError::MalformedRedisUrl {
-        url: crate::profile::redact(url),
-        reason: e.to_string(),
-    })?;
+    let client = redis::Client::open(url)
+        .map_err(|e| ConnectError::MalformedRedisUrl { url: crate::profile::redact(url), reason: e.to_string() })?;
     let attempt = async {
         let mut conn = client.get_multiplexed_async_connection().await?;
         redis::cmd("PING").query_async::<String>(&mut conn).await
@@ -129,7 +127,10 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
         Some(server) => (with_port(&opts.mysql_url, server.port, Some(&database)), true),
         None if mysql_reachable(&opts.mysql_url).await? => (opts.mysql_url.clone(), false),
         None => {
-            progress(&format!("no MySQL answers at {}; starting a private mariadbd", crate::profile::redact(&opts.mysql_url)));
+            progress(&format!(
+                "no MySQL answers at {}; starting a private mariadbd",
+                crate::profile::redact(&opts.mysql_url)
+            ));
             let server = process::start_mariadb(&opts.dir).await?;
             let url = with_port("mysql://root@127.0.0.1/", server.port, Some(&database));
             state.mysql = Some(server);
@@ -141,7 +142,10 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
         Some(server) => (with_port(&opts.redis_url, server.port, None), true),
         None if redis_reachable(&opts.redis_url).await? => (opts.redis_url.clone(), false),
         None => {
-            progress(&format!("no Redis answers at {}; starting a private redis-server", crate::profile::redact(&opts.redis_url)));
+            progress(&format!(
+                "no Redis answers at {}; starting a private redis-server",
+                crate::profile::redact(&opts.redis_url)
+            ));
             let server = process::start_redis(&opts.dir).await?;
             let url = with_port("redis://127.0.0.1/", server.port, None);
             state.redis = Some(server);
@@ -154,9 +158,7 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
     let mut conn = MySqlConnection::connect_with(&mysql_options(&without_database(&mysql_url))?)
         .await
         .map_err(|e| connect::classify_mysql_error(&crate::profile::redact(&mysql_url), e))?;
-    sqlx::query(&format!("CREATE DATABASE IF NOT EXISTS `{}`", database.replace('`', "")))
-        .execute(&mut conn)
-        .await?;
+    sqlx::query(&format!("CREATE DATABASE IF NOT EXISTS `{}`", database.replace('`', ""))).execute(&mut conn).await?;
     let _ = conn.close().await;
     let settings = ConnectionSettings::from_urls(EnvironmentKind::Sandbox, &mysql_url, &redis_url, &opts.key_prefix);
     let pool = connect::connect_mysql(&settings).await?;

@@ -83,6 +83,42 @@ pub async fn mysql_url_of(pool: &MySqlPool) -> String {
 
 /// Connections to this test's database and key prefix, labelled as the given environment.
 pub async fn connections(pool: &MySqlPool, redis: &TestRedis, environment: EnvironmentKind) -> Connections {
-    let settings = ConnectionSettings::from_urls(environment, &mysql_url_of(pool).await, &redis.url, redis.keys.prefix());
+    let settings =
+        ConnectionSettings::from_urls(environment, &mysql_url_of(pool).await, &redis.url, redis.keys.prefix());
     Connections::open(settings).await.expect("test servers are reachable")
+}
+
+/// An engine serving on 127.0.0.1:0 until the returned sender fires: its URL, the stop
+/// sender and the task to await.
+pub async fn spawn_engine(
+    state: stockguard::engine::state::EngineState,
+) -> (String, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let handle = tokio::spawn(async move {
+        stockguard::engine::run::serve(listener, state, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    (url, stop, handle)
+}
+
+/// A product on sale: `stock` units in the DB and in Redis, its stream group created.
+pub async fn open_sale(conns: &Connections, product_id: u64, stock: i64, per_user_limit: i64) {
+    sqlx::query(
+        "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'on sale', ?, ?, ?)",
+    )
+    .bind(product_id)
+    .bind(stock)
+    .bind(stock)
+    .bind(per_user_limit)
+    .execute(&conns.mysql)
+    .await
+    .unwrap();
+    let mut r = conns.redis.clone();
+    let _: () = redis::cmd("SET").arg(conns.keys.stock(product_id)).arg(stock).query_async(&mut r).await.unwrap();
+    stockguard::engine::consumer::ensure_group(&mut r, &conns.keys, product_id).await.unwrap();
 }

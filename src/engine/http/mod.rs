@@ -33,6 +33,10 @@ pub fn router(state: EngineState) -> Router {
 }
 
 /// Serves until `shutdown` completes (mini-redis style: the caller decides when to stop).
-pub async fn serve(listener: tokio::net::TcpListener, state: EngineState, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: EngineState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await
 }

@@ -7,11 +7,11 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
-use crate::engine::{degraded, metrics};
 use crate::engine::close::{close_order, CloseKind, CloseOutcome};
 use crate::engine::order_no::product_of;
 use crate::engine::reserve::{ReserveOutcome, ReserveRequest};
 use crate::engine::state::EngineState;
+use crate::engine::{degraded, metrics};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,7 +31,8 @@ pub struct OrderAnswer {
 const MAX_IDEMPOTENCY_KEY: usize = 64;
 
 fn parse_body(body: &Bytes) -> Result<CreateOrder, ApiError> {
-    let req: CreateOrder = serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("malformed order: {e}")))?;
+    let req: CreateOrder =
+        serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("malformed order: {e}")))?;
     if req.qty <= 0 {
         return Err(ApiError::BadRequest(format!("qty must be at least 1, got {}", req.qty)));
     }
@@ -72,7 +73,10 @@ async fn create_order(
     let req = parse_body(&body)?;
     let rule = state.product(req.product_id).await?.ok_or(ApiError::UnknownProduct(req.product_id))?;
     if req.qty > rule.per_user_limit {
-        return Err(ApiError::BadRequest(format!("qty {} is over the per-user limit of {}", req.qty, rule.per_user_limit)));
+        return Err(ApiError::BadRequest(format!(
+            "qty {} is over the per-user limit of {}",
+            req.qty, rule.per_user_limit
+        )));
     }
     let request = ReserveRequest {
         user_id: req.user_id,
@@ -109,14 +113,12 @@ pub async fn metrics_text(State(state): State<EngineState>) -> ([(axum::http::He
         Ok(ids) => ids,
         Err(_) => state.known_products().await,
     };
-    let sampled = tokio::time::timeout(metrics::SCRAPE_BUDGET, metrics::sample_backlog(&mut redis, &state.keys, &products))
-        .await
-        .ok()
-        .and_then(Result::ok);
-    (
-        [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        metrics::render(sampled),
-    )
+    let sampled =
+        tokio::time::timeout(metrics::SCRAPE_BUDGET, metrics::sample_backlog(&mut redis, &state.keys, &products))
+            .await
+            .ok()
+            .and_then(Result::ok);
+    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render(sampled))
 }
 
 /// Where an order is: in the DB (its status), refused by the DB (FAILED), or still in flight
@@ -138,7 +140,8 @@ async fn status_of(state: &EngineState, order_no: &str) -> Result<String, ApiErr
     }
     if let Some(product) = product_of(order_no) {
         let mut redis = state.redis.clone();
-        let in_flight: bool = redis::cmd("HEXISTS").arg(state.keys.inflight(product)).arg(order_no).query_async(&mut redis).await?;
+        let in_flight: bool =
+            redis::cmd("HEXISTS").arg(state.keys.inflight(product)).arg(order_no).query_async(&mut redis).await?;
         if in_flight {
             return Ok("PROCESSING".into());
         }
@@ -146,14 +149,20 @@ async fn status_of(state: &EngineState, order_no: &str) -> Result<String, ApiErr
     Err(ApiError::UnknownOrder(order_no.to_string()))
 }
 
-pub async fn show(State(state): State<EngineState>, Path(order_no): Path<String>) -> Result<Json<OrderAnswer>, ApiError> {
+pub async fn show(
+    State(state): State<EngineState>,
+    Path(order_no): Path<String>,
+) -> Result<Json<OrderAnswer>, ApiError> {
     let status = status_of(&state, &order_no).await?;
     Ok(Json(OrderAnswer { order_no, status }))
 }
 
 /// Compare-and-set `WAIT_PAY -> PAID`. Paying twice is answered PAID; paying a closed,
 /// cancelled, failed or not yet persisted order fails cleanly.
-pub async fn pay(State(state): State<EngineState>, Path(order_no): Path<String>) -> Result<Json<OrderAnswer>, ApiError> {
+pub async fn pay(
+    State(state): State<EngineState>,
+    Path(order_no): Path<String>,
+) -> Result<Json<OrderAnswer>, ApiError> {
     let updated = sqlx::query("UPDATE orders SET status = 'PAID' WHERE order_no = ? AND status = 'WAIT_PAY'")
         .bind(&order_no)
         .execute(&state.pool)
@@ -172,7 +181,10 @@ pub async fn pay(State(state): State<EngineState>, Path(order_no): Path<String>)
 }
 
 /// The buyer cancels: the same compare-and-set path as the timeout close, at once.
-pub async fn cancel(State(state): State<EngineState>, Path(order_no): Path<String>) -> Result<Json<OrderAnswer>, ApiError> {
+pub async fn cancel(
+    State(state): State<EngineState>,
+    Path(order_no): Path<String>,
+) -> Result<Json<OrderAnswer>, ApiError> {
     let now = chrono::Utc::now().naive_utc();
     match close_order(&state.pool, &order_no, CloseKind::Cancel, now).await? {
         CloseOutcome::Closed => Ok(Json(OrderAnswer { order_no, status: "CANCELLED".into() })),
