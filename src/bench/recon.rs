@@ -110,10 +110,27 @@ async fn measure(
     let mut ratios = Vec::new();
     let mut notes = Vec::new();
     let mut have = 0u64;
+    // Bulk loading into a table with five secondary indexes is disk-bound once they outgrow
+    // the buffer pool; building them after the load (a sorted build) is many times faster.
+    // The scratch table is ours, so drop them now and put them back after each fill.
+    const SECONDARY: [(&str, &str); 5] = [
+        ("uk_orders_order_no", "UNIQUE KEY uk_orders_order_no (order_no)"),
+        (
+            "uk_orders_user_product_idempotency",
+            "UNIQUE KEY uk_orders_user_product_idempotency (user_id, product_id, idempotency_key)",
+        ),
+        ("idx_orders_recon", "KEY idx_orders_recon (product_id, status, buy_count)"),
+        ("idx_orders_close", "KEY idx_orders_close (status, pay_deadline)"),
+        ("idx_orders_reserve_seq", "KEY idx_orders_reserve_seq (product_id, reserve_seq)"),
+    ];
     for &size in sizes {
         progress(&format!("filling {size} orders"));
         let t = Instant::now();
+        let drop = SECONDARY.iter().map(|(name, _)| format!("DROP INDEX {name}")).collect::<Vec<_>>().join(", ");
+        sqlx::query(&format!("ALTER TABLE orders {drop}")).execute(&pool).await?;
         add_orders(&pool, have, size - have).await?;
+        let add = SECONDARY.iter().map(|(_, def)| format!("ADD {def}")).collect::<Vec<_>>().join(", ");
+        sqlx::query(&format!("ALTER TABLE orders {add}")).execute(&pool).await?;
         have = size;
         notes.push(format!("filled to {size} orders in {:.0} s", t.elapsed().as_secs_f64()));
         sqlx::query(
@@ -174,6 +191,10 @@ async fn measure(
         ratios.push(Figure::new(&format!("{label}: no index / covering"), none / covering, ""));
         ratios.push(Figure::new(&format!("{label}: status-first / covering"), status_first / covering, ""));
         ratios.push(Figure::new(&format!("{label}: chunked total / raw covering"), chunked_ms / covering, ""));
+        progress(&format!(
+            "{label}: covering {covering:.0} ms, status-first {status_first:.0} ms, none {none:.0} ms, chunked {chunked_ms:.0} ms (slowest {:.0} ms)",
+            chunked.slowest_statement_ms
+        ));
     }
 
     // One exact drift reading of 1,000 products, on the filled database.
