@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
-# `make demo`: a local sale, seeded, and the console opened against it.
+# `make demo`: a local sale, seeded, with an engine selling and buyers buying, and the
+# console opened against it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --workspace
-./target/debug/stockguard sandbox up
-./target/debug/stockguard --profile sandbox sandbox seed
+sg=./target/debug/stockguard
+$sg sandbox up
+$sg --profile sandbox sandbox seed
+
+# Live traffic: one engine and a steady trickle of buyers on three healthy products, so the
+# board moves. Both stop when the demo ends.
+mkdir -p .sandbox
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+$sg --profile sandbox engine serve --listen "127.0.0.1:$port" > .sandbox/demo-engine.log 2>&1 &
+engine=$!
+sleep 1
+$sg --profile sandbox load --target "http://127.0.0.1:$port" --product 1001 --product 1003 --product 1006 \
+  --buyers 100000 --rate 40 --concurrency 4 --duration 60m --drain-timeout 5s > .sandbox/demo-load.log 2>&1 &
+load=$!
+trap 'kill -INT $load $engine 2>/dev/null || true' EXIT
+echo "demo: engine on http://127.0.0.1:$port (log .sandbox/demo-engine.log), buyers at 40/s (log .sandbox/demo-load.log)"
 
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
   echo "demo: opening the Stockguard console against the sandbox"
-  exec ./target/debug/stockguard-desktop --profile sandbox
+  ./target/debug/stockguard-desktop --profile sandbox
 else
   echo "demo: no display (DISPLAY and WAYLAND_DISPLAY are unset), so the desktop window cannot open;"
   echo "demo: showing the live drift table in the terminal instead (Ctrl-C to stop)"
-  exec ./target/debug/stockguard --profile sandbox drift watch --interval 1
+  $sg --profile sandbox drift watch --interval 1
 fi

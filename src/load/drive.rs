@@ -101,10 +101,11 @@ pub async fn drive(cfg: &LoadConfig, progress: &(dyn Fn(&Counters, Duration) + S
                 if due > Instant::now() {
                     tokio::time::sleep_until(due.into()).await;
                 }
-                // Buyer-major order: every buyer asks for the first product, then the next,
-                // so the products sell in parallel.
-                let user_id = first_user + i % buyers;
-                let product_id = products[(i / buyers) as usize];
+                // Interleaved: request i is buyer i / n asking for product i % n, so every
+                // product sells from the start and each buyer asks once for each product.
+                let n = products.len() as u64;
+                let user_id = first_user + (i / n) % buyers;
+                let product_id = products[(i % n) as usize];
                 let body = format!(
                     r#"{{"user_id":{user_id},"product_id":{product_id},"qty":1,"idempotency_key":"load-{run_tag}-{i}"}}"#
                 );
