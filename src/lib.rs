@@ -12,11 +12,13 @@
 //!   the embedded migrations ([`connect::MIGRATOR`]).
 //! - [`keys`]: the Redis key names of the stock contract (`sg:{P}:stock`, ...).
 //! - [`reservation`]: the reservation message the reserve step puts on a product's stream.
-//! - [`recon`]: where every unit of stock is; drift statuses and readings.
-//! - [`engine`]: the sale engine's order path: reserve in Redis, persist to the DB.
+//! - [`engine`]: the sale engine: reserve in Redis, persist to the DB exactly once, close and
+//!   cancel, relay releases, the degraded DB-only path, rate limits, metrics, HTTP.
+//! - [`recon`]: where every unit of stock is: exact readings, statuses, the ledger check, the
+//!   drift sampler.
+//! - [`rewrite`]: the locked, fenced rewrite of Redis stock.
 //! - [`load`]: the load generator that proves the engine: drive, drain, verify, report.
 //! - [`bench`]: benchmarks measured side by side (`stockguard bench ...`).
-//! - [`rewrite`]: the locked, fenced rewrite of Redis stock.
 //! - [`catalog`]: the products of a sale.
 //! - [`audit`]: the append-only audit log of every write action.
 //! - [`sandbox`]: a local sale (private MariaDB/Redis when none is reachable) and its demo
