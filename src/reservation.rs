@@ -18,9 +18,6 @@ pub struct ReservationMessage {
 }
 
 impl ReservationMessage {
-    /// Stream field names, in order.
-    pub const FIELDS: [&'static str; 7] = ["order_no", "user_id", "product_id", "qty", "idem", "ts", "seq"];
-
     /// The stream entry's field/value pairs.
     pub fn to_fields(&self) -> [(&'static str, String); 7] {
         [

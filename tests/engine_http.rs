@@ -37,6 +37,18 @@ async fn call(state: &EngineState, method: &str, uri: &str, body: impl Into<Body
     (status, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
 }
 
+/// One consumer pass: every reservation so far becomes an order row.
+async fn persist_all(state: &EngineState) {
+    let cfg = ConsumerConfig {
+        name: "c".into(),
+        batch_size: 10,
+        claim_min_idle: Duration::from_secs(30),
+        payment_timeout: Duration::from_secs(900),
+    };
+    let mut r = state.redis.clone();
+    consumer::run_once(&state.pool, &mut r, &state.keys, &[PRODUCT], &cfg).await.unwrap();
+}
+
 fn order(user: u64, qty: i64, idem: &str) -> String {
     serde_json::json!({ "user_id": user, "product_id": PRODUCT, "qty": qty, "idempotency_key": idem }).to_string()
 }
@@ -61,14 +73,7 @@ async fn an_order_is_accepted_processed_persisted_and_paid(pool: MySqlPool) {
     let (_, shown) = call(&state, "GET", &format!("/orders/{order_no}"), Body::empty()).await;
     assert_eq!(shown["status"], "PROCESSING");
 
-    let cfg = ConsumerConfig {
-        name: "c".into(),
-        batch_size: 10,
-        claim_min_idle: Duration::from_secs(30),
-        payment_timeout: Duration::from_secs(900),
-    };
-    let mut r = state.redis.clone();
-    consumer::run_once(&state.pool, &mut r, &state.keys, &[PRODUCT], &cfg).await.unwrap();
+    persist_all(&state).await;
     let (_, shown) = call(&state, "GET", &format!("/orders/{order_no}"), Body::empty()).await;
     assert_eq!(shown["status"], "WAIT_PAY");
 
@@ -156,14 +161,7 @@ async fn a_cancelled_order_returns_its_stock_and_cannot_be_paid(pool: MySqlPool)
     let (status, early) = call(&state, "POST", &format!("/orders/{order_no}/cancel"), Body::empty()).await;
     assert_eq!((status, early["error"].as_str()), (StatusCode::CONFLICT, Some("NOT_CANCELLABLE")), "still in flight");
 
-    let cfg = ConsumerConfig {
-        name: "c".into(),
-        batch_size: 10,
-        claim_min_idle: Duration::from_secs(30),
-        payment_timeout: Duration::from_secs(900),
-    };
-    let mut r = state.redis.clone();
-    consumer::run_once(&state.pool, &mut r, &state.keys, &[PRODUCT], &cfg).await.unwrap();
+    persist_all(&state).await;
 
     let (status, cancelled) = call(&state, "POST", &format!("/orders/{order_no}/cancel"), Body::empty()).await;
     assert_eq!((status, cancelled["status"].as_str()), (StatusCode::OK, Some("CANCELLED")));

@@ -2,7 +2,7 @@
 //! then kept open.
 
 use stockguard::connect::Connections;
-use stockguard::profile::{resolve, EnvOverrides, KeychainStore, ProfileStore};
+use stockguard::profile::resolve_for_process;
 use tokio::sync::OnceCell;
 
 use crate::error::DesktopError;
@@ -31,13 +31,7 @@ impl AppState {
     pub async fn connections(&self) -> Result<&Connections, DesktopError> {
         self.connections
             .get_or_try_init(|| async {
-                let store = ProfileStore::load_default()?;
-                let env = EnvOverrides::from_process_env();
-                let profile = self.profile.clone();
-                let settings =
-                    tokio::task::spawn_blocking(move || resolve(&store, profile.as_deref(), &env, &KeychainStore))
-                        .await
-                        .map_err(|e| DesktopError::Profile(e.to_string()))??;
+                let settings = resolve_for_process(self.profile.as_deref()).await?;
                 Ok(Connections::open(settings).await?)
             })
             .await

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use secrecy::ExposeSecret as _;
@@ -11,7 +10,6 @@ use secrecy::ExposeSecret as _;
 use super::{reserve, BenchError, BenchProduct, BenchReport, Figure};
 use crate::connect::Connections;
 use crate::engine::consumer::{self, ConsumerConfig};
-use crate::engine::reserve::{ReserveRequest, Reserver};
 use crate::load::{self, LoadConfig};
 
 /// An engine in its own process (as in production), stopped with SIGINT on drop.
@@ -56,33 +54,6 @@ impl EngineProcess {
         }
         let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
     }
-}
-
-/// Reserves `n` units straight through Redis (no HTTP), leaving `n` messages to persist.
-async fn fill_stream(conns: &Connections, product: u64, n: u64, tag: &str) -> Result<(), BenchError> {
-    let reserver = Arc::new(Reserver::new());
-    let mut tasks = Vec::new();
-    for w in 0..32u64 {
-        let (reserver, keys, mut redis, tag) =
-            (reserver.clone(), conns.keys.clone(), conns.redis.clone(), tag.to_string());
-        tasks.push(tokio::spawn(async move {
-            for i in (w..n).step_by(32) {
-                let req = ReserveRequest {
-                    user_id: 3_000_000_000 + i,
-                    product_id: product,
-                    qty: 1,
-                    idempotency_key: format!("{tag}{i}"),
-                    per_user_limit: 1_000_000,
-                };
-                reserver.reserve(&mut redis, &keys, &req).await?;
-            }
-            Ok::<(), redis::RedisError>(())
-        }));
-    }
-    for t in tasks {
-        t.await.expect("fill worker")?;
-    }
-    Ok(())
 }
 
 /// Persisted orders per second with the given batch size, draining `n` messages.
@@ -150,9 +121,9 @@ pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
     // Persisting: batched against single-order transactions, on one hot row.
     let product = BenchProduct::create(conns, (persist_orders * 2) as i64, 1_000_000).await?;
     let result = async {
-        fill_stream(conns, product.id, persist_orders, "s").await?;
+        reserve::reserve_many(conns, product.id, persist_orders, 32, "s").await?;
         let single = persist_rate(conns, product.id, persist_orders, 1).await?;
-        fill_stream(conns, product.id, persist_orders, "b").await?;
+        reserve::reserve_many(conns, product.id, persist_orders, 32, "p").await?;
         let batched = persist_rate(conns, product.id, persist_orders, 200).await?;
         Ok::<_, BenchError>((single, batched))
     }

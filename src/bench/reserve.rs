@@ -86,16 +86,23 @@ pub fn parse_csv_rps(csv: &str) -> Option<f64> {
         .and_then(|f| f.parse().ok())
 }
 
-/// Our Rust client: `requests` reservations, `clients` at a time, over one multiplexed
-/// connection (as the engine does). Requests per second.
-pub async fn ours(conns: &Connections, product: u64, requests: u64, clients: u32) -> Result<f64, BenchError> {
+/// `requests` reservations straight through our Rust client, `clients` at a time over one
+/// multiplexed connection (as the engine does), each a different buyer; how long it took.
+/// `tag` keeps the idempotency keys of separate calls apart.
+pub async fn reserve_many(
+    conns: &Connections,
+    product: u64,
+    requests: u64,
+    clients: u32,
+    tag: &str,
+) -> Result<std::time::Duration, BenchError> {
     let reserver = Arc::new(Reserver::new());
     let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let started = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..clients {
-        let (reserver, next, keys, mut redis) =
-            (reserver.clone(), next.clone(), conns.keys.clone(), conns.redis.clone());
+        let (reserver, next, keys, mut redis, tag) =
+            (reserver.clone(), next.clone(), conns.keys.clone(), conns.redis.clone(), tag.to_string());
         workers.push(tokio::spawn(async move {
             loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -106,7 +113,7 @@ pub async fn ours(conns: &Connections, product: u64, requests: u64, clients: u32
                     user_id: 2_000_000_000 + i,
                     product_id: product,
                     qty: 1,
-                    idempotency_key: format!("b{i}"),
+                    idempotency_key: format!("{tag}{i}"),
                     per_user_limit: 1_000_000_000,
                 };
                 reserver.reserve(&mut redis, &keys, &req).await?;
@@ -116,7 +123,13 @@ pub async fn ours(conns: &Connections, product: u64, requests: u64, clients: u32
     for w in workers {
         w.await.expect("bench worker")?;
     }
-    Ok(requests as f64 / started.elapsed().as_secs_f64())
+    Ok(started.elapsed())
+}
+
+/// Our Rust client's rate: requests per second.
+pub async fn ours(conns: &Connections, product: u64, requests: u64, clients: u32) -> Result<f64, BenchError> {
+    let took = reserve_many(conns, product, requests, clients, "b").await?;
+    Ok(requests as f64 / took.as_secs_f64())
 }
 
 /// The `reserve` benchmark.

@@ -14,7 +14,7 @@ use clap::{Parser, Subcommand};
 
 pub use error::CliError;
 use stockguard::connect::Connections;
-use stockguard::profile::{resolve, ConnectionSettings, EnvOverrides, KeychainStore, ProfileStore};
+use stockguard::profile::{resolve_for_process, ConnectionSettings};
 
 #[derive(Debug, Parser)]
 #[command(name = "stockguard", version, about = "Flash-sale anti-oversell console and reference engine")]
@@ -61,13 +61,7 @@ enum Command {
 
 /// Resolves `--profile` and the environment into connection settings.
 pub(crate) async fn settings(profile: Option<&str>) -> Result<ConnectionSettings, CliError> {
-    let store = ProfileStore::load_default()?;
-    let env = EnvOverrides::from_process_env();
-    let profile = profile.map(str::to_string);
-    // The keychain client is blocking; keep it off the async runtime.
-    let settings = tokio::task::spawn_blocking(move || resolve(&store, profile.as_deref(), &env, &KeychainStore))
-        .await
-        .expect("profile resolution does not panic")?;
+    let settings = resolve_for_process(profile).await?;
     for notice in &settings.notices {
         eprintln!("note: {notice}");
     }

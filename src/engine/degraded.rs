@@ -10,6 +10,7 @@ use std::time::Duration;
 use sqlx::MySqlPool;
 
 use super::is_duplicate;
+use super::ledger_write::{deduct, insert_orders, NewOrder, Source};
 use super::reserve::{ReserveOutcome, ReserveRequest};
 
 async fn existing_order(pool: &MySqlPool, req: &ReserveRequest) -> Result<Option<String>, sqlx::Error> {
@@ -32,14 +33,7 @@ pub async fn place_order(
         return Ok(ReserveOutcome::Replayed { order_no });
     }
     let mut tx = super::metrics::begin(pool).await?;
-    let deducted = sqlx::query("UPDATE inventory SET stock = stock - ? WHERE product_id = ? AND stock >= ?")
-        .bind(req.qty)
-        .bind(req.product_id)
-        .bind(req.qty)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    if deducted != 1 {
+    if !deduct(&mut tx, req.product_id, req.qty).await? {
         tx.rollback().await?;
         return Ok(ReserveOutcome::SoldOut);
     }
@@ -56,18 +50,16 @@ pub async fn place_order(
         return Ok(ReserveOutcome::LimitReached);
     }
     let deadline = (chrono::Utc::now() + chrono::Duration::from_std(payment_timeout).unwrap_or_default()).naive_utc();
-    let inserted = sqlx::query(
-        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, pay_deadline) \
-         VALUES (?, ?, ?, ?, 'WAIT_PAY', ?, 'DB', ?)",
-    )
-    .bind(order_no)
-    .bind(req.user_id)
-    .bind(req.product_id)
-    .bind(req.qty)
-    .bind(&req.idempotency_key)
-    .bind(deadline)
-    .execute(&mut *tx)
-    .await;
+    let order = NewOrder {
+        order_no,
+        user_id: req.user_id,
+        product_id: req.product_id,
+        qty: req.qty,
+        idempotency_key: &req.idempotency_key,
+        source: Source::Db,
+        pay_deadline: deadline,
+    };
+    let inserted = insert_orders(&mut tx, &[order]).await;
     match inserted {
         Ok(_) => {
             tx.commit().await?;

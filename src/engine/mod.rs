@@ -4,6 +4,7 @@
 //!   count, stream message), called by SHA.
 //! - [`order_no`]: order numbers unique across instances.
 //! - [`persist`]: a batch of reservations into the DB in one transaction, exactly once.
+//! - [`ledger_write`]: the conditional deduction and the order insert, shared by every path.
 //! - [`consumer`]: the `persist` group consumers: read, reclaim, persist.
 //! - [`close`]: timeout close and cancel, one compare-and-set path returning stock once.
 //! - [`relay`] + `release.lua`: pending releases applied to Redis, each at most once.
@@ -18,6 +19,7 @@ pub mod close;
 pub mod consumer;
 pub mod degraded;
 pub mod http;
+pub mod ledger_write;
 pub mod limits;
 pub mod metrics;
 pub mod order_no;

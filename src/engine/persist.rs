@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 use sqlx::MySqlPool;
 
 use super::is_duplicate;
+use super::ledger_write::{deduct, insert_orders, NewOrder, Source};
 
 use crate::keys::{Keys, PERSIST_GROUP};
 use crate::reservation::ReservationMessage;
@@ -44,6 +45,18 @@ pub enum PersistError {
     Db(#[from] sqlx::Error),
     #[error("Redis: {0}")]
     Redis(#[from] redis::RedisError),
+}
+
+fn new_order(msg: &ReservationMessage, payment_timeout: Duration) -> NewOrder<'_> {
+    NewOrder {
+        order_no: &msg.order_no,
+        user_id: msg.user_id,
+        product_id: msg.product_id,
+        qty: msg.qty,
+        idempotency_key: &msg.idempotency_key,
+        source: Source::Redis { reserve_seq: msg.seq },
+        pay_deadline: deadline(msg, payment_timeout).naive_utc(),
+    }
 }
 
 fn deadline(msg: &ReservationMessage, payment_timeout: Duration) -> DateTime<Utc> {
@@ -111,33 +124,12 @@ async fn try_whole_batch(
 ) -> Result<bool, PersistError> {
     let total: i64 = batch.iter().map(|m| m.body.qty).sum();
     let mut tx = super::metrics::begin(pool).await?;
-    // inventory first, then orders: the lock order every transaction here keeps.
-    let updated = sqlx::query("UPDATE inventory SET stock = stock - ? WHERE product_id = ? AND stock >= ?")
-        .bind(total)
-        .bind(product_id)
-        .bind(total)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    if updated != 1 {
+    if !deduct(&mut tx, product_id, total).await? {
         tx.rollback().await?;
         return Ok(false);
     }
-    let mut qb = sqlx::QueryBuilder::<sqlx::MySql>::new(
-        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, reserve_seq, pay_deadline) ",
-    );
-    qb.push_values(batch, |mut b, m| {
-        b.push_bind(&m.body.order_no)
-            .push_bind(m.body.user_id)
-            .push_bind(m.body.product_id)
-            .push_bind(m.body.qty)
-            .push_bind("WAIT_PAY")
-            .push_bind(&m.body.idempotency_key)
-            .push_bind("REDIS")
-            .push_bind(m.body.seq)
-            .push_bind(deadline(&m.body, payment_timeout).naive_utc());
-    });
-    match qb.build().execute(&mut *tx).await {
+    let orders: Vec<NewOrder> = batch.iter().map(|m| new_order(&m.body, payment_timeout)).collect();
+    match insert_orders(&mut tx, &orders).await {
         Ok(_) => {
             tx.commit().await?;
             Ok(true)
@@ -173,14 +165,7 @@ async fn persist_one(
         return Ok(One::Duplicate);
     }
     let mut tx = super::metrics::begin(pool).await?;
-    let updated = sqlx::query("UPDATE inventory SET stock = stock - ? WHERE product_id = ? AND stock >= ?")
-        .bind(msg.qty)
-        .bind(msg.product_id)
-        .bind(msg.qty)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    if updated != 1 {
+    if !deduct(&mut tx, msg.product_id, msg.qty).await? {
         tx.rollback().await?;
         // Another consumer may have written it meanwhile (a reclaimed message): then it is
         // a duplicate, not a refusal.
@@ -191,19 +176,7 @@ async fn persist_one(
         tracing::warn!(order_no = %msg.order_no, product_id = msg.product_id, "Redis over-issued: the DB refused an accepted order");
         return Ok(One::Refused);
     }
-    let inserted = sqlx::query(
-        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, reserve_seq, pay_deadline) \
-         VALUES (?, ?, ?, ?, 'WAIT_PAY', ?, 'REDIS', ?, ?)",
-    )
-    .bind(&msg.order_no)
-    .bind(msg.user_id)
-    .bind(msg.product_id)
-    .bind(msg.qty)
-    .bind(&msg.idempotency_key)
-    .bind(msg.seq)
-    .bind(deadline(msg, payment_timeout).naive_utc())
-    .execute(&mut *tx)
-    .await;
+    let inserted = insert_orders(&mut tx, &[new_order(msg, payment_timeout)]).await;
     match inserted {
         Ok(_) => {
             tx.commit().await?;

@@ -191,6 +191,18 @@ pub fn resolve(
     Ok(settings)
 }
 
+/// Resolves `--profile` (or none) with this process's environment, the profiles file in its
+/// default place and the OS keychain. The keychain client blocks, so it runs off the async
+/// runtime. What both front ends call.
+pub async fn resolve_for_process(profile: Option<&str>) -> Result<ConnectionSettings, ProfileError> {
+    let store = ProfileStore::load_default()?;
+    let env = EnvOverrides::from_process_env();
+    let profile = profile.map(str::to_string);
+    tokio::task::spawn_blocking(move || resolve(&store, profile.as_deref(), &env, &super::KeychainStore))
+        .await
+        .expect("profile resolution does not panic")
+}
+
 fn parse_environment(kind: &str) -> Result<EnvironmentKind, ProfileError> {
     match kind {
         "production" => Ok(EnvironmentKind::Production),

@@ -16,6 +16,7 @@
 //! is what Redis should have held at the cut, and any drift is real.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use redis::Script;
 use serde::{Deserialize, Serialize};
@@ -70,17 +71,28 @@ struct Cut {
     inflight: Vec<(String, i64)>,
 }
 
+/// The cut script, hashed once. It is sent by SHA; only when the server does not know it
+/// (first use, or after `SCRIPT FLUSH`) is it loaded, so a reading costs no `SCRIPT LOAD`.
+static CUT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("cut.lua")));
+
 async fn redis_cuts<C>(redis: &mut C, keys: &Keys, ids: &[u64]) -> Result<Vec<Cut>, ReconError>
 where
     C: redis::aio::ConnectionLike + Send,
 {
-    let script = Script::new(include_str!("cut.lua"));
-    let mut pipe = redis::pipe();
-    pipe.load_script(&script).ignore();
-    for &id in ids {
-        pipe.invoke_script(script.key(keys.stock(id)).key(keys.seq(id)).key(keys.inflight(id)));
-    }
-    let raw: Vec<(i64, i64, u64, Vec<String>)> = pipe.query_async(redis).await?;
+    let pipeline = |load: bool| {
+        let mut pipe = redis::pipe();
+        if load {
+            pipe.load_script(&CUT).ignore();
+        }
+        for &id in ids {
+            pipe.invoke_script(CUT.key(keys.stock(id)).key(keys.seq(id)).key(keys.inflight(id)));
+        }
+        pipe
+    };
+    let raw: Vec<(i64, i64, u64, Vec<String>)> = match pipeline(false).query_async(redis).await {
+        Err(e) if e.kind() == redis::ErrorKind::NoScriptError => pipeline(true).query_async(redis).await?,
+        other => other?,
+    };
     Ok(raw
         .into_iter()
         .map(|(exists, stock, seq, flat)| Cut {
