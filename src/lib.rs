@@ -17,6 +17,10 @@
 //! - [`recon`]: where every unit of stock is: exact readings, statuses, the ledger check, the
 //!   drift sampler.
 //! - [`rewrite`]: the locked, fenced rewrite of Redis stock.
+//! - [`switch`]: the degrade switch in MySQL, engine heartbeats and acknowledgements, the
+//!   guided exit from DB mode.
+//! - [`drill`]: fault injection for tests and drills (a TCP proxy that can refuse, delay,
+//!   black-hole and cut).
 //! - [`load`]: the load generator that proves the engine: drive, drain, verify, report.
 //! - [`bench`]: benchmarks measured side by side (`stockguard bench ...`).
 //! - [`catalog`]: the products of a sale.
@@ -30,6 +34,7 @@ pub mod audit;
 pub mod bench;
 pub mod catalog;
 pub mod connect;
+pub mod drill;
 pub mod engine;
 pub mod keys;
 pub mod load;
@@ -38,3 +43,4 @@ pub mod recon;
 pub mod reservation;
 pub mod rewrite;
 pub mod sandbox;
+pub mod switch;

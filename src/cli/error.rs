@@ -22,6 +22,8 @@ pub enum CliError {
     #[error(transparent)]
     Rewrite(#[from] stockguard::rewrite::RewriteError),
     #[error(transparent)]
+    Switch(#[from] stockguard::switch::SwitchError),
+    #[error(transparent)]
     Bench(#[from] stockguard::bench::BenchError),
     #[error("database error: {0}")]
     Db(#[from] sqlx::Error),

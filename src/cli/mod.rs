@@ -1,6 +1,7 @@
 //! Argument parsing and dispatch. Each subcommand module parses, calls the core and prints.
 
 mod bench;
+mod degrade;
 mod engine;
 mod error;
 mod load;
@@ -46,6 +47,9 @@ enum Command {
     Recon(recon::ReconArgs),
     /// Rewrite Redis stock to what the DB says it should be, under a lock and a fence.
     Rewrite(rewrite::RewriteArgs),
+    /// The degrade switch: status, DB mode on, guided exit off.
+    #[command(subcommand)]
+    Degrade(degrade::DegradeCommand),
     /// Drift over time.
     #[command(subcommand)]
     Drift(recon::DriftCommand),
@@ -92,6 +96,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Recon(args) => recon::recon(args, profile).await,
         Command::Drift(cmd) => recon::drift(cmd, profile).await,
         Command::Rewrite(args) => rewrite::run(args, profile).await,
+        Command::Degrade(cmd) => degrade::run(cmd, profile).await,
         Command::Engine(cmd) => engine::run(cmd, profile).await,
         Command::Load(args) => load::run(args, profile).await,
         Command::Bench(cmd) => bench::run(cmd, profile).await,

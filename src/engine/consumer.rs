@@ -102,10 +102,52 @@ pub async fn read_new_many<C>(
 where
     C: redis::aio::ConnectionLike + Send,
 {
+    read_many(redis, keys, products, cfg, ">").await
+}
+
+/// Persists this consumer's own pending messages, until none is left. Persisting is
+/// idempotent (a message whose order is already in the DB is just acknowledged), so running
+/// this after a failure or a restart never writes twice.
+pub async fn recover_own<C>(
+    pool: &MySqlPool,
+    redis: &mut C,
+    keys: &Keys,
+    products: &[u64],
+    cfg: &ConsumerConfig,
+) -> Result<BatchOutcome, PersistError>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    let mut total = BatchOutcome::default();
+    loop {
+        // "0": messages already delivered to this consumer and not acknowledged (its own
+        // pending list), e.g. because Redis went away between a commit and its XACK.
+        let batches = read_many(redis, keys, products, cfg, "0").await?;
+        if batches.iter().all(|(_, m)| m.is_empty()) {
+            return Ok(total);
+        }
+        for (p, batch) in batches {
+            if !batch.is_empty() {
+                add(&mut total, persist_batch(pool, redis, keys, p, &batch, cfg.payment_timeout).await?);
+            }
+        }
+    }
+}
+
+async fn read_many<C>(
+    redis: &mut C,
+    keys: &Keys,
+    products: &[u64],
+    cfg: &ConsumerConfig,
+    from: &str,
+) -> redis::RedisResult<Vec<(u64, Vec<StreamMessage>)>>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
     let mut out = Vec::new();
     for chunk in products.chunks(STREAMS_PER_READ) {
         let streams: Vec<String> = chunk.iter().map(|&p| keys.orders_stream(p)).collect();
-        let ids = vec![">"; chunk.len()];
+        let ids = vec![from; chunk.len()];
         let opts = StreamReadOptions::default().group(PERSIST_GROUP, &cfg.name).count(cfg.batch_size);
         let reply: Option<StreamReadReply> =
             redis::Cmd::xread_options(&streams, &ids, &opts).query_async(redis).await?;

@@ -9,12 +9,16 @@
 //! - [`close`]: timeout close and cancel, one compare-and-set path returning stock once.
 //! - [`relay`] + `release.lua`: pending releases applied to Redis, each at most once.
 //! - [`degraded`]: the DB-only order path of degraded mode.
+//! - [`switching`]: reading and applying the degrade switch, heartbeats, breaker escalation.
+//! - [`breaker`]: the Redis circuit breaker (trips by itself, closes only after the guided
+//!   exit).
 //! - [`limits`] + `rate.lua`: per-user (Redis) and per-instance (token bucket) rate limits.
 //! - [`metrics`]: Prometheus metrics.
 //! - [`state`]: what the handlers of one instance share (pools, config, product cache).
 //! - [`http`]: the HTTP API.
 //! - [`run`]: one instance: consumers + API until shutdown.
 
+pub mod breaker;
 pub mod close;
 pub mod consumer;
 pub mod degraded;
@@ -28,6 +32,7 @@ pub mod relay;
 pub mod reserve;
 pub mod run;
 pub mod state;
+pub mod switching;
 
 pub use reserve::{ReserveOutcome, ReserveRequest, Reserver};
 

@@ -12,6 +12,7 @@ use super::consumer::{self, ConsumerConfig};
 use super::http;
 use super::relay::Relay;
 use super::state::EngineState;
+use super::switching;
 
 /// Runs the consumers over every product of the sale until `stop` turns true.
 pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) {
@@ -26,6 +27,9 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
     let mut products: Vec<u64> = Vec::new();
     let mut refreshed = tokio::time::Instant::now() - Duration::from_secs(60);
     let mut last_reclaim = tokio::time::Instant::now();
+    // Own pending messages first: after a restart, or after Redis failed between a commit
+    // and its acknowledgement, they would otherwise wait for the idle reclaim.
+    let mut recover = true;
     while !*stop.borrow() {
         if refreshed.elapsed() > Duration::from_secs(5) {
             match crate::recon::reading::product_ids(&state.pool).await {
@@ -44,11 +48,18 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
         if reclaim {
             last_reclaim = tokio::time::Instant::now();
         }
+        if recover && !products.is_empty() {
+            match consumer::recover_own(&state.pool, &mut redis, &state.keys, &products, &cfg).await {
+                Ok(_) => recover = false,
+                Err(e) => tracing::debug!(error = %e, "recovering own pending messages failed; retrying"),
+            }
+        }
         let busy = match consumer::run_pass(&state.pool, &mut redis, &state.keys, &products, &cfg, reclaim).await {
             Ok(o) => !(o.persisted.is_empty() && o.duplicates.is_empty() && o.failed.is_empty()),
             Err(e) => {
                 // Nothing is lost: unacknowledged messages stay pending and are retried.
                 tracing::warn!(error = %e, "persist pass failed; retrying");
+                recover = true;
                 false
             }
         };
@@ -86,12 +97,17 @@ pub async fn serve(
     state: EngineState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // Know the mode before the first order: the switch may already say DB mode.
+    switching::load_initial(&state, Duration::from_secs(10)).await.map_err(std::io::Error::other)?;
+    let listen_addr = listener.local_addr()?.to_string();
     let (stop_tx, stop_rx) = watch::channel(false);
+    let switch = tokio::spawn(switching::run_switch(state.clone(), listen_addr, stop_rx.clone()));
     let consumers = tokio::spawn(run_consumers(state.clone(), stop_rx.clone()));
     let closer = tokio::spawn(run_closer_and_relay(state.clone(), stop_rx));
     let result = http::serve(listener, state, shutdown).await;
     let _ = stop_tx.send(true);
     let _ = consumers.await;
     let _ = closer.await;
+    let _ = switch.await;
     result
 }

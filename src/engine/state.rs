@@ -5,12 +5,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use sqlx::MySqlPool;
-use tokio::sync::RwLock;
+use tokio::sync::{Notify, RwLock};
 
+use super::breaker::{classify, Breaker, BreakerConfig, RedisFault};
 use super::limits::Limits;
 use super::reserve::Reserver;
 use crate::keys::Keys;
+use crate::switch::{Mode, SwitchView};
 
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -27,8 +30,19 @@ pub struct EngineConfig {
     pub global_rate: u32,
     /// Requests per second one user may make, across instances (0: no limit).
     pub per_user_rate: u32,
-    /// Start in degraded mode (orders straight to the DB).
+    /// Pin this instance to degraded mode (orders straight to the DB) whatever the switch
+    /// says; for tests and for an instance kept aside.
     pub degraded: bool,
+    /// How often the switch is read.
+    pub switch_poll: Duration,
+    /// A switch read or heartbeat write slower than this is abandoned; the last known mode
+    /// stays in force.
+    pub switch_timeout: Duration,
+    /// How often a heartbeat is written when nothing changed.
+    pub heartbeat_every: Duration,
+    /// A Redis call on the order path slower than this counts as a timeout.
+    pub redis_timeout: Duration,
+    pub breaker: BreakerConfig,
 }
 
 impl Default for EngineConfig {
@@ -43,8 +57,22 @@ impl Default for EngineConfig {
             global_rate: 0,
             per_user_rate: 0,
             degraded: false,
+            switch_poll: Duration::from_millis(100),
+            switch_timeout: Duration::from_millis(400),
+            heartbeat_every: Duration::from_millis(500),
+            redis_timeout: Duration::from_millis(300),
+            breaker: BreakerConfig::default(),
         }
     }
+}
+
+/// A Redis call of the order path that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RedisCallError {
+    #[error("Redis did not answer within {0:?}")]
+    TimedOut(Duration),
+    #[error(transparent)]
+    Redis(#[from] redis::RedisError),
 }
 
 /// A product as the order path needs it.
@@ -61,7 +89,15 @@ pub struct EngineState {
     pub reserver: Arc<Reserver>,
     pub config: EngineConfig,
     pub limits: Limits,
-    degraded: Arc<AtomicBool>,
+    pub breaker: Arc<Breaker>,
+    /// Woken when the breaker trips, so the switch task escalates at once.
+    pub tripped: Arc<Notify>,
+    pinned_degraded: Arc<AtomicBool>,
+    switch: Arc<ArcSwap<SwitchView>>,
+    /// Held (shared) by every order request from its mode check to its answer; the switch
+    /// task takes it exclusively after a change, so "applied" means no request decided
+    /// under the old mode is still running.
+    pub admission: Arc<tokio::sync::RwLock<()>>,
     products: Arc<RwLock<HashMap<u64, ProductRule>>>,
 }
 
@@ -73,19 +109,82 @@ impl EngineState {
             keys,
             reserver: Arc::new(Reserver::new()),
             limits: Limits::new(config.global_rate, config.per_user_rate),
-            degraded: Arc::new(AtomicBool::new(config.degraded)),
+            breaker: Arc::new(Breaker::new(config.breaker.clone())),
+            tripped: Arc::default(),
+            pinned_degraded: Arc::new(AtomicBool::new(config.degraded)),
+            switch: Arc::default(),
+            admission: Arc::default(),
             config,
             products: Arc::default(),
         }
     }
 
-    /// True when orders go straight to the DB.
-    pub fn is_degraded(&self) -> bool {
-        self.degraded.load(Ordering::Relaxed)
+    /// How this instance takes orders for `product_id` now: the switch (global row and the
+    /// product's row), raised to DB mode by a pin or a tripped breaker.
+    pub fn mode_for(&self, product_id: u64) -> Mode {
+        let view = self.switch.load();
+        self.raise(view.mode_for(product_id), view.global_revision)
     }
 
+    /// The mode for products without a row of their own (what heartbeats report).
+    pub fn global_mode(&self) -> Mode {
+        let view = self.switch.load();
+        self.raise(view.global_mode(), view.global_revision)
+    }
+
+    fn raise(&self, mode: Mode, global_revision: u64) -> Mode {
+        match self.breaker.tripped_under() {
+            // The guided exit has rebuilt Redis (NORMAL, newer than the trip) but this
+            // instance's breaker has not closed yet: selling through the DB now would make
+            // the rebuilt stock wrong, so it waits instead.
+            Some(tripped) if mode == Mode::Normal && global_revision > tripped => Mode::Paused,
+            Some(_) => mode.max(Mode::Degraded),
+            None if self.pinned_degraded.load(Ordering::Relaxed) => mode.max(Mode::Degraded),
+            None => mode,
+        }
+    }
+
+    /// Pins (or unpins) this instance to DB mode.
     pub fn set_degraded(&self, on: bool) {
-        self.degraded.store(on, Ordering::Relaxed);
+        self.pinned_degraded.store(on, Ordering::Relaxed);
+    }
+
+    /// The switch as last read.
+    pub fn switch_view(&self) -> Arc<SwitchView> {
+        self.switch.load_full()
+    }
+
+    /// Applies a newer reading of the switch. Returns true when it changed anything.
+    pub fn apply_switch(&self, view: SwitchView) -> bool {
+        if *self.switch.load().as_ref() == view {
+            return false;
+        }
+        self.switch.store(Arc::new(view));
+        true
+    }
+
+    /// Runs one Redis call of the order path under the Redis timeout, telling the breaker
+    /// how it went. Errors that say nothing about reachability are not counted.
+    pub async fn redis_call<T>(
+        &self,
+        call: impl std::future::Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, RedisCallError> {
+        let fault = match tokio::time::timeout(self.config.redis_timeout, call).await {
+            Ok(Ok(v)) => {
+                self.breaker.record_success();
+                return Ok(v);
+            }
+            Ok(Err(e)) => match classify(&e) {
+                Some(fault) => (fault, RedisCallError::Redis(e)),
+                None => return Err(RedisCallError::Redis(e)),
+            },
+            Err(_) => (RedisFault::Timeout, RedisCallError::TimedOut(self.config.redis_timeout)),
+        };
+        if self.breaker.record_failure(fault.0, self.switch.load().global_revision) {
+            tracing::error!(instance = %self.config.instance_id, "Redis circuit breaker tripped: orders go to the DB");
+            self.tripped.notify_one();
+        }
+        Err(fault.1)
     }
 
     /// The product ids known to this instance (those requested so far).

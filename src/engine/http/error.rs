@@ -26,6 +26,8 @@ pub enum ApiError {
     NotCancellable(String, String),
     #[error("too many requests; slow down")]
     RateLimited,
+    #[error("sales are paused for a moment while stock is rebuilt; retry shortly")]
+    Paused,
     #[error("temporarily unavailable")]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -48,6 +50,7 @@ impl ApiError {
             Self::NotPayable(..) => (StatusCode::CONFLICT, "NOT_PAYABLE"),
             Self::NotCancellable(..) => (StatusCode::CONFLICT, "NOT_CANCELLABLE"),
             Self::RateLimited => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED"),
+            Self::Paused => (StatusCode::SERVICE_UNAVAILABLE, "PAUSED"),
             Self::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
         }
     }
@@ -61,6 +64,12 @@ impl From<sqlx::Error> for ApiError {
 
 impl From<redis::RedisError> for ApiError {
     fn from(e: redis::RedisError) -> Self {
+        Self::Unavailable(Box::new(e))
+    }
+}
+
+impl From<crate::engine::state::RedisCallError> for ApiError {
+    fn from(e: crate::engine::state::RedisCallError) -> Self {
         Self::Unavailable(Box::new(e))
     }
 }

@@ -12,6 +12,7 @@ use crate::engine::order_no::product_of;
 use crate::engine::reserve::{ReserveOutcome, ReserveRequest};
 use crate::engine::state::EngineState;
 use crate::engine::{degraded, metrics};
+use crate::switch::Mode;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -85,16 +86,26 @@ async fn create_order(
         idempotency_key: req.idempotency_key,
         per_user_limit: rule.per_user_limit,
     };
-    let outcome = if state.is_degraded() {
-        // Degraded: Redis is not touched at all, not even for the per-user rate.
-        let order_no = state.reserver.next_order_no(request.product_id);
-        degraded::place_order(&state.pool, &request, &order_no, state.config.payment_timeout).await?
-    } else {
-        let mut redis = state.redis.clone();
-        if !state.limits.admit_user(&mut redis, &state.keys, request.user_id).await? {
-            return Err(ApiError::RateLimited);
+    // Held until the answer: a switch change counts as applied only once every request
+    // that chose its path under the old mode has finished.
+    let _admitted = state.admission.read().await;
+    let outcome = match state.mode_for(request.product_id) {
+        // The guided exit is rebuilding Redis from the DB: nothing may sell for a moment.
+        Mode::Paused => return Err(ApiError::Paused),
+        Mode::Degraded => {
+            // Degraded: Redis is not touched at all, not even for the per-user rate.
+            let order_no = state.reserver.next_order_no(request.product_id);
+            degraded::place_order(&state.pool, &request, &order_no, state.config.payment_timeout).await?
         }
-        metrics::timed(&metrics::get().redis_seconds, state.reserver.reserve(&mut redis, &state.keys, &request)).await?
+        Mode::Normal => {
+            let mut redis = state.redis.clone();
+            if !state.redis_call(state.limits.admit_user(&mut redis, &state.keys, request.user_id)).await? {
+                return Err(ApiError::RateLimited);
+            }
+            let mut redis = state.redis.clone();
+            let reserve = state.reserver.reserve(&mut redis, &state.keys, &request);
+            metrics::timed(&metrics::get().redis_seconds, state.redis_call(reserve)).await?
+        }
     };
     match outcome {
         ReserveOutcome::Reserved { order_no } | ReserveOutcome::Replayed { order_no } => {
@@ -199,9 +210,29 @@ pub async fn cancel(
     }
 }
 
+/// Healthy when the DB answers and, unless this instance is off the Redis path, Redis too.
+/// The body says which mode and switch revision the instance is on, and its breaker.
 pub async fn health(State(state): State<EngineState>) -> Result<Json<serde_json::Value>, ApiError> {
     sqlx::query("SELECT 1").execute(&state.pool).await?;
+    let mode = state.global_mode();
     let mut redis = state.redis.clone();
-    let _: String = redis::cmd("PING").query_async(&mut redis).await?;
-    Ok(Json(serde_json::json!({ "status": "ok", "instance_id": state.config.instance_id })))
+    let ping =
+        tokio::time::timeout(state.config.redis_timeout, redis::cmd("PING").query_async::<String>(&mut redis)).await;
+    let redis_ok = matches!(ping, Ok(Ok(_)));
+    if !redis_ok && mode == Mode::Normal {
+        return Err(match ping {
+            Ok(Err(e)) => e.into(),
+            _ => ApiError::Unavailable("Redis did not answer in time".into()),
+        });
+    }
+    let breaker = state.breaker.report();
+    Ok(Json(serde_json::json!({
+        "status": "ok",
+        "instance_id": state.config.instance_id,
+        "mode": mode.as_str(),
+        "revision": state.switch_view().revision,
+        "redis": if redis_ok { "ok" } else { "down" },
+        "breaker": breaker.state,
+        "breaker_reason": breaker.reason,
+    })))
 }

@@ -1,0 +1,180 @@
+//! `stockguard degrade status|on|off`: the degrade switch and the fleet's acknowledgements.
+
+use std::io::IsTerminal as _;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use super::{connect, output, CliError};
+use stockguard::profile::EnvironmentKind;
+use stockguard::switch::exit::DEFAULT_STALE_AFTER;
+use stockguard::switch::{self, Acknowledgement, ExitOptions, ExitStep, Scope};
+
+#[derive(Debug, Subcommand)]
+pub enum DegradeCommand {
+    /// The switch per scope, and which live engine instances applied the newest revision.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send orders straight to the DB; waits for every live instance to apply it.
+    On(ToggleArgs),
+    /// The guided exit back to Redis: pause, drain, rebuild Redis from the DB under the
+    /// fence, resume, verify.
+    Off(ToggleArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ToggleArgs {
+    /// One product only (default: the whole sale).
+    #[arg(long)]
+    product: Option<u64>,
+    /// Why: goes to the audit log.
+    #[arg(long)]
+    reason: String,
+    /// On production, `off` needs the scope typed again: `global` or `product:<id>`.
+    #[arg(long)]
+    confirm: Option<String>,
+    /// Seconds to wait for the instances' acknowledgements.
+    #[arg(long, default_value_t = 5)]
+    wait: u64,
+    #[arg(long)]
+    json: bool,
+}
+
+fn ack_line(ack: &Acknowledgement) -> String {
+    let time = ack.propagation_ms.map_or(String::new(), |ms| format!(" in {ms} ms"));
+    format!("revision {}: applied by {} of {} live instances{time}", ack.revision, ack.applied, ack.live)
+}
+
+fn print_ack(ack: &Acknowledgement) {
+    println!("{}", ack_line(ack));
+    println!(
+        "  {:<20} {:<22} {:>6} {:>9} {:<9} {:<9} {:>10}",
+        "instance", "listen", "live", "revision", "mode", "breaker", "took"
+    );
+    for i in &ack.instances {
+        let live = if i.live { "yes".to_string() } else { format!("stale {}s", i.heartbeat_age_ms / 1000) };
+        let took = i.propagation_ms.map_or("-".to_string(), |ms| format!("{ms} ms"));
+        println!(
+            "  {:<20} {:<22} {:>6} {:>9} {:<9} {:<9} {:>10}",
+            i.instance_id, i.listen_addr, live, i.applied_revision, i.effective_mode, i.breaker_state, took
+        );
+    }
+}
+
+pub async fn run(cmd: DegradeCommand, profile: Option<&str>) -> Result<(), CliError> {
+    let conns = connect(profile).await?;
+    match cmd {
+        DegradeCommand::Status { json } => {
+            let status = switch::status(&conns, DEFAULT_STALE_AFTER).await?;
+            if json {
+                output::json(&status);
+                return Ok(());
+            }
+            if status.scopes.is_empty() {
+                println!("the switch was never set: every product is NORMAL");
+            }
+            for s in &status.scopes {
+                println!(
+                    "{:<16} {:<9} revision {:<6} by {} at {}: {}",
+                    s.scope, s.mode, s.revision, s.changed_by, s.changed_at, s.reason
+                );
+            }
+            print_ack(&status.ack);
+            Ok(())
+        }
+        DegradeCommand::On(args) => {
+            let scope = args.product.map_or(Scope::Global, Scope::Product);
+            let wait = Duration::from_secs(args.wait);
+            let quiet = args.json;
+            let toggled = switch::enter_db_mode(&conns, scope, &args.reason, wait, DEFAULT_STALE_AFTER, &|ack| {
+                if !quiet {
+                    eprint!("\r{}   ", ack_line(ack));
+                }
+            })
+            .await?;
+            if args.json {
+                output::json(&toggled);
+            } else {
+                eprintln!();
+                println!(
+                    "{} is DEGRADED (revision {}, audit {})",
+                    scope, toggled.change.revision, toggled.change.audit_id
+                );
+                print_ack(&toggled.ack);
+            }
+            if !toggled.ack.complete && toggled.ack.live > 0 {
+                return Err(CliError::Refused(format!(
+                    "not every live instance applied revision {} within {}s",
+                    toggled.change.revision, args.wait
+                )));
+            }
+            Ok(())
+        }
+        DegradeCommand::Off(args) => {
+            let scope = args.product.map_or(Scope::Global, Scope::Product);
+            let mut opts = ExitOptions::new(scope, &args.reason);
+            opts.ack_timeout = Duration::from_secs(args.wait);
+            opts.confirm = args.confirm.clone();
+            if conns.settings.environment == EnvironmentKind::Production
+                && opts.confirm.is_none()
+                && std::io::stdin().is_terminal()
+            {
+                eprint!("PRODUCTION: type the scope {} to rebuild Redis and leave DB mode: ", scope.key());
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).map_err(CliError::Stdin)?;
+                opts.confirm = Some(line.trim().to_string());
+            }
+            let quiet = args.json;
+            let report = switch::guided_exit(&conns, &opts, &|step| {
+                if !quiet {
+                    eprintln!("{}", describe(step));
+                }
+            })
+            .await?;
+            if args.json {
+                output::json(&report);
+            } else {
+                println!(
+                    "{} is NORMAL again (revision {}); sales paused {} ms; audit {}",
+                    scope, report.normal_revision, report.paused_ms, report.audit_id
+                );
+                print_ack(&report.resume);
+                if !report.not_back_on_redis.is_empty() {
+                    println!(
+                        "not back on Redis yet, holding sales (breaker not yet healthy): {:?}",
+                        report.not_back_on_redis
+                    );
+                }
+            }
+            if !report.drifting_after.is_empty() {
+                return Err(CliError::Refused(format!(
+                    "drift remains after the exit on {:?}",
+                    report.drifting_after.iter().map(|r| (r.product_id, r.drift)).collect::<Vec<_>>()
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+fn describe(step: &ExitStep) -> String {
+    match step {
+        ExitStep::Checked { products, live_instances } => {
+            format!("1/6 checked: Redis answers; {products} products; {live_instances} live instances")
+        }
+        ExitStep::Paused { revision, ack } => format!("2/6 paused (revision {revision}): {}", ack_line(ack)),
+        ExitStep::Drained { inflight_left } => format!("3/6 in-flight reservations persisted ({inflight_left} left)"),
+        ExitStep::Rebuilt { product_id, buyers, outcome, delta } => {
+            format!("4/6 product {product_id}: {buyers} buyers rebuilt, stock {} (delta {delta})", outcome.as_str())
+        }
+        ExitStep::Resumed { revision, ack } => format!("5/6 NORMAL (revision {revision}): {}", ack_line(ack)),
+        ExitStep::Verified { products, drifting } => {
+            format!(
+                "6/6 verified {products} products; drifting: {}",
+                if drifting.is_empty() { "none".into() } else { format!("{drifting:?}") }
+            )
+        }
+    }
+}

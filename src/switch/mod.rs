@@ -1,0 +1,60 @@
+//! The degrade switch (contract section 5): whether orders go through Redis or straight to
+//! the DB, per scope, stored in MySQL so it works when Redis does not.
+//!
+//! - [`mode`]: modes, scopes, and the switch as an engine applies it ([`SwitchView`]).
+//! - [`store`]: reading and changing it; every change is a revision and an audit row.
+//! - [`acks`]: engine heartbeats; "applied by k of n live instances in N ms".
+//! - [`toggle`]: status, and entering DB mode with the fleet's acknowledgements.
+//! - [`exit`] + [`buyers`]: the guided exit from DB mode (pause, drain, rebuild, resume).
+//!
+//! The engine side (polling, applying, the circuit breaker) is in `engine::switching` and
+//! `engine::breaker`.
+
+pub mod acks;
+pub mod buyers;
+pub mod exit;
+pub mod mode;
+pub mod store;
+pub mod toggle;
+
+pub use acks::{Acknowledgement, InstanceAck};
+pub use exit::{guided_exit, ExitOptions, ExitReport, ExitStep};
+pub use mode::{Mode, Scope, SwitchView};
+pub use store::{Change, Changer, ScopeState};
+pub use toggle::{enter_db_mode, status, SwitchStatus, Toggled};
+
+use crate::profile::Role;
+use crate::recon::ReconError;
+use crate::rewrite::{Outcome, RewriteError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchError {
+    #[error("this profile is read-only: the switch cannot be changed")]
+    ReadOnly,
+    #[error("the {0} role may not change the degrade switch")]
+    RoleNotAllowed(Role),
+    #[error("a reason is required (it goes to the audit log)")]
+    NoReason,
+    #[error("production: confirm by typing the scope (--confirm {0})")]
+    ConfirmationRequired(String),
+    #[error("Redis does not answer, so the exit cannot start: {0}")]
+    RedisUnreachable(#[source] redis::RedisError),
+    #[error("these live engines still cannot reach Redis (breaker OPEN): {0:?}; wait until they report HALF_OPEN")]
+    InstancesCannotReachRedis(Vec<String>),
+    #[error("revision {revision} was applied by only {applied} of {live} live instances in time")]
+    NotAcknowledged { revision: u64, applied: usize, live: usize },
+    #[error("{0} reservations are still in flight in Redis; the consumers did not persist them in time")]
+    NotDrained(i64),
+    #[error("the rewrite of product {0} failed: {1}")]
+    Rewrite(u64, #[source] Box<RewriteError>),
+    #[error("the rewrite of product {0} ended {1:?}; Redis stock was not rebuilt")]
+    RewriteNotClean(u64, Outcome),
+    #[error("the switch table holds something unexpected: {0}")]
+    Corrupt(String),
+    #[error(transparent)]
+    Recon(#[from] ReconError),
+    #[error("DB: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("Redis: {0}")]
+    Redis(#[from] redis::RedisError),
+}

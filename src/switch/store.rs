@@ -1,0 +1,206 @@
+//! The switch in MySQL: reading it (engines, the console) and changing it (people, and an
+//! engine's breaker).
+//!
+//! Every change appends to `switch_changes` (its id is the revision, global and monotonic),
+//! moves the scope's row in `degrade_switch`, and is audited, all in one transaction.
+
+use std::collections::HashMap;
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+use sqlx::MySqlPool;
+
+use super::mode::{Mode, Scope, SwitchView};
+use super::SwitchError;
+use crate::audit::{self, AuditEntry};
+use crate::profile::{ConnectionSettings, Role};
+
+/// Who changes the switch, as the audit log records it.
+#[derive(Debug, Clone)]
+pub struct Changer {
+    pub actor: String,
+    pub role: String,
+    pub environment: String,
+}
+
+impl Changer {
+    /// A person (or script) acting through a profile. Read-only profiles, viewers and
+    /// approvers may not flip the switch.
+    pub fn person(settings: &ConnectionSettings) -> Result<Self, SwitchError> {
+        if settings.read_only {
+            return Err(SwitchError::ReadOnly);
+        }
+        if matches!(settings.role, Role::Viewer | Role::Approver) {
+            return Err(SwitchError::RoleNotAllowed(settings.role));
+        }
+        Ok(Self {
+            actor: settings.actor.clone(),
+            role: settings.role.to_string(),
+            environment: settings.environment.to_string(),
+        })
+    }
+
+    /// An engine instance whose circuit breaker tripped.
+    pub fn breaker(instance_id: &str) -> Self {
+        Self { actor: format!("breaker:{instance_id}"), role: "engine".into(), environment: String::new() }
+    }
+}
+
+/// One row of `degrade_switch`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScopeState {
+    pub scope: Scope,
+    pub mode: Mode,
+    pub revision: u64,
+    pub changed_by: String,
+    pub reason: String,
+    pub changed_at: NaiveDateTime,
+}
+
+/// A change just made.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    pub revision: u64,
+    pub scope: Scope,
+    pub mode: Mode,
+    pub changed_by: String,
+    pub reason: String,
+    pub changed_at: NaiveDateTime,
+    pub audit_id: u64,
+}
+
+type Row = (String, Option<u64>, String, u64, String, String, NaiveDateTime);
+
+fn parse_row(
+    (scope, product_id, mode, revision, changed_by, reason, changed_at): Row,
+) -> Result<ScopeState, SwitchError> {
+    let scope = match product_id {
+        Some(p) => Scope::Product(p),
+        None if scope == "global" => Scope::Global,
+        None => return Err(SwitchError::Corrupt(format!("scope {scope:?} has no product id"))),
+    };
+    let mode = mode.parse().map_err(|e: super::mode::UnknownMode| SwitchError::Corrupt(e.to_string()))?;
+    Ok(ScopeState { scope, mode, revision, changed_by, reason, changed_at })
+}
+
+/// Every scope's current state, global first.
+pub async fn scopes(pool: &MySqlPool) -> Result<Vec<ScopeState>, SwitchError> {
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT scope, product_id, CAST(mode AS CHAR), revision, changed_by, reason, changed_at \
+         FROM degrade_switch ORDER BY product_id IS NOT NULL, product_id",
+    )
+    .fetch_all(pool)
+    .await?;
+    rows.into_iter().map(parse_row).collect()
+}
+
+/// The switch as an engine applies it: one small query (a row per scope that was ever set).
+pub async fn read_view(pool: &MySqlPool) -> Result<SwitchView, SwitchError> {
+    let mut view = SwitchView { revision: 0, global: None, global_revision: 0, products: HashMap::new() };
+    for s in scopes(pool).await? {
+        view.revision = view.revision.max(s.revision);
+        match s.scope {
+            Scope::Global => {
+                view.global = Some(s.mode);
+                view.global_revision = s.revision;
+            }
+            Scope::Product(p) => {
+                view.products.insert(p, s.mode);
+            }
+        }
+    }
+    Ok(view)
+}
+
+/// Sets `scope` to `mode`. Returns the change with its revision and audit id.
+pub async fn set(
+    pool: &MySqlPool,
+    changer: &Changer,
+    scope: Scope,
+    mode: Mode,
+    reason: &str,
+) -> Result<Change, SwitchError> {
+    if reason.trim().is_empty() {
+        return Err(SwitchError::NoReason);
+    }
+    let mut tx = pool.begin().await?;
+    let change = write_change(&mut tx, changer, scope, mode, reason).await?;
+    tx.commit().await?;
+    Ok(change)
+}
+
+/// An engine's breaker tripped: put the whole sale in DB mode, unless it already is (or is
+/// paused). Several engines tripping at once write one change, not one each. `None`: the
+/// switch already said so.
+pub async fn escalate_breaker(pool: &MySqlPool, instance_id: &str, why: &str) -> Result<Option<Change>, SwitchError> {
+    let mut tx = pool.begin().await?;
+    // FOR UPDATE serialises escalations once the global row exists. Before the switch was
+    // ever set, two engines may both write a change: harmless, both say DEGRADED (and a
+    // deadlock between them is an error the caller retries on its next tick).
+    let current: Option<String> =
+        sqlx::query_scalar("SELECT CAST(mode AS CHAR) FROM degrade_switch WHERE scope = 'global' FOR UPDATE")
+            .fetch_optional(&mut *tx)
+            .await?;
+    if current.as_deref().is_some_and(|m| m != "NORMAL") {
+        tx.rollback().await?;
+        return Ok(None);
+    }
+    let reason = format!("circuit breaker of {instance_id} tripped: {why}");
+    let change = write_change(&mut tx, &Changer::breaker(instance_id), Scope::Global, Mode::Degraded, &reason).await?;
+    tx.commit().await?;
+    Ok(Some(change))
+}
+
+async fn write_change(
+    tx: &mut sqlx::MySqlConnection,
+    changer: &Changer,
+    scope: Scope,
+    mode: Mode,
+    reason: &str,
+) -> Result<Change, SwitchError> {
+    let key = scope.key();
+    let revision = sqlx::query("INSERT INTO switch_changes (scope, mode, changed_by, reason) VALUES (?, ?, ?, ?)")
+        .bind(&key)
+        .bind(mode.as_str())
+        .bind(&changer.actor)
+        .bind(reason)
+        .execute(&mut *tx)
+        .await?
+        .last_insert_id();
+    let changed_at: NaiveDateTime = sqlx::query_scalar("SELECT changed_at FROM switch_changes WHERE revision = ?")
+        .bind(revision)
+        .fetch_one(&mut *tx)
+        .await?;
+    // Two changes of one scope may commit in either order; the row keeps the higher
+    // revision. Assignments run left to right, so `revision` is compared before it moves.
+    sqlx::query(
+        "INSERT INTO degrade_switch (scope, product_id, mode, revision, changed_by, reason, changed_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE \
+         mode = IF(VALUES(revision) > revision, VALUES(mode), mode), \
+         changed_by = IF(VALUES(revision) > revision, VALUES(changed_by), changed_by), \
+         reason = IF(VALUES(revision) > revision, VALUES(reason), reason), \
+         changed_at = IF(VALUES(revision) > revision, VALUES(changed_at), changed_at), \
+         revision = GREATEST(revision, VALUES(revision))",
+    )
+    .bind(&key)
+    .bind(scope.product_id())
+    .bind(mode.as_str())
+    .bind(revision)
+    .bind(&changer.actor)
+    .bind(reason)
+    .bind(changed_at)
+    .execute(&mut *tx)
+    .await?;
+    let entry = AuditEntry {
+        actor: changer.actor.clone(),
+        role: changer.role.clone(),
+        environment: changer.environment.clone(),
+        action: "degrade.switch".into(),
+        target: key,
+        reason: reason.into(),
+        outcome: mode.as_str().into(),
+        details: serde_json::json!({ "revision": revision, "mode": mode.as_str() }),
+    };
+    let audit_id = audit::record(&mut *tx, &entry).await?;
+    Ok(Change { revision, scope, mode, changed_by: changer.actor.clone(), reason: reason.into(), changed_at, audit_id })
+}
