@@ -206,27 +206,48 @@ async fn rebuild_and_resume(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
-    // 4. Rebuild per-user counts and stock, product by product.
+    // 4. Rebuild per-user counts and stock. Sales are paused for as long as this takes, so
+    // products are rebuilt REBUILD_PARALLELISM at a time (each has its own lock and fence).
+    let reason = format!("guided exit from DB mode: {}", opts.reason);
+    let mut pending = products.iter().copied();
+    let mut running = tokio::task::JoinSet::new();
     let mut rewrites = Vec::with_capacity(products.len());
     let mut buyers_rebuilt = 0;
-    let reason = format!("guided exit from DB mode: {}", opts.reason);
-    for &p in products {
-        let users = buyers::rebuild(&conns.mysql, &mut redis, &conns.keys, p).await?;
-        buyers_rebuilt += users;
-        let req = RewriteRequest { confirm: Some(p), ..RewriteRequest::new(p, &reason) };
-        let result = rewrite::rewrite(conns, &req).await.map_err(|e| SwitchError::Rewrite(p, Box::new(e)))?;
+    loop {
+        while running.len() < REBUILD_PARALLELISM {
+            let Some(p) = pending.next() else { break };
+            let (conns, reason) = (conns.clone(), reason.clone());
+            running.spawn(async move { (p, rebuild_product(&conns, p, &reason).await) });
+        }
+        let Some(joined) = running.join_next().await else { break };
+        let (p, rebuilt) = joined.map_err(|e| SwitchError::Corrupt(format!("a rebuild task failed: {e}")))?;
+        let (users, result) = rebuilt?;
         if !matches!(result.outcome, Outcome::Applied | Outcome::Rebuilt | Outcome::Noop) {
             return Err(SwitchError::RewriteNotClean(p, result.outcome));
         }
+        buyers_rebuilt += users;
         progress(&ExitStep::Rebuilt { product_id: p, buyers: users, outcome: result.outcome, delta: result.delta });
         rewrites.push(result);
     }
+    rewrites.sort_by_key(|r| r.product_id);
 
     // 5. Resume.
     let normal = store::set(&conns.mysql, changer, opts.scope, Mode::Normal, &reason).await?;
     let ack = wait_normal(conns, opts, normal.revision).await?;
     progress(&ExitStep::Resumed { revision: normal.revision, ack: ack.clone() });
     Ok((rewrites, buyers_rebuilt, normal.revision, ack))
+}
+
+/// Products rebuilt at once during the pause.
+const REBUILD_PARALLELISM: usize = 8;
+
+/// One product's per-user counts, then its stock by the fenced rewrite.
+async fn rebuild_product(conns: &Connections, p: u64, reason: &str) -> Result<(usize, RewriteResult), SwitchError> {
+    let mut redis = conns.redis.clone();
+    let users = buyers::rebuild(&conns.mysql, &mut redis, &conns.keys, p).await?;
+    let req = RewriteRequest { confirm: Some(p), ..RewriteRequest::new(p, reason) };
+    let result = rewrite::rewrite(conns, &req).await.map_err(|e| SwitchError::Rewrite(p, Box::new(e)))?;
+    Ok((users, result))
 }
 
 /// Waits until every live instance applied `revision` and reports NORMAL (tripped breakers

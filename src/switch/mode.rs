@@ -31,7 +31,7 @@ impl Mode {
 
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -51,9 +51,10 @@ impl FromStr for Mode {
     }
 }
 
-/// What a switch row covers: every product, or one.
+/// What a switch row covers: every product, or one. Written (and serialised) as its
+/// `scope` column text: `global` or `product:<id>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "product_id", rename_all = "snake_case")]
+#[serde(into = "String", try_from = "String")]
 pub enum Scope {
     Global,
     Product(u64),
@@ -78,7 +79,37 @@ impl Scope {
 
 impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.key())
+        f.pad(&self.key())
+    }
+}
+
+impl From<Scope> for String {
+    fn from(scope: Scope) -> Self {
+        scope.key()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown scope {0:?} (global or product:<id>)")]
+pub struct UnknownScope(pub String);
+
+impl FromStr for Scope {
+    type Err = UnknownScope;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "global" {
+            return Ok(Self::Global);
+        }
+        s.strip_prefix("product:")
+            .and_then(|id| id.parse().ok())
+            .map(Self::Product)
+            .ok_or_else(|| UnknownScope(s.to_string()))
+    }
+}
+
+impl TryFrom<String> for Scope {
+    type Error = UnknownScope;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
     }
 }
 
@@ -130,7 +161,11 @@ mod tests {
             assert_eq!(m.as_str().parse::<Mode>(), Ok(m));
         }
         assert!("degraded".parse::<Mode>().is_err());
+        for scope in [Scope::Global, Scope::Product(7)] {
+            assert_eq!(scope.key().parse::<Scope>(), Ok(scope));
+        }
         assert_eq!(Scope::Product(7).key(), "product:7");
-        assert_eq!(Scope::Global.key(), "global");
+        assert!("product:x".parse::<Scope>().is_err());
+        assert_eq!(serde_json::to_string(&Scope::Global).unwrap(), "\"global\"");
     }
 }
