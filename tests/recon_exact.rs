@@ -14,7 +14,7 @@ use stockguard::engine::consumer;
 use stockguard::engine::state::{EngineConfig, EngineState};
 use stockguard::load::{self, LoadConfig};
 use stockguard::profile::EnvironmentKind;
-use stockguard::recon::{read_products, DriftStatus};
+use stockguard::recon::{read_products, read_products_light, DriftStatus, LedgerGaps};
 use support::TestRedis;
 
 const PRODUCTS: [u64; 2] = [501, 502];
@@ -72,16 +72,29 @@ async fn thousands_of_readings_under_live_traffic_show_no_phantom_drift(pool: My
         cancelled
     });
 
-    // Two readers, as two consoles would.
+    // Two readers, as two consoles would: one sums live orders every time, the other reads
+    // as the sampler ticks, deriving live orders from a full reading's ledger gaps.
     let taken = Arc::new(AtomicUsize::new(0));
     let readers: Vec<_> = (0..2)
-        .map(|_| {
+        .map(|n| {
             let (pool, keys, mut r, done) = (pool.clone(), conns.keys.clone(), conns.redis.clone(), done.clone());
             let taken = taken.clone();
             tokio::spawn(async move {
                 let (mut readings, mut phantom) = (0, Vec::new());
+                let mut gaps = LedgerGaps::default();
                 while !done.load(Ordering::Relaxed) {
-                    for reading in read_products(&pool, &mut r, &keys, &PRODUCTS).await.unwrap() {
+                    let light = n == 1 && readings % 50 != 0;
+                    let batch = if light {
+                        read_products_light(&pool, &mut r, &keys, &PRODUCTS, &gaps).await.unwrap()
+                    } else {
+                        read_products(&pool, &mut r, &keys, &PRODUCTS).await.unwrap()
+                    };
+                    if !light {
+                        gaps = LedgerGaps::from_readings(&batch);
+                    } else {
+                        assert!(batch.iter().all(|r| r.live_derived), "a light reading with gaps derives live orders");
+                    }
+                    for reading in batch {
                         readings += 1;
                         taken.fetch_add(1, Ordering::Relaxed);
                         if reading.drift != Some(0) || reading.status != DriftStatus::Ok {

@@ -10,5 +10,5 @@ pub mod reading;
 pub mod sampler;
 pub mod status;
 
-pub use reading::{read_products, Reading, ReconError};
+pub use reading::{read_products, read_products_light, LedgerGaps, Reading, ReconError};
 pub use status::DriftStatus;

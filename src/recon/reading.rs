@@ -14,6 +14,14 @@
 //!
 //! So `expected_redis = db_stock + reserved_after_cut - inflight_pending - pending_release`
 //! is what Redis should have held at the cut, and any drift is real.
+//!
+//! The drift never needs `live_orders_qty`; only the ledger statuses (`OVERSOLD`,
+//! `LEDGER_MISMATCH`) do, and summing live orders is most of a reading's DB cost on a big
+//! sale. So a reading can take [`LedgerGaps`] from an earlier full reading instead: the gap
+//! `initial - db_stock - live` does not move with sales or closes (each moves stock and live
+//! orders by the same units), so `live = initial - db_stock - gap` until the ledger itself
+//! breaks, which the next full reading shows. The sampler takes a full reading every few
+//! seconds and light ones in between; such readings say `live_derived: true`.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -46,6 +54,33 @@ pub struct Reading {
     pub status: DriftStatus,
     /// The product's sequence number at the Redis cut.
     pub cut_seq: u64,
+    /// True when `live_orders_qty` comes from the last full reading's ledger gap rather than
+    /// from summing live orders now (see the module docs).
+    #[serde(default)]
+    pub live_derived: bool,
+}
+
+/// Per product, `initial - db_stock - live` as of a full reading.
+#[derive(Debug, Clone, Default)]
+pub struct LedgerGaps {
+    gaps: HashMap<u64, i64>,
+}
+
+impl LedgerGaps {
+    /// The gaps of the products a full reading covered (derived readings are skipped).
+    pub fn from_readings(readings: &[Reading]) -> Self {
+        let gaps = readings
+            .iter()
+            .filter(|r| !r.live_derived)
+            .map(|r| (r.product_id, r.initial_stock - r.db_stock - r.live_orders_qty))
+            .collect();
+        Self { gaps }
+    }
+
+    /// True when every product in `ids` has a gap.
+    pub fn covers(&self, ids: &[u64]) -> bool {
+        ids.iter().all(|id| self.gaps.contains_key(id))
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -114,7 +149,7 @@ struct DbSide {
     releases: HashMap<u64, Vec<(String, i64)>>,
 }
 
-async fn db_side(pool: &MySqlPool, ids: &[u64], cuts: &[Cut]) -> Result<DbSide, ReconError> {
+async fn db_side(pool: &MySqlPool, ids: &[u64], cuts: &[Cut], with_live: bool) -> Result<DbSide, ReconError> {
     // Ids and cuts are integers we hold, so inlining them is safe; order numbers are bound.
     let id_list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
     let cut_table = ids
@@ -133,10 +168,15 @@ async fn db_side(pool: &MySqlPool, ids: &[u64], cuts: &[Cut]) -> Result<DbSide, 
             vec!["?"; inflight.len()].join(",")
         )
     };
+    let live = if with_live {
+        "CAST(COALESCE((SELECT SUM(o.buy_count) FROM orders o FORCE INDEX (idx_orders_recon) \
+                        WHERE o.product_id = i.product_id AND o.status IN ('WAIT_PAY','PAID')), 0) AS SIGNED)"
+    } else {
+        "CAST(0 AS SIGNED)"
+    };
     let sql = format!(
         "SELECT 'P' AS kind, i.product_id, i.name, CAST(i.initial_stock AS SIGNED), CAST(i.stock AS SIGNED), \
-                CAST(COALESCE((SELECT SUM(o.buy_count) FROM orders o FORCE INDEX (idx_orders_recon) \
-                               WHERE o.product_id = i.product_id AND o.status IN ('WAIT_PAY','PAID')), 0) AS SIGNED), \
+                {live}, \
                 CAST(COALESCE((SELECT SUM(o.buy_count) FROM orders o FORCE INDEX (idx_orders_reserve_seq) \
                                WHERE o.product_id = i.product_id AND o.reserve_seq > c.cut), 0) AS SIGNED) \
          FROM inventory i JOIN ({cut_table}) c ON c.product_id = i.product_id \
@@ -198,7 +238,8 @@ where
     Ok(applied)
 }
 
-/// Reads the given products (all of the sale's when `only` is empty), most severe first.
+/// Reads the given products (all of the sale's when `only` is empty), most severe first,
+/// summing their live orders.
 pub async fn read_products<C>(
     pool: &MySqlPool,
     redis: &mut C,
@@ -208,18 +249,82 @@ pub async fn read_products<C>(
 where
     C: redis::aio::ConnectionLike + Send,
 {
+    Ok(read(pool, redis, keys, only, None).await?.0)
+}
+
+/// Like [`read_products`], but live orders come from `gaps` (a full reading's ledger gaps)
+/// when they cover every product, which spares the DB the sums. Falls back to a full
+/// reading otherwise.
+pub async fn read_products_light<C>(
+    pool: &MySqlPool,
+    redis: &mut C,
+    keys: &Keys,
+    only: &[u64],
+    gaps: &LedgerGaps,
+) -> Result<Vec<Reading>, ReconError>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    Ok(read(pool, redis, keys, only, Some(gaps)).await?.0)
+}
+
+/// Where a reading's time went (for `stockguard bench recon`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadTimings {
+    /// The Redis cuts and the released-sequence lookups.
+    pub redis_ms: f64,
+    /// The one DB statement.
+    pub db_ms: f64,
+}
+
+/// A reading with its timings; `gaps` as in [`read_products_light`].
+pub async fn read_products_timed<C>(
+    pool: &MySqlPool,
+    redis: &mut C,
+    keys: &Keys,
+    only: &[u64],
+    gaps: Option<&LedgerGaps>,
+) -> Result<(Vec<Reading>, ReadTimings), ReconError>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    read(pool, redis, keys, only, gaps).await
+}
+
+async fn read<C>(
+    pool: &MySqlPool,
+    redis: &mut C,
+    keys: &Keys,
+    only: &[u64],
+    gaps: Option<&LedgerGaps>,
+) -> Result<(Vec<Reading>, ReadTimings), ReconError>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
     let ids = if only.is_empty() { product_ids(pool).await? } else { only.to_vec() };
     if ids.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), ReadTimings::default()));
     }
+    let gaps = gaps.filter(|g| g.covers(&ids));
+    let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1000.0;
+    let t = std::time::Instant::now();
     let cuts = redis_cuts(redis, keys, &ids).await?;
-    let side = db_side(pool, &ids, &cuts).await?;
+    let mut timings = ReadTimings { redis_ms: ms(t), db_ms: 0.0 };
+    let t = std::time::Instant::now();
+    let side = db_side(pool, &ids, &cuts, gaps.is_none()).await?;
+    timings.db_ms = ms(t);
+    let t = std::time::Instant::now();
     let applied = applied_before_cut(redis, keys, &ids, &cuts, &side).await?;
+    timings.redis_ms += ms(t);
 
     let mut readings = Vec::with_capacity(ids.len());
     for (id, cut) in ids.iter().zip(&cuts) {
-        let Some((name, initial, stock, live, after_cut)) = side.products.get(id).cloned() else {
+        let Some((name, initial, stock, summed, after_cut)) = side.products.get(id).cloned() else {
             return Err(ReconError::UnknownProduct(*id));
+        };
+        let live = match gaps {
+            Some(g) => initial - stock - g.gaps[id],
+            None => summed,
         };
         let inflight_pending: i64 =
             cut.inflight.iter().filter(|(no, _)| !side.in_db.contains_key(no)).map(|(_, q)| q).sum();
@@ -243,6 +348,7 @@ where
             expected_redis,
             drift: cut.stock.map(|r| r - expected_redis),
             cut_seq: cut.seq,
+            live_derived: gaps.is_some(),
         });
     }
     readings.sort_by(|a, b| {
@@ -252,5 +358,5 @@ where
             .then(b.drift.unwrap_or(0).abs().cmp(&a.drift.unwrap_or(0).abs()))
             .then(a.product_id.cmp(&b.product_id))
     });
-    Ok(readings)
+    Ok((readings, timings))
 }
