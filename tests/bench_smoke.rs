@@ -23,7 +23,12 @@ async fn bench(pool: &MySqlPool, redis: &TestRedis, which: &str) -> serde_json::
 }
 
 fn assert_positive_figures(report: &serde_json::Value) {
-    for f in report["figures"].as_array().unwrap().iter().chain(report["ratios"].as_array().unwrap()) {
+    assert_positive(&report["figures"]);
+    assert_positive(&report["ratios"]);
+}
+
+fn assert_positive(figures: &serde_json::Value) {
+    for f in figures.as_array().unwrap() {
         let v = f["value"].as_f64().unwrap();
         assert!(v.is_finite() && v > 0.0, "{f}");
     }
@@ -64,22 +69,81 @@ async fn benchmarks_refuse_a_production_connection(pool: MySqlPool) {
     assert!(String::from_utf8_lossy(&out.stderr).contains("refuse a production profile"));
 }
 
-#[sqlx::test(migrations = "./migrations")]
-async fn the_recon_benchmark_runs_and_drops_its_scratch_database(pool: MySqlPool) {
-    let redis = TestRedis::new("bench4").await;
-    let report = bench(&pool, &redis, "recon").await;
-    assert_positive_figures(&report);
+/// The scratch database the report names is gone from the server.
+async fn assert_scratch_database_dropped(pool: &MySqlPool, report: &serde_json::Value, prefix: &str) {
     let scratch = report["notes"]
         .as_array()
         .unwrap()
         .iter()
         .find_map(|n| n.as_str()?.strip_prefix("scratch database: ")?.strip_suffix(" (dropped)").map(str::to_string))
         .expect("the report names its scratch database");
-    assert!(scratch.starts_with("sg_bench_recon_"));
+    assert!(scratch.starts_with(prefix), "{scratch}");
     let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?")
         .bind(&scratch)
-        .fetch_one(&pool)
+        .fetch_one(pool)
         .await
         .unwrap();
     assert_eq!(left, 0, "the scratch database is gone");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_recon_benchmark_runs_and_drops_its_scratch_database(pool: MySqlPool) {
+    let redis = TestRedis::new("bench4").await;
+    let report = bench(&pool, &redis, "recon").await;
+    assert_positive_figures(&report);
+    assert_scratch_database_dropped(&pool, &report, "sg_bench_recon_").await;
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_deduct_benchmark_sells_the_stock_exactly_once_except_naively_and_counts_it_in_the_db(pool: MySqlPool) {
+    let redis = TestRedis::new("bench5").await;
+    let report = bench(&pool, &redis, "deduct").await;
+    let stock = report["plan"]["initial_stock"].as_i64().unwrap();
+    let buyers = report["plan"]["buyers"].as_u64().unwrap();
+    let sizes = report["plan"]["connections"].as_array().unwrap().len();
+    let rounds = report["plan"]["rounds"].as_u64().unwrap() as usize;
+    assert_eq!(report["cells"].as_array().unwrap().len(), 4 * sizes, "every strategy at every pool size");
+    assert_eq!(
+        report["ratios"].as_array().unwrap().len(),
+        3 * sizes,
+        "three strategies against the conditional update"
+    );
+    let rows = report["sales"].as_array().unwrap();
+    assert_eq!(rows.len(), 4 * sizes * rounds, "one sale per strategy, pool size and round");
+    let int = |row: &serde_json::Value, field: &str| row[field].as_i64().unwrap_or_else(|| panic!("{field} in {row}"));
+    for row in rows {
+        let units = int(row, "units_in_db");
+        let final_stock = int(row, "final_stock");
+        assert_eq!(
+            int(row, "committed") + int(row, "gave_up") + int(row, "sold_out"),
+            buyers as i64,
+            "every buyer got one answer: {row}"
+        );
+        assert_eq!(int(row, "orders_in_db"), int(row, "committed"), "the DB holds every committed order: {row}");
+        assert_eq!(int(row, "oversold"), (units - stock).max(0), "oversold is orders minus stock as counted: {row}");
+        assert_eq!(int(row, "lost_deductions"), units + final_stock - stock, "{row}");
+        assert!(row["committed_per_s"].as_f64().unwrap() > 0.0, "{row}");
+        match row["strategy"].as_str().unwrap() {
+            "conditional_update" | "for_update" => {
+                assert_eq!(units, stock, "a locked deduction sells exactly the stock: {row}");
+                assert_eq!(final_stock, 0, "{row}");
+                assert_eq!(int(row, "oversold"), 0, "{row}");
+                assert_eq!(int(row, "lost_deductions"), 0, "{row}");
+            }
+            "optimistic" => {
+                assert_eq!(int(row, "oversold"), 0, "a version check never oversells: {row}");
+                assert_eq!(int(row, "lost_deductions"), 0, "{row}");
+                assert!(final_stock >= 0, "{row}");
+            }
+            "naive" => assert_eq!(int(row, "retries"), 0, "{row}"),
+            other => panic!("unknown strategy {other}"),
+        }
+    }
+    for cell in report["cells"].as_array().unwrap() {
+        if cell["strategy"] != "naive" {
+            assert_eq!(cell["oversold_worst"], 0, "{cell}");
+        }
+    }
+    assert_positive(&report["ratios"]);
+    assert_scratch_database_dropped(&pool, &report, "sg_bench_deduct_").await;
 }

@@ -9,16 +9,22 @@
 //!   ceiling, and persisted orders/s with batched against single-order transactions.
 //! - [`recon`]: the ledger query over millions of orders with and without the covering
 //!   index, the chunked check, one drift reading of 1,000 products.
+//! - [`deduct`]: four ways to deduct one hot product in the DB (conditional update, `FOR
+//!   UPDATE`, optimistic version, naive read-then-write) at 8, 32 and 128 connections.
+//!
+//! `recon` and `deduct` work in a [`ScratchDatabase`] of their own beside the profile's.
 
+pub mod deduct;
 pub mod engine;
 pub mod recon;
 pub mod reserve;
 
+use secrecy::ExposeSecret as _;
 use serde::Serialize;
-use sqlx::MySqlPool;
+use sqlx::{Connection as _, MySqlPool};
 
-use crate::connect::Connections;
-use crate::profile::EnvironmentKind;
+use crate::connect::{self, Connections};
+use crate::profile::{ConnectionSettings, EnvironmentKind};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
@@ -61,8 +67,13 @@ pub struct BenchReport {
     pub notes: Vec<String>,
 }
 
-impl BenchReport {
-    pub fn to_text(&self) -> String {
+/// What a benchmark hands its front end: text for people; the value itself serializes to JSON.
+pub trait Report: Serialize {
+    fn to_text(&self) -> String;
+}
+
+impl Report for BenchReport {
+    fn to_text(&self) -> String {
         let mut out = format!("bench {}\n", self.bench);
         for f in &self.figures {
             out.push_str(&format!("  {:<58} {:>14.2} {}\n", f.name, f.value, f.unit));
@@ -74,6 +85,46 @@ impl BenchReport {
             out.push_str(&format!("  note: {n}\n"));
         }
         out
+    }
+}
+
+/// A database of a benchmark's own on the profile's server, named `sg_bench_<bench>_<hash of
+/// the profile's database name>`: apart from the sale's data, apart from another profile's
+/// run, and the same name on every run so that a run that crashed is cleaned up by the next.
+pub struct ScratchDatabase {
+    admin: sqlx::MySqlConnection,
+    pub name: String,
+    /// The profile's settings, pointing at the scratch database.
+    pub settings: ConnectionSettings,
+}
+
+impl ScratchDatabase {
+    /// Creates it afresh (dropping a leftover first); refuses a production profile.
+    pub async fn create(settings: &ConnectionSettings, bench: &str) -> Result<Self, BenchError> {
+        if settings.environment == EnvironmentKind::Production {
+            return Err(BenchError::Production);
+        }
+        let mut url =
+            url::Url::parse(settings.mysql_url.expose_secret()).map_err(|e| BenchError::Engine(e.to_string()))?;
+        // A hash, not the name itself: a database name may have 64 characters at most.
+        let source = url.path().trim_start_matches('/');
+        let hash =
+            source.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        let name = format!("sg_bench_{bench}_{hash:016x}");
+        url.set_path(&format!("/{name}"));
+        let options = connect::mysql_options(settings.mysql_url.expose_secret())
+            .map_err(|e| BenchError::Engine(e.to_string()))?;
+        let mut admin = sqlx::MySqlConnection::connect_with(&options).await?;
+        sqlx::query(&format!("DROP DATABASE IF EXISTS `{name}`")).execute(&mut admin).await?;
+        sqlx::query(&format!("CREATE DATABASE `{name}`")).execute(&mut admin).await?;
+        let settings = ConnectionSettings { mysql_url: url.to_string().into(), ..settings.clone() };
+        Ok(Self { admin, name, settings })
+    }
+
+    /// Drops it; the note a report carries to say so.
+    pub async fn drop_database(mut self) -> Result<String, BenchError> {
+        sqlx::query(&format!("DROP DATABASE IF EXISTS `{}`", self.name)).execute(&mut self.admin).await?;
+        Ok(format!("scratch database: {} (dropped)", self.name))
     }
 }
 

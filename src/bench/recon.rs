@@ -2,32 +2,21 @@
 //! with and without the covering index; the chunked check against the raw query; one exact
 //! drift reading of 1,000 products.
 //!
-//! It builds its own scratch database beside the profile's (`sg_bench_recon_<hash of its
-//! name>`), fills it
-//! with one multi-row `INSERT ... SELECT` per million orders, and drops it at the end.
+//! It builds its own [`ScratchDatabase`] beside the profile's (`sg_bench_recon_<hash of its
+//! name>`), fills it with one multi-row `INSERT ... SELECT` per million orders, and drops it
+//! at the end.
 
 use std::time::{Duration, Instant};
 
-use secrecy::ExposeSecret as _;
-use sqlx::{Connection as _, MySqlPool};
+use sqlx::MySqlPool;
 
-use super::{BenchError, BenchReport, Figure};
+use super::{BenchError, BenchReport, Figure, ScratchDatabase};
 use crate::connect::{self, Connections};
 use crate::profile::ConnectionSettings;
 use crate::recon::ledger::{self, LedgerOptions};
 use crate::recon::reading::{read_products_timed, LedgerGaps, ReadTimings};
 
 const PRODUCTS: u64 = 10_000;
-
-fn scratch_url(settings: &ConnectionSettings) -> Result<(String, String), BenchError> {
-    let mut url = url::Url::parse(settings.mysql_url.expose_secret()).map_err(|e| BenchError::Engine(e.to_string()))?;
-    // Named after the profile's database, but short (a name may have 64 characters at most).
-    let source = url.path().trim_start_matches('/');
-    let hash = source.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
-    let db = format!("sg_bench_recon_{:016x}", hash);
-    url.set_path(&format!("/{db}"));
-    Ok((url.to_string(), db))
-}
 
 async fn time<T>(f: impl std::future::Future<Output = Result<T, ledger::LedgerError>>) -> Result<(T, f64), BenchError> {
     let t = Instant::now();
@@ -67,23 +56,12 @@ async fn add_orders(pool: &MySqlPool, from: u64, n: u64) -> Result<(), BenchErro
 
 /// The `recon` benchmark.
 pub async fn run(conns: &Connections, quick: bool, progress: &mut dyn FnMut(&str)) -> Result<BenchReport, BenchError> {
-    if conns.settings.environment == crate::profile::EnvironmentKind::Production {
-        return Err(BenchError::Production);
-    }
     let sizes: &[u64] = if quick { &[100_000] } else { &[1_000_000, 10_000_000] };
-    let (url, db) = scratch_url(&conns.settings)?;
-    let mut admin = sqlx::MySqlConnection::connect_with(
-        &connect::mysql_options(conns.settings.mysql_url.expose_secret())
-            .map_err(|e| BenchError::Engine(e.to_string()))?,
-    )
-    .await?;
-    sqlx::query(&format!("DROP DATABASE IF EXISTS `{db}`")).execute(&mut admin).await?;
-    sqlx::query(&format!("CREATE DATABASE `{db}`")).execute(&mut admin).await?;
-    let settings = ConnectionSettings { mysql_url: url.clone().into(), ..conns.settings.clone() };
-    let result = measure(&settings, conns, sizes, progress).await;
-    sqlx::query(&format!("DROP DATABASE IF EXISTS `{db}`")).execute(&mut admin).await?;
+    let scratch = ScratchDatabase::create(&conns.settings, "recon").await?;
+    let result = measure(&scratch.settings, conns, sizes, progress).await;
+    let dropped = scratch.drop_database().await?;
     let mut report = result?;
-    report.notes.push(format!("scratch database: {db} (dropped)"));
+    report.notes.push(dropped);
     Ok(report)
 }
 

@@ -1,6 +1,9 @@
-//! `stockguard bench reserve|engine`.
+//! `stockguard bench reserve|engine|recon|deduct`.
 
 use clap::Subcommand;
+
+use stockguard::bench::deduct::DeductPlan;
+use stockguard::bench::Report;
 
 use super::{connect, output, CliError};
 
@@ -29,25 +32,45 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// One hot product (stock 1,000, 5,000 buyers) at 8, 32 and 128 connections, 5 rounds:
+    /// conditional update, SELECT ... FOR UPDATE, optimistic version, naive read-then-write.
+    Deduct {
+        /// Stock 100, 500 buyers, 4 and 8 connections, 2 rounds.
+        #[arg(long)]
+        quick: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliError> {
     let conns = connect(profile).await?;
-    let (report, json) = match cmd {
-        BenchCommand::Reserve { quick, json } => (stockguard::bench::reserve::run(&conns, quick).await?, json),
+    match cmd {
+        BenchCommand::Reserve { quick, json } => show(&stockguard::bench::reserve::run(&conns, quick).await?, json),
         BenchCommand::Engine { quick, json } => {
             let exe = std::env::current_exe()
                 .map_err(|e| CliError::Refused(format!("cannot find the stockguard binary: {e}")))?;
-            (stockguard::bench::engine::run(&conns, &exe, quick).await?, json)
+            show(&stockguard::bench::engine::run(&conns, &exe, quick).await?, json)
         }
-        BenchCommand::Recon { quick, json } => {
-            (stockguard::bench::recon::run(&conns, quick, &mut |step| eprintln!("bench recon: {step}")).await?, json)
+        BenchCommand::Recon { quick, json } => show(
+            &stockguard::bench::recon::run(&conns, quick, &mut |step| eprintln!("bench recon: {step}")).await?,
+            json,
+        ),
+        BenchCommand::Deduct { quick, json } => {
+            let plan = if quick { DeductPlan::quick() } else { DeductPlan::full() };
+            show(
+                &stockguard::bench::deduct::run(&conns, &plan, &mut |step| eprintln!("bench deduct: {step}")).await?,
+                json,
+            )
         }
-    };
+    }
+    Ok(())
+}
+
+fn show(report: &impl Report, json: bool) {
     if json {
-        output::json(&report);
+        output::json(report);
     } else {
         print!("{}", report.to_text());
     }
-    Ok(())
 }
