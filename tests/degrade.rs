@@ -401,3 +401,62 @@ async fn every_change_is_a_new_revision_with_an_audit_row_and_viewers_cannot_cha
     let second = store::escalate_breaker(&pool, "e2", "5 timeouts").await.unwrap();
     assert!(first.is_some() && second.is_none());
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_product_scope_sends_only_that_product_to_the_db_and_a_stale_instance_is_not_counted(pool: MySqlPool) {
+    let redis = TestRedis::new("scope").await;
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    support::open_sale(&conns, PRODUCT, 100, 5).await;
+    support::open_sale(&conns, PRODUCT + 1, 100, 5).await;
+    // An instance that stopped beating a minute ago.
+    sqlx::query(
+        "INSERT INTO engine_heartbeats (instance_id, listen_addr, started_at, last_seen) \
+         VALUES ('gone', '10.0.0.9:8080', NOW(3) - INTERVAL 2 HOUR, NOW(3) - INTERVAL 60 SECOND)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let settings = ConnectionSettings::from_urls(
+        EnvironmentKind::Sandbox,
+        &support::mysql_url_of(&pool).await,
+        &redis.url,
+        redis.keys.prefix(),
+    );
+    let engine_conns = Connections::open(settings).await.unwrap();
+    let state = EngineState::new(engine_conns.mysql, engine_conns.redis, engine_conns.keys, engine_config(0));
+    let (url, stop, handle) = support::spawn_engine(state).await;
+
+    let toggled = switch::enter_db_mode(
+        &conns,
+        Scope::Product(PRODUCT + 1),
+        "one product's Redis keys are suspect",
+        Duration::from_secs(5),
+        DEFAULT_STALE_AFTER,
+        &|_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!((toggled.ack.applied, toggled.ack.live), (1, 1), "{:?}", toggled.ack);
+    let gone = toggled.ack.instances.iter().find(|i| i.instance_id == "gone").expect("the stale instance is listed");
+    assert!(!gone.live && !gone.applied);
+
+    let client = reqwest::Client::new();
+    for product in [PRODUCT, PRODUCT + 1] {
+        let body = serde_json::json!({"user_id": 1, "product_id": product, "qty": 1, "idempotency_key": "a"});
+        let resp = client.post(format!("{url}/orders")).json(&body).send().await.unwrap();
+        assert_eq!(resp.status(), 202);
+    }
+    wait_for("both orders are in the DB", Duration::from_secs(10), async || {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders").fetch_one(&pool).await.unwrap();
+        n == 2
+    })
+    .await;
+    let sources: Vec<(u64, String)> =
+        sqlx::query_as("SELECT product_id, CAST(source AS CHAR) FROM orders ORDER BY product_id")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(sources, vec![(PRODUCT, "REDIS".to_string()), (PRODUCT + 1, "DB".to_string())]);
+    let _ = stop.send(());
+    handle.await.unwrap();
+}
