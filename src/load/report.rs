@@ -16,7 +16,9 @@ pub struct LoadReport {
     pub limit_reached: u64,
     pub rate_limited: u64,
     pub not_ready: u64,
-    /// 5xx other than NOT_READY, and transport errors.
+    /// Refused for a moment while the guided exit from DB mode rebuilt Redis (`503 PAUSED`).
+    pub paused: u64,
+    /// 5xx other than NOT_READY and PAUSED, and transport errors.
     pub errors: u64,
     /// Answers that were a business answer (202 or 409) rather than an error, in percent.
     pub success_rate_pct: f64,
@@ -67,7 +69,10 @@ pub fn build(rec: &Recorded, verdict: Verdict, db_wait_ms: Option<f64>, redis_ms
         limit_reached: count(&|a| a.error.as_deref() == Some("LIMIT_REACHED")),
         rate_limited: count(&|a| a.status == 429),
         not_ready: count(&|a| a.error.as_deref() == Some("NOT_READY")),
-        errors: count(&|a| a.status == 0 || (a.status >= 500 && a.error.as_deref() != Some("NOT_READY"))),
+        paused: count(&|a| a.error.as_deref() == Some("PAUSED")),
+        errors: count(&|a| {
+            a.status == 0 || (a.status >= 500 && !matches!(a.error.as_deref(), Some("NOT_READY" | "PAUSED")))
+        }),
         success_rate_pct: if requests == 0 { 0.0 } else { business as f64 * 100.0 / requests as f64 },
         accepted_per_sec: accepted as f64 / secs,
         latency_p50_ms: ms(0.5),
@@ -89,7 +94,7 @@ impl LoadReport {
     pub fn to_text(&self) -> String {
         let opt = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.3} ms"));
         format!(
-            "requests {} in {:.1} s: accepted {} ({:.0}/s), sold out {}, limit {}, rate-limited {}, not ready {}, errors {}\n\
+            "requests {} in {:.1} s: accepted {} ({:.0}/s), sold out {}, limit {}, rate-limited {}, not ready {}, paused {}, errors {}\n\
              latency p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms\n\
              pressure-test figures: oversell {} units, success rate {:.2}%, DB pool wait {}, Redis latency {}\n\
              checks against the DB: lost {}, duplicated {}, failed back {}, false sold-out {}, drained {}\n\
@@ -102,6 +107,7 @@ impl LoadReport {
             self.limit_reached,
             self.rate_limited,
             self.not_ready,
+            self.paused,
             self.errors,
             self.latency_p50_ms,
             self.latency_p99_ms,
