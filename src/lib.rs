@@ -17,6 +17,9 @@
 //! - [`recon`]: where every unit of stock is: exact readings, statuses, the ledger check, the
 //!   drift sampler.
 //! - [`rewrite`]: the locked, fenced rewrite of Redis stock.
+//! - [`health`]: the console's health strip: server round trips, stream backlog, pending
+//!   releases.
+//! - [`chart`]: drift-over-time charts drawn with `plotters` (SVG for a window, PNG files).
 //! - [`load`]: the load generator that proves the engine: drive, drain, verify, report.
 //! - [`bench`]: benchmarks measured side by side (`stockguard bench ...`).
 //! - [`catalog`]: the products of a sale.
@@ -29,8 +32,10 @@
 pub mod audit;
 pub mod bench;
 pub mod catalog;
+pub mod chart;
 pub mod connect;
 pub mod engine;
+pub mod health;
 pub mod keys;
 pub mod load;
 pub mod profile;

@@ -13,6 +13,7 @@ use sqlx::{MySqlPool, Row as _};
 
 /// Which server family: they spell statement time limits differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum ServerKind {
     MariaDb,
     MySql,
@@ -74,6 +75,7 @@ const CHUNK_INVENTORY_SQL: &str = "SELECT product_id, CAST(initial_stock AS SIGN
 
 /// A product whose DB ledger does not add up, or that is oversold.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LedgerMismatch {
     pub product_id: u64,
     pub initial_stock: i64,
@@ -86,6 +88,7 @@ pub struct LedgerMismatch {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LedgerReport {
     pub server: ServerKind,
     pub products_checked: u64,

@@ -20,6 +20,7 @@ use crate::connect::Connections;
 
 /// A drift two consecutive readings agree on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ConfirmedDrift {
     pub product_id: u64,
     pub status: DriftStatus,
