@@ -133,7 +133,7 @@ pub async fn reconcile(
     pool: &MySqlPool,
     opts: &LedgerOptions,
     on_replica: bool,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut (dyn FnMut(u64, u64) + Send),
 ) -> Result<LedgerReport, LedgerError> {
     let started = Instant::now();
     let kind = server_kind(pool).await?;
