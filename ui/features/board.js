@@ -177,11 +177,13 @@ export function init(context) {
     if (selection.size === 0) return showError({ kind: "invalid", message: t("pickProducts") });
     clearFeedback();
     chartPanel.hidden = false;
+    scroller.classList.add("with-chart");
     document.getElementById("chart-products").textContent = [...selection].join(", ");
     drawChart();
   });
   document.getElementById("close-chart").addEventListener("click", () => {
     chartPanel.hidden = true;
+    scroller.classList.remove("with-chart");
   });
   document.getElementById("export-png").addEventListener("click", async () => {
     clearFeedback();
@@ -200,6 +202,7 @@ export function init(context) {
   onConnect(() => {
     all = [];
     chartPanel.hidden = true;
+    scroller.classList.remove("with-chart");
     renderSelection();
     refilter();
   });

@@ -32,10 +32,10 @@ function renderResults(items) {
     ...items.map((item) => {
       const r = item.result;
       const tr = document.createElement("tr");
-      tr.dataset.productId = String(item.product_id);
+      tr.dataset.productId = String(item.productId);
       tr.className = item.error ? "failed" : `outcome-${r.outcome}`;
       tr.append(
-        cell(item.product_id, "num id"),
+        cell(item.productId, "num id"),
         cell(r ? r.outcome : t(item.error.kind), "outcome"),
         cell(r?.before, "num before"),
         cell(r?.after, "num after"),
