@@ -10,8 +10,11 @@ fn draw_err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> C
     ChartError::Draw { reason: e.to_string() }
 }
 
+/// Runs of (seconds before the last point, drift) with no gap.
+type Runs = Vec<Vec<(f64, i64)>>;
+
 /// Each product's runs of known drift as (seconds before the last point, drift) pairs.
-fn segments(points: &[HistoryPoint], product: u64) -> Vec<Vec<(f64, i64)>> {
+fn segments(points: &[HistoryPoint], product: u64) -> Runs {
     let Some(last) = points.last() else { return Vec::new() };
     let mut runs = vec![Vec::new()];
     for point in points {
@@ -36,7 +39,7 @@ where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
 {
-    let series: Vec<(u64, Vec<Vec<(f64, i64)>>)> = products.iter().map(|&p| (p, segments(points, p))).collect();
+    let series: Vec<(u64, Runs)> = products.iter().map(|&p| (p, segments(points, p))).collect();
     let all = series.iter().flat_map(|(_, runs)| runs.iter().flatten());
     let (mut x0, mut y0, mut y1) = (-60.0f64, -1i64, 1i64);
     for &(x, y) in all {

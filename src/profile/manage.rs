@@ -36,10 +36,8 @@ pub fn save(
     validate_name(name)?;
     profile.validate()?;
     let mut slots = store.get(name).map(|p| p.secrets.clone()).unwrap_or_default();
-    if profile.mysql_replica_url.is_none() {
-        if slots.remove(&SecretSlot::MysqlReplica) {
-            let _ = secrets.delete(name, SecretSlot::MysqlReplica);
-        }
+    if profile.mysql_replica_url.is_none() && slots.remove(&SecretSlot::MysqlReplica) {
+        let _ = secrets.delete(name, SecretSlot::MysqlReplica);
     }
     for (slot, password) in passwords.iter().filter(|(_, p)| !p.expose_secret().is_empty()) {
         if *slot == SecretSlot::MysqlReplica && profile.mysql_replica_url.is_none() {
