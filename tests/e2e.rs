@@ -193,6 +193,41 @@ fn profile(environment: EnvironmentKind, mysql_url: &str, redis: &TestRedis) -> 
     }
 }
 
+/// The end-to-end tests share one display and one webview profile: one window at a time.
+fn one_window_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static WINDOW: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    WINDOW.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Starts the app through tauri-driver with the profiles of `config_dir`, acting as `actor`.
+async fn open_app(config_dir: &std::path::Path, actor: &str) -> (Driver, Client) {
+    let driver = Driver::start(&[
+        ("STOCKGUARD_CONFIG_DIR", config_dir.display().to_string()),
+        ("STOCKGUARD_ACTOR", actor.to_string()),
+    ]);
+    let mut caps = serde_json::Map::new();
+    caps.insert("browserName".into(), "wry".into());
+    caps.insert("tauri:options".into(), json!({ "application": env!("CARGO_BIN_EXE_stockguard-desktop") }));
+    let url = format!("http://127.0.0.1:{}", driver.port);
+    let mut attempt = 0;
+    let client = loop {
+        match ClientBuilder::rustls().expect("rustls").capabilities(caps.clone()).connect(&url).await {
+            Ok(c) => break c,
+            Err(_) if attempt < 50 => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("cannot open a WebDriver session with tauri-driver: {e}"),
+        }
+    };
+    // The window keeps its language between runs: start in English.
+    client.wait().at_most(STEP).for_element(Locator::Css("#lang-toggle")).await.unwrap();
+    if text_of(&client, "#lang-toggle").await.as_deref() == Some("English") {
+        click(&client, "#lang-toggle").await;
+    }
+    (driver, client)
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(pool: MySqlPool) {
     // Two TLS back ends are linked into the test (ring, aws-lc); pick one for the WebDriver client.
@@ -217,39 +252,12 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
     store.save().unwrap();
     let png_export = config.path().join("export").join("drift-1016.png");
 
-    let driver = Driver::start(&[
-        ("STOCKGUARD_CONFIG_DIR", config.path().display().to_string()),
-        ("STOCKGUARD_ACTOR", "e2e-oncall".to_string()),
-    ]);
-
-    let mut caps = serde_json::Map::new();
-    caps.insert("browserName".into(), "wry".into());
-    caps.insert("tauri:options".into(), serde_json::json!({ "application": env!("CARGO_BIN_EXE_stockguard-desktop") }));
-    let url = format!("http://127.0.0.1:{}", driver.port);
-    let client = {
-        let mut attempt = 0;
-        loop {
-            match ClientBuilder::rustls().expect("rustls").capabilities(caps.clone()).connect(&url).await {
-                Ok(c) => break c,
-                Err(e) if attempt < 50 => {
-                    attempt += 1;
-                    let _ = e;
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-                Err(e) => panic!("cannot open a WebDriver session with tauri-driver: {e}"),
-            }
-        }
-    };
+    let _one_window = one_window_at_a_time();
+    let (driver, client) = open_app(config.path(), "e2e-oncall").await;
 
     let outcome = async {
         let c = &client;
         let p = REDIS_HIGH_PRODUCT;
-        // The window keeps its language between runs: start in English.
-        client.wait().at_most(STEP).for_element(Locator::Css("#lang-toggle")).await.unwrap();
-        if text_of(c, "#lang-toggle").await.as_deref() == Some("English") {
-            click(c, "#lang-toggle").await;
-        }
-
         // 1. Connected to the sandbox on its own: green banner, the board streaming, most
         //    severe first.
         wait_text(c, "#products tbody tr[data-product-id] td.status", "the board fills", |t| t == "OVERSOLD").await;
@@ -380,5 +388,97 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
     let _ = workers_stop.send(true);
     let _ = engine_stop.send(());
     let _ = tokio::join!(consumers, relay, engine_task);
+    outcome
+}
+
+/// Products on the board of the scale test: the issue's "thousands of products".
+const SCALE_PRODUCTS: u64 = 5_000;
+
+#[sqlx::test(migrations = "../migrations")]
+async fn the_board_stays_usable_with_five_thousand_products(pool: MySqlPool) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let redis = TestRedis::new("e2e5k").await;
+    let first = 100_000u64;
+    let ids: Vec<u64> = (first..first + SCALE_PRODUCTS).collect();
+    let values: Vec<String> = ids.iter().map(|id| format!("({id}, 'Scale product {id}', 100, 100, 5)")).collect();
+    sqlx::query(&format!(
+        "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES {}",
+        values.join(",")
+    ))
+    .execute(&pool)
+    .await
+    .unwrap();
+    // Every hundredth product one unit high in Redis, so the board has something to sort.
+    let mut pipe = redis::pipe();
+    for id in &ids {
+        pipe.set(redis.keys.stock(*id), if id % 100 == 0 { 101 } else { 100 }).ignore();
+    }
+    let _: () = pipe.query_async(&mut redis.conn().await).await.unwrap();
+
+    let config = tempfile::tempdir().unwrap();
+    let mysql_url = support::mysql_url_of(&pool).await;
+    let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
+    store.upsert("sandbox", profile(EnvironmentKind::Sandbox, &mysql_url, &redis)).unwrap();
+    store.save().unwrap();
+
+    let _one_window = one_window_at_a_time();
+    let (driver, client) = open_app(config.path(), "e2e-scale").await;
+    let outcome = async {
+        let c = &client;
+        let total = format!("{SCALE_PRODUCTS} of {SCALE_PRODUCTS} products");
+        wait_text(c, "#board-count", "all products arrive", |t| t == total).await;
+        wait_text(c, "#products tbody tr[data-product-id] td.status", "drift first", |t| t == "REDIS_HIGH").await;
+
+        // Only the rows in view exist: the list is windowed.
+        let rows = c
+            .execute("return document.querySelectorAll('#products tbody tr[data-product-id]').length;", vec![])
+            .await
+            .unwrap();
+        let rows = rows.as_u64().unwrap();
+        assert!(rows > 10 && rows < 100, "{rows} rows in the DOM for {SCALE_PRODUCTS} products");
+
+        // The board's own measure of each update (tick arrival to the next frame), over 15 ticks.
+        let mut updates = Vec::new();
+        let mut readings = Vec::new();
+        let mut last_at = String::new();
+        while updates.len() < 15 {
+            let at = wait_text(c, "#health-at", "the board ticks", |t| t != last_at && t != "-").await;
+            last_at = at;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let number = |t: Option<String>| t.and_then(|t| t.trim_end_matches(" ms").parse::<f64>().ok());
+            if let Some(ms) = number(text_of(c, "#health-render").await) {
+                updates.push(ms);
+            }
+            if let Some(ms) = number(text_of(c, "#health-took").await) {
+                readings.push(ms);
+            }
+        }
+        updates.sort_by(f64::total_cmp);
+        readings.sort_by(f64::total_cmp);
+        println!(
+            "board with {SCALE_PRODUCTS} products: update (tick to next frame) median {:.1} ms, max {:.1} ms; \
+             reading median {:.1} ms, max {:.1} ms; {rows} rows in the DOM",
+            updates[updates.len() / 2],
+            updates[updates.len() - 1],
+            readings[readings.len() / 2],
+            readings[readings.len() - 1],
+        );
+
+        // Scrolled to the end, the last product is drawn; a search finds one among thousands.
+        c.execute("const s = document.getElementById('board-scroll'); s.scrollTop = s.scrollHeight;", vec![])
+            .await
+            .unwrap();
+        let last = first + SCALE_PRODUCTS - 1;
+        wait_text(c, &format!("#products tbody tr[data-product-id=\"{last}\"] td.id"), "the last row", |t| {
+            t == last.to_string()
+        })
+        .await;
+        type_into(c, "#search", "104321").await;
+        wait_text(c, "#products tbody tr[data-product-id] td.id", "the searched product", |t| t == "104321").await;
+        wait_text(c, "#board-count", "one match", |t| t == format!("1 of {SCALE_PRODUCTS} products")).await;
+    }
+    .await;
+    client.close().await.expect("session closes");
+    drop(driver);
     outcome
 }

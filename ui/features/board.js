@@ -146,11 +146,23 @@ async function drawChart() {
   }
 }
 
+// From a tick's arrival to the frame after its rows were drawn: what the user waits for.
+// Shown in the health strip, so a slow board is visible (and measurable: BENCHMARKS.md).
+function measureUpdate(arrived) {
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      document.getElementById("health-render").textContent = ms(performance.now() - arrived);
+    }),
+  );
+}
+
 /** @param {BoardTick} tick */
 function onTick(tick) {
+  const arrived = performance.now();
   all = tick.readings;
   renderHealth(tick);
   refilter();
+  measureUpdate(arrived);
   drawChart();
 }
 
