@@ -8,7 +8,6 @@ const COMMANDS: &[&str] = &[
     "save_profile",
     "delete_profile",
     "test_profile",
-    "list_products",
     "drift_chart",
     "export_drift_png",
     "run_ledger",

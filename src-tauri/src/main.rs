@@ -31,7 +31,6 @@ fn main() {
             commands::profiles::save_profile,
             commands::profiles::delete_profile,
             commands::profiles::test_profile,
-            commands::board::list_products,
             commands::board::drift_chart,
             commands::board::export_drift_png,
             commands::reconcile::run_ledger,

@@ -1,20 +1,11 @@
-//! The live board's one-shot reading and its drift chart. The live stream itself is the
-//! `board-tick` event (`board_feed.rs`).
+//! The live board's drift chart. The board itself is fed by the `board-tick` event
+//! (`board_feed.rs`), never by a command.
 
 use stockguard::chart::{self, ChartLabels};
-use stockguard::recon::{read_products, Reading};
 use tauri::State;
 
 use crate::error::DesktopError;
 use crate::state::AppState;
-
-/// Every product with where its stock is, most severe first.
-#[tauri::command]
-pub async fn list_products(state: State<'_, AppState>) -> Result<Vec<Reading>, DesktopError> {
-    let live = state.live().await?;
-    let mut redis = live.conns.redis.clone();
-    Ok(read_products(&live.conns.mysql, &mut redis, &live.conns.keys, &[]).await?)
-}
 
 /// The drift of `products` over the sampler's history, as SVG.
 #[tauri::command]
