@@ -194,9 +194,10 @@ fn profile(environment: EnvironmentKind, mysql_url: &str, redis: &TestRedis) -> 
 }
 
 /// The end-to-end tests share one display and one webview profile: one window at a time.
-fn one_window_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static WINDOW: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    WINDOW.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+async fn one_window_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    // A tokio mutex: each test runs its own runtime, and a failed test does not poison it.
+    static WINDOW: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    WINDOW.lock().await
 }
 
 /// Starts the app through tauri-driver with the profiles of `config_dir`, acting as `actor`.
@@ -252,7 +253,7 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
     store.save().unwrap();
     let png_export = config.path().join("export").join("drift-1016.png");
 
-    let _one_window = one_window_at_a_time();
+    let _one_window = one_window_at_a_time().await;
     let (driver, client) = open_app(config.path(), "e2e-oncall").await;
 
     let outcome = async {
@@ -421,7 +422,7 @@ async fn the_board_stays_usable_with_five_thousand_products(pool: MySqlPool) {
     store.upsert("sandbox", profile(EnvironmentKind::Sandbox, &mysql_url, &redis)).unwrap();
     store.save().unwrap();
 
-    let _one_window = one_window_at_a_time();
+    let _one_window = one_window_at_a_time().await;
     let (driver, client) = open_app(config.path(), "e2e-scale").await;
     let outcome = async {
         let c = &client;

@@ -40,7 +40,7 @@ export function renderBanner() {
   }
   banner.className = `banner ${info.environment}`;
   document.getElementById("env-label").textContent = t(info.environment);
-  const replica = info.hasReplica ? " · replica" : "";
+  const replica = info.hasReplica ? ` · ${t("replica")}` : "";
   document.getElementById("conn-detail").textContent =
     `${info.profile ?? "env"} · ${info.mysql}${replica} · ${info.redis} · ${info.keyPrefix} · ${t(info.role)}`;
   document.getElementById("read-only").hidden = !info.readOnly;

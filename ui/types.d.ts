@@ -173,4 +173,6 @@ limit: number | null, };
 
 export type AuditRecord = { id: number, at: string, actor: string, role: string, environment: string, action: string, target: string, reason: string, outcome: string, details: JsonValue | null, };
 
-export type DesktopError = { "kind": "profile", "message": string } | { "kind": "keychain", "message": string } | { "kind": "connect", "message": string } | { "kind": "notConnected" } | { "kind": "query", "message": string } | { "kind": "refused", "message": string } | { "kind": "confirmationRequired", "message": number } | { "kind": "invalid", "message": string } | { "kind": "chart", "message": string };
+export type ErrorKind = "profile" | "keychain" | "connect" | "notConnected" | "query" | "refused" | "confirmationRequired" | "invalid" | "chart";
+
+export type DesktopError = { kind: ErrorKind, message: string, };

@@ -46,7 +46,8 @@ fn generated() -> String {
         crate::commands::rewrite::RewriteItem,
         stockguard::audit::AuditFilter,
         stockguard::audit::AuditRecord,
-        crate::error::DesktopError,
+        crate::error::ErrorKind,
+        crate::error::ErrorWire,
     )
 }
 

@@ -1,5 +1,6 @@
 // The audit log: every write action, newest first, filtered by action, outcome and text.
 import { invoke } from "../api.js";
+import { t, onLanguageChange } from "../i18n.js";
 import { showError, clearFeedback, cell } from "../feedback.js";
 import { onConnect } from "../session.js";
 
@@ -17,8 +18,8 @@ function row(a) {
     cell(a.id, "num id"),
     cell(a.at.replace("T", " ")),
     cell(a.actor),
-    cell(a.role),
-    cell(a.environment),
+    cell(t(a.role)),
+    cell(t(a.environment)),
     cell(a.action, "action"),
     cell(a.target, "target"),
     cell(a.reason),
@@ -47,6 +48,9 @@ export function init() {
     document.getElementById(id).addEventListener("keydown", (e) => e.key === "Enter" && load());
   }
   onConnect(() => tbody.replaceChildren());
+  onLanguageChange(() => {
+    if (!document.getElementById("screen-audit").hidden) load();
+  });
 }
 
 export function show() {

@@ -74,3 +74,34 @@ pub async fn delete_profile(name: String) -> Result<Vec<String>, DesktopError> {
 pub async fn test_profile(name: String) -> Result<Probe, DesktopError> {
     Ok(probe(resolve_for_process(Some(&name)).await?).await?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form() -> ProfileForm {
+        ProfileForm {
+            name: " prod-eu ".into(),
+            environment: EnvironmentKind::Production,
+            mysql_url: "mysql://app@db:3306/sale ".into(),
+            mysql_replica_url: Some("  ".into()),
+            redis_url: "redis://cache:6379/".into(),
+            key_prefix: "sg".into(),
+            role: Role::Oncall,
+            read_only: true,
+            mysql_password: Some("s3cret".into()),
+            mysql_replica_password: Some(String::new()),
+            redis_password: None,
+        }
+    }
+
+    #[test]
+    fn a_blank_replica_is_no_replica_and_blank_passwords_keep_the_stored_ones() {
+        let (name, profile, passwords) = form().split();
+        assert_eq!(name, "prod-eu");
+        assert_eq!(profile.mysql_url, "mysql://app@db:3306/sale");
+        assert_eq!(profile.mysql_replica_url, None);
+        let slots: Vec<SecretSlot> = passwords.iter().map(|(slot, _)| *slot).collect();
+        assert_eq!(slots, vec![SecretSlot::Mysql], "only the password typed is sent to the keychain");
+    }
+}

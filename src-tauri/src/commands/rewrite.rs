@@ -6,7 +6,7 @@ use serde::Serialize;
 use stockguard::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
 use tauri::State;
 
-use crate::error::DesktopError;
+use crate::error::{DesktopError, ErrorWire};
 use crate::state::AppState;
 
 /// One product's result: the rewrite's, or why it was not done.
@@ -15,7 +15,7 @@ use crate::state::AppState;
 pub struct RewriteItem {
     pub product_id: u64,
     pub result: Option<RewriteResult>,
-    pub error: Option<DesktopError>,
+    pub error: Option<ErrorWire>,
 }
 
 /// `confirmed`: the product ids the user typed again (required for each on production).
@@ -38,7 +38,14 @@ pub async fn rewrite_products(
         .zip(results)
         .map(|(product_id, r)| match r {
             Ok(result) => RewriteItem { product_id, result: Some(result), error: None },
-            Err(e) => RewriteItem { product_id, result: None, error: Some(e.into()) },
+            Err(e) => {
+                let e = DesktopError::from(e);
+                RewriteItem {
+                    product_id,
+                    result: None,
+                    error: Some(ErrorWire { kind: e.kind(), message: e.to_string() }),
+                }
+            }
         })
         .collect())
 }
