@@ -2,7 +2,7 @@
 // sampler tick (no polling here). Only the rows in view exist in the DOM (a windowed list),
 // so 5,000 products cost the same to draw as 40. Also the health strip and the drift chart.
 import { invoke, listen } from "../api.js";
-import { t, onLanguageChange } from "../i18n.js";
+import { t, onLanguageChange, currentLanguage } from "../i18n.js";
 import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
 import { selection, onConnect } from "../session.js";
 
@@ -201,7 +201,9 @@ export function init(context) {
     clearFeedback();
     try {
       const path = /** @type {HTMLInputElement} */ (document.getElementById("png-path")).value || null;
-      const saved = await invoke("export_drift_png", { products: [...selection], labels: chartLabels(), path });
+      // The PNG font has Latin glyphs only: Chinese labels would come out as boxes.
+      const labels = currentLanguage() === "en" ? chartLabels() : null;
+      const saved = await invoke("export_drift_png", { products: [...selection], labels, path });
       showNotice(t("pngSaved", { path: saved }));
     } catch (err) {
       showError(err);

@@ -21,13 +21,15 @@ pub async fn drift_chart(
 }
 
 /// The same chart as a PNG at `path` (none: the default path); returns where it went.
+/// Labels default to English: the font embedded for PNGs has no CJK glyphs.
 #[tauri::command]
 pub async fn export_drift_png(
     state: State<'_, AppState>,
     products: Vec<u64>,
-    labels: ChartLabels,
+    labels: Option<ChartLabels>,
     path: Option<String>,
 ) -> Result<String, DesktopError> {
+    let labels = labels.unwrap_or_default();
     let points = state.live().await?.history.lock().expect("history lock").all();
     let path = match path.map(|p| p.trim().to_string()).filter(|p| !p.is_empty()) {
         Some(p) => std::path::PathBuf::from(p),
