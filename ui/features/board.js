@@ -50,11 +50,27 @@ function scheduleDraw() {
   });
 }
 
-function spacer(height) {
+// Two spacer rows above and below the rows in view keep the scroll height of the whole list.
+function spacer() {
   const tr = document.createElement("tr");
   tr.className = "spacer";
-  tr.style.height = `${height}px`;
   return tr;
+}
+const topSpacer = spacer();
+const bottomSpacer = spacer();
+
+function setHeight(tr, px) {
+  const height = `${px}px`;
+  if (tr.style.height !== height) tr.style.height = height;
+}
+
+/** Rows drawn last time, by product id, with what they showed. */
+let drawn = new Map();
+
+/** Everything a row shows: the same signature means the same row can stay. */
+function signature(r) {
+  return [r.status, r.name, r.initial_stock, r.db_stock, r.live_orders_qty, r.inflight_pending, r.pending_release,
+    r.redis_stock, r.expected_redis, r.drift, selection.has(r.product_id), currentLanguage()].join("|");
 }
 
 /** @param {Reading} r */
@@ -93,17 +109,36 @@ function row(r) {
   return tr;
 }
 
-// The rows in view, plus a few either side, between two spacer rows that keep the scroll
-// height of the whole list.
+// The rows in view, plus a few either side. A row whose product shows the same values is kept
+// as it is, and the DOM is only touched where the wanted rows differ from the drawn ones, so
+// a tick that changes nothing in view costs no layout and no paint.
 function draw() {
   const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - OVERSCAN);
   const count = Math.ceil(scroller.clientHeight / ROW_HEIGHT) + 2 * OVERSCAN;
   const last = Math.min(shown.length, first + count);
-  const rows = [];
-  if (first > 0) rows.push(spacer(first * ROW_HEIGHT));
-  for (let i = first; i < last; i++) rows.push(row(shown[i]));
-  if (last < shown.length) rows.push(spacer((shown.length - last) * ROW_HEIGHT));
-  tbody.replaceChildren(...rows);
+  const wanted = [];
+  const next = new Map();
+  if (first > 0) {
+    setHeight(topSpacer, first * ROW_HEIGHT);
+    wanted.push(topSpacer);
+  }
+  for (let i = first; i < last; i++) {
+    const r = shown[i];
+    const sig = signature(r);
+    const before = drawn.get(r.product_id);
+    const tr = before && before.sig === sig ? before.tr : row(r);
+    next.set(r.product_id, { sig, tr });
+    wanted.push(tr);
+  }
+  if (last < shown.length) {
+    setHeight(bottomSpacer, (shown.length - last) * ROW_HEIGHT);
+    wanted.push(bottomSpacer);
+  }
+  drawn = next;
+  wanted.forEach((tr, i) => {
+    if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] ?? null);
+  });
+  while (tbody.children.length > wanted.length) tbody.lastElementChild.remove();
 }
 
 function renderSelection() {
