@@ -65,7 +65,9 @@ impl AppState {
         let settings = resolve_for_process(profile).await?;
         let conns = Connections::open(settings).await?;
         let replica = connect_replica(&conns.settings).await?;
-        let config = SamplerConfig::default();
+        // A point of 5,000 products is 120 KB. Ten minutes at full rate (72 MB), then one point
+        // in 20 (22 MB an hour more), where the default hour at full rate would hold 430 MB.
+        let config = SamplerConfig { recent_capacity: 600, archive_every: 20, ..SamplerConfig::default() };
         let history = Arc::new(Mutex::new(History::new(config.recent_capacity, config.archive_every)));
         let (stop, stopped) = watch::channel(false);
         let (ticks, tick_rx) = broadcast::channel(4);

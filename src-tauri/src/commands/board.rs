@@ -16,7 +16,7 @@ pub async fn drift_chart(
     width: u32,
     height: u32,
 ) -> Result<String, DesktopError> {
-    let points = state.live().await?.history.lock().expect("history lock").all();
+    let points = state.live().await?.history.lock().expect("history lock").of_products(&products);
     Ok(chart::drift_svg(&points, &products, &labels, (width, height))?)
 }
 
@@ -30,7 +30,7 @@ pub async fn export_drift_png(
     path: Option<String>,
 ) -> Result<String, DesktopError> {
     let labels = labels.unwrap_or_default();
-    let points = state.live().await?.history.lock().expect("history lock").all();
+    let points = state.live().await?.history.lock().expect("history lock").of_products(&products);
     let path = match path.map(|p| p.trim().to_string()).filter(|p| !p.is_empty()) {
         Some(p) => std::path::PathBuf::from(p),
         None => chart::default_png_path(&products, chrono::Utc::now()),
