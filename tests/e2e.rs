@@ -301,6 +301,16 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
             t.starts_with("sandbox")
         })
         .await;
+        // A password typed into a URL is refused with a typed error saying where it belongs.
+        type_into(c, "#profile-form [name=name]", "leaky").await;
+        type_into(c, "#profile-form [name=mysqlUrl]", "mysql://root:hunter2@db.internal:3306/sale").await;
+        type_into(c, "#profile-form [name=redisUrl]", &redis.url).await;
+        click(c, "#profile-save").await;
+        wait_text(c, "#error", "the URL password is refused", |t| t.contains("must not hold a password")).await;
+        let kind = c.find(Locator::Css("#error")).await.unwrap().attr("data-kind").await.unwrap();
+        assert_eq!(kind.as_deref(), Some("profile"));
+        assert!(c.find(Locator::Css("#profiles tbody tr[data-profile=leaky]")).await.is_err(), "nothing saved");
+
         type_into(c, "#profile-form [name=name]", "prod-drill").await;
         choose(c, "#profile-form [name=environment]", "production").await;
         type_into(c, "#profile-form [name=mysqlUrl]", &mysql_url).await;
@@ -368,7 +378,16 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         assert_eq!(text_of(c, "#audit tbody tr td.id").await.unwrap(), audit_id, "newest first");
         screenshot(c, "audit").await;
 
-        // 10. In Chinese, the board speaks Chinese.
+        // 10. A profile is deleted in two clicks (the first one asks).
+        click(c, "#nav [data-screen=connections]").await;
+        let delete = "#profiles tbody tr[data-profile=sandbox] button.delete";
+        click(c, delete).await;
+        wait_text(c, delete, "the delete button asks first", |t| t == "Really delete?").await;
+        click(c, delete).await;
+        wait_text(c, "#notice", "the profile is deleted", |t| t.contains("Profile sandbox deleted")).await;
+        assert!(c.find(Locator::Css("#profiles tbody tr[data-profile=sandbox]")).await.is_err());
+
+        // 11. In Chinese, the board speaks Chinese.
         click(c, "#lang-toggle").await;
         click(c, "#nav [data-screen=board]").await;
         c.execute(
