@@ -63,9 +63,9 @@ function render() {
         cell(p.name + (p.name === active ? ` (${t("active")})` : ""), "name"),
         envCell,
         cell(t(p.role)),
-        cell(p.mysql_url + (p.mysql_replica_url ? ` + ${p.mysql_replica_url}` : "")),
-        cell(p.redis_url),
-        cell(p.key_prefix),
+        cell(p.mysql_url + (p.mysql_replica_url ? ` + ${p.mysql_replica_url}` : ""), "url"),
+        cell(p.redis_url, "url"),
+        cell(p.key_prefix, "url"),
         cell(p.secrets?.length ? p.secrets.join(", ") : t("none")),
         actions,
       );
