@@ -1,5 +1,26 @@
+/// The commands the window may call. Each gets an `allow-<command>` permission, and the
+/// window's capability (`tauri.conf.json`) grants exactly these: with an app manifest, a
+/// command not granted there is refused at the IPC boundary.
+const COMMANDS: &[&str] = &[
+    "connection_info",
+    "connect",
+    "list_profiles",
+    "save_profile",
+    "delete_profile",
+    "test_profile",
+    "drift_chart",
+    "export_drift_png",
+    "run_ledger",
+    "rewrite_products",
+    "audit_log",
+];
+
 fn main() {
     // The config lives at the workspace root, beside the front end it points at.
-    tauri_build::try_build(tauri_build::Attributes::new().config_path("../tauri.conf.json"))
-        .expect("tauri build script failed");
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .config_path("../tauri.conf.json")
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
+    )
+    .expect("tauri build script failed");
 }

@@ -75,6 +75,35 @@ impl Connections {
     }
 }
 
+/// What a connection test measured: one round trip to each server.
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Probe {
+    pub mysql_version: String,
+    pub mysql_ms: f64,
+    pub redis_ms: f64,
+}
+
+/// Connects with `settings` and times one query on each server: the "Test" of a profile.
+pub async fn probe(settings: ConnectionSettings) -> Result<Probe, ConnectError> {
+    let conns = Connections::open(settings).await?;
+    let started = std::time::Instant::now();
+    let mysql_version: String = sqlx::query_scalar("SELECT VERSION()")
+        .fetch_one(&conns.mysql)
+        .await
+        .map_err(|e| classify_mysql_error(&conns.settings.mysql_display(), e))?;
+    let mysql_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let started = std::time::Instant::now();
+    let mut redis = conns.redis.clone();
+    let _: String = redis::cmd("PING")
+        .query_async(&mut redis)
+        .await
+        .map_err(|e| ConnectError::RedisUnreachable { url: conns.settings.redis_display(), reason: e.to_string() })?;
+    let redis_ms = started.elapsed().as_secs_f64() * 1000.0;
+    conns.mysql.close().await;
+    Ok(Probe { mysql_version, mysql_ms, redis_ms })
+}
+
 /// Applies the embedded migrations to a pool.
 pub async fn migrate(pool: &MySqlPool, url_for_messages: &str) -> Result<(), ConnectError> {
     MIGRATOR

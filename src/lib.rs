@@ -21,6 +21,9 @@
 //!   guided exit from DB mode.
 //! - [`drill`]: fault injection for tests and drills (a TCP proxy that can refuse, delay,
 //!   black-hole and cut).
+//! - [`health`]: the console's health strip: server round trips, stream backlog, pending
+//!   releases.
+//! - [`chart`]: drift-over-time charts drawn with `plotters` (SVG for a window, PNG files).
 //! - [`load`]: the load generator that proves the engine: drive, drain, verify, report.
 //! - [`bench`]: benchmarks measured side by side (`stockguard bench ...`).
 //! - [`catalog`]: the products of a sale.
@@ -33,9 +36,11 @@
 pub mod audit;
 pub mod bench;
 pub mod catalog;
+pub mod chart;
 pub mod connect;
 pub mod drill;
 pub mod engine;
+pub mod health;
 pub mod keys;
 pub mod load;
 pub mod profile;

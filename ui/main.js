@@ -1,66 +1,43 @@
-// The console window. All data comes from Rust commands; nothing is computed here.
-import { invoke } from "./api.js";
-import { t, toggleLanguage, applyTranslations } from "./i18n.js";
+// The console window: navigation between screens, the banner, the language switch. All data
+// comes from Rust commands and events; nothing is computed here that the core knows.
+import { t, toggleLanguage, applyTranslations, onLanguageChange } from "./i18n.js";
+import { showError, clearFeedback, showNotice } from "./feedback.js";
+import { connect, renderBanner } from "./session.js";
+import * as connections from "./features/connections.js";
+import * as board from "./features/board.js";
+import * as repair from "./features/repair.js";
+import * as audit from "./features/audit.js";
 
-const tbody = document.querySelector("#products tbody");
-const errorBox = document.getElementById("error");
+// Screens by name, each with init() once and show() when opened. The degrade screen joins
+// here (and in the nav of index.html) when the degrade switch core (src/switch/) lands.
+const SCREENS = { connections, board, repair, audit };
 
-function showError(err) {
-  // Errors arrive typed: { kind, message }.
-  errorBox.hidden = false;
-  errorBox.textContent = `${t(err.kind ?? "error")}: ${err.message ?? String(err)}`;
-}
-
-function cell(text, className) {
-  const td = document.createElement("td");
-  td.textContent = text ?? "-";
-  if (className) td.className = className;
-  return td;
-}
-
-function renderProducts(readings) {
-  tbody.replaceChildren(
-    ...readings.map((r) => {
-      const tr = document.createElement("tr");
-      tr.dataset.productId = r.product_id;
-      tr.className = `status-${r.status}`;
-      tr.append(
-        cell(r.product_id, "num"),
-        cell(r.name, "name"),
-        cell(r.status, "status"),
-        cell(r.initial_stock, "num"),
-        cell(r.db_stock, "num"),
-        cell(r.live_orders_qty, "num"),
-        cell(r.inflight_pending, "num"),
-        cell(r.pending_release, "num"),
-        cell(r.redis_stock, "num"),
-        cell(r.expected_redis, "num"),
-        cell(r.drift, "num drift"),
-      );
-      return tr;
-    }),
-  );
-}
-
-async function renderBanner() {
-  const info = await invoke("connection_info");
-  const banner = document.getElementById("banner");
-  banner.className = `banner ${info.environment}`;
-  document.getElementById("env-label").textContent = t(info.environment);
-  document.getElementById("conn-detail").textContent =
-    `${info.profile ?? "env"} · ${info.mysql} · ${info.redis} · ${info.keyPrefix} · ${t(info.role)}`;
-  document.getElementById("read-only").hidden = !info.readOnly;
+export function showScreen(name) {
+  for (const [key, screen] of Object.entries(SCREENS)) {
+    document.getElementById(`screen-${key}`).hidden = key !== name;
+    document.querySelector(`#nav [data-screen="${key}"]`).classList.toggle("current", key === name);
+    if (key === name) screen.show();
+  }
 }
 
 async function start() {
   applyTranslations();
-  document.getElementById("lang-toggle").addEventListener("click", () => {
-    toggleLanguage();
-  });
+  document.getElementById("lang-toggle").addEventListener("click", toggleLanguage);
+  onLanguageChange(renderBanner);
+  for (const button of document.querySelectorAll("#nav [data-screen]")) {
+    button.addEventListener("click", () => {
+      clearFeedback();
+      showScreen(button.dataset.screen);
+    });
+  }
+  for (const screen of Object.values(SCREENS)) screen.init({ showScreen });
   try {
-    await renderBanner();
-    renderProducts(await invoke("list_products"));
+    const info = await connect(null);
+    if (info.notices.length) showNotice(info.notices.join(" "));
+    showScreen("board");
   } catch (err) {
+    renderBanner();
+    showScreen("connections");
     showError(err);
   }
 }

@@ -1,24 +1,95 @@
 //! The error the window receives: a kind it can branch on and a message a person can act on.
+//! Every core error is mapped here by kind, never by its text.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+use stockguard::profile::ProfileError;
+use stockguard::rewrite::RewriteError;
 
-#[derive(Debug, thiserror::Error, Serialize)]
-#[serde(tag = "kind", content = "message", rename_all = "camelCase")]
+/// What the window can branch on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorKind {
+    Profile,
+    Keychain,
+    Connect,
+    NotConnected,
+    Query,
+    Refused,
+    ConfirmationRequired,
+    Invalid,
+    Chart,
+}
+
+/// An error as the window receives it: always a kind and the whole message.
+#[derive(Debug, Serialize, ts_rs::TS)]
+#[ts(rename = "DesktopError")]
+pub struct ErrorWire {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, thiserror::Error)]
 pub enum DesktopError {
-    /// No usable profile, or a bad one.
+    /// No usable profile, or a bad one (the message says which field and why).
     #[error("{0}")]
     Profile(String),
+    /// The OS keychain could not store or give a password.
+    #[error("{0}")]
+    Keychain(String),
     /// A server could not be reached or refused us.
     #[error("{0}")]
     Connect(String),
+    /// Nothing is connected yet: pick a profile on the Connections screen.
+    #[error("not connected: pick a profile on the Connections screen and press Connect")]
+    NotConnected,
     /// A query failed.
     #[error("{0}")]
     Query(String),
+    /// The action is not allowed with this profile (read-only, role).
+    #[error("{0}")]
+    Refused(String),
+    /// Production: the product id must be typed again.
+    #[error("production: type the product id {0} to confirm the rewrite")]
+    ConfirmationRequired(u64),
+    /// The input cannot be used as given.
+    #[error("{0}")]
+    Invalid(String),
+    /// A chart could not be drawn or written.
+    #[error("{0}")]
+    Chart(String),
 }
 
-impl From<stockguard::profile::ProfileError> for DesktopError {
-    fn from(e: stockguard::profile::ProfileError) -> Self {
-        Self::Profile(e.to_string())
+impl DesktopError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Profile(_) => ErrorKind::Profile,
+            Self::Keychain(_) => ErrorKind::Keychain,
+            Self::Connect(_) => ErrorKind::Connect,
+            Self::NotConnected => ErrorKind::NotConnected,
+            Self::Query(_) => ErrorKind::Query,
+            Self::Refused(_) => ErrorKind::Refused,
+            Self::ConfirmationRequired(_) => ErrorKind::ConfirmationRequired,
+            Self::Invalid(_) => ErrorKind::Invalid,
+            Self::Chart(_) => ErrorKind::Chart,
+        }
+    }
+}
+
+impl Serialize for DesktopError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ErrorWire { kind: self.kind(), message: self.to_string() }.serialize(serializer)
+    }
+}
+
+impl From<ProfileError> for DesktopError {
+    fn from(e: ProfileError) -> Self {
+        match e {
+            ProfileError::NoKeychain { .. }
+            | ProfileError::MissingSecret { .. }
+            | ProfileError::Keychain { .. }
+            | ProfileError::CannotStoreSecret { .. } => Self::Keychain(e.to_string()),
+            _ => Self::Profile(e.to_string()),
+        }
     }
 }
 
@@ -31,5 +102,54 @@ impl From<stockguard::connect::ConnectError> for DesktopError {
 impl From<stockguard::recon::ReconError> for DesktopError {
     fn from(e: stockguard::recon::ReconError) -> Self {
         Self::Query(e.to_string())
+    }
+}
+
+impl From<stockguard::recon::ledger::LedgerError> for DesktopError {
+    fn from(e: stockguard::recon::ledger::LedgerError) -> Self {
+        Self::Query(e.to_string())
+    }
+}
+
+impl From<sqlx::Error> for DesktopError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Query(format!("DB: {e}"))
+    }
+}
+
+impl From<stockguard::chart::ChartError> for DesktopError {
+    fn from(e: stockguard::chart::ChartError) -> Self {
+        Self::Chart(e.to_string())
+    }
+}
+
+impl From<RewriteError> for DesktopError {
+    fn from(e: RewriteError) -> Self {
+        match e {
+            RewriteError::ConfirmationRequired(id) => Self::ConfirmationRequired(id),
+            RewriteError::ReadOnly | RewriteError::RoleNotAllowed(_) => Self::Refused(e.to_string()),
+            RewriteError::NoReason => Self::Invalid(e.to_string()),
+            RewriteError::Recon(_) | RewriteError::Db(_) | RewriteError::Redis(_) => Self::Query(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_reaches_the_window_with_its_kind_and_whole_message() {
+        let json = serde_json::to_value(DesktopError::NotConnected).unwrap();
+        assert_eq!(json["kind"], "notConnected");
+        assert!(json["message"].as_str().unwrap().contains("Connections screen"), "{json}");
+        let json = serde_json::to_value(DesktopError::from(RewriteError::ConfirmationRequired(1016))).unwrap();
+        assert_eq!(json["kind"], "confirmationRequired");
+        assert_eq!(json["message"], "production: type the product id 1016 to confirm the rewrite");
+    }
+
+    #[test]
+    fn a_read_only_profile_is_a_refusal_not_a_failure() {
+        assert_eq!(DesktopError::from(RewriteError::ReadOnly).kind(), ErrorKind::Refused);
     }
 }

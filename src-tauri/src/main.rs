@@ -1,21 +1,42 @@
 //! The Stockguard desktop console: a thin Tauri shell over the `stockguard` core.
 //!
-//! - `state.rs`: how the app picks its connection (`--profile NAME`, or the environment
-//!   overrides, or the local `sandbox` profile) and holds it once open.
-//! - `commands.rs`: the commands the window may invoke, each a few lines over the core.
+//! - `state.rs`: the open connection (from a profile, the environment overrides or the local
+//!   `sandbox` profile), its replica, and the drift sampler running for it.
+//! - `board_feed.rs`: the sampler's ticks forwarded to the window as one event per tick.
+//! - `commands/`: the commands the window may invoke, by screen, each a few lines over the core.
 //! - `error.rs`: the typed error the window receives (`{ kind, message }`).
+//! - `types.rs`: the TypeScript declarations of everything above, generated into `ui/types.d.ts`.
+//!
+//! The degrade screen is not here yet: it arrives with the degrade switch core (`src/switch/`),
+//! as `commands/degrade.rs` plus `ui/features/degrade/`, registered in the list below and in
+//! the window's `SCREENS` table (`ui/main.js`).
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod board_feed;
 mod commands;
 mod error;
 mod state;
+#[cfg(test)]
+mod types;
 
 fn main() {
     let profile = state::profile_from_args(std::env::args());
     tauri::Builder::default()
         .manage(state::AppState::new(profile))
-        .invoke_handler(tauri::generate_handler![commands::connection_info, commands::list_products])
+        .invoke_handler(tauri::generate_handler![
+            commands::connection::connection_info,
+            commands::connection::connect,
+            commands::profiles::list_profiles,
+            commands::profiles::save_profile,
+            commands::profiles::delete_profile,
+            commands::profiles::test_profile,
+            commands::board::drift_chart,
+            commands::board::export_drift_png,
+            commands::reconcile::run_ledger,
+            commands::rewrite::rewrite_products,
+            commands::audit::audit_log,
+        ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("the Stockguard window could not start");
 }

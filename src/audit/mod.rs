@@ -47,6 +47,7 @@ impl AuditEntry {
 
 /// A recorded entry.
 #[derive(Debug, Clone, Serialize, Deserialize, sqlx::FromRow)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AuditRecord {
     pub id: u64,
     pub at: NaiveDateTime,
@@ -91,6 +92,44 @@ pub async fn recent(pool: &MySqlPool, action: Option<&str>, limit: u32) -> Resul
     .bind(action)
     .bind(action)
     .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+/// What the audit screen filters on; every field is optional and they combine with AND.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AuditFilter {
+    /// Exact action, e.g. `rewrite` or `rewrite.dry_run`.
+    pub action: Option<String>,
+    /// Exact outcome, e.g. `APPLIED`.
+    pub outcome: Option<String>,
+    /// Part of the target, actor or reason (e.g. `1016`).
+    pub text: Option<String>,
+    /// At most this many rows (capped at 1,000).
+    pub limit: Option<u32>,
+}
+
+/// The newest entries first that match the filter.
+pub async fn query(pool: &MySqlPool, filter: &AuditFilter) -> Result<Vec<AuditRecord>, sqlx::Error> {
+    let text = filter.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    // LIKE wildcards typed by the user are matched literally.
+    let pattern = text.map(|t| format!("%{}%", t.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
+    sqlx::query_as(
+        "SELECT id, at, actor, role, environment, action, target, reason, outcome, details FROM audit_log \
+         WHERE (? IS NULL OR action = ?) AND (? IS NULL OR outcome = ?) \
+           AND (? IS NULL OR target LIKE ? OR actor LIKE ? OR reason LIKE ?) \
+         ORDER BY id DESC LIMIT ?",
+    )
+    .bind(&filter.action)
+    .bind(&filter.action)
+    .bind(&filter.outcome)
+    .bind(&filter.outcome)
+    .bind(&pattern)
+    .bind(&pattern)
+    .bind(&pattern)
+    .bind(&pattern)
+    .bind(filter.limit.unwrap_or(200).min(1000))
     .fetch_all(pool)
     .await
 }

@@ -4,8 +4,10 @@
 //! queries), a Redis URL, the key prefix and the role the user acts in. Profiles live in a TOML
 //! file in the user's config directory ([`store`]); passwords never do: they live in the OS
 //! keychain ([`secrets`]). [`resolve`] turns a profile plus the environment variable
-//! overrides into the settings a connection is made with.
+//! overrides into the settings a connection is made with; [`manage`] saves and deletes a
+//! profile together with its keychain entries.
 
+pub mod manage;
 pub mod resolve;
 pub mod secrets;
 pub mod store;
@@ -23,6 +25,7 @@ pub use store::ProfileStore;
 /// before destructive actions; the desktop banner is coloured by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum EnvironmentKind {
     Production,
     Staging,
@@ -48,6 +51,7 @@ impl fmt::Display for EnvironmentKind {
 /// The role the user acts in. It is recorded in every audit row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Role {
     /// On-call engineer: reconcile, rewrite, toggle degrade mode.
     Oncall,
@@ -82,6 +86,7 @@ fn default_prefix() -> String {
 
 /// One saved profile, as stored in `profiles.toml` (without its name, which is the table key).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Profile {
     pub environment: EnvironmentKind,
     /// MySQL URL without a password, e.g. `mysql://app@db.internal:3306/sale`.
@@ -129,6 +134,8 @@ pub enum ProfileError {
     NoKeychain { reason: String, slot: SecretSlot, env_var: &'static str },
     #[error("the {slot} password of profile `{profile}` is not in the keychain; store it with `stockguard profile set-password --profile {profile} --slot {slot}`")]
     MissingSecret { profile: String, slot: SecretSlot },
+    #[error("the OS keychain is not available here ({reason}); the {slot} password was not stored and the profile was not saved. Save it without a password and give the password in the environment when connecting")]
+    CannotStoreSecret { slot: SecretSlot, reason: String },
     #[error("keychain error for the {slot} password: {reason}")]
     Keychain { slot: SecretSlot, reason: String },
 }

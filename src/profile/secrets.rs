@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 /// Which password of a profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum SecretSlot {
     Mysql,
     MysqlReplica,

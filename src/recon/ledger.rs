@@ -16,6 +16,7 @@ use sqlx::{MySqlPool, Row as _};
 
 /// Which server family: they spell statement time limits differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum ServerKind {
     MariaDb,
     MySql,
@@ -77,6 +78,7 @@ const CHUNK_INVENTORY_SQL: &str = "SELECT product_id, CAST(initial_stock AS SIGN
 
 /// A product whose DB ledger does not add up, or that is oversold.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LedgerMismatch {
     pub product_id: u64,
     pub initial_stock: i64,
@@ -89,6 +91,7 @@ pub struct LedgerMismatch {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LedgerReport {
     pub server: ServerKind,
     pub products_checked: u64,
@@ -191,7 +194,7 @@ pub async fn reconcile(
     pool: &MySqlPool,
     opts: &LedgerOptions,
     on_replica: bool,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut (dyn FnMut(u64, u64) + Send),
 ) -> Result<LedgerReport, LedgerError> {
     let started = Instant::now();
     let kind = server_kind(pool).await?;

@@ -35,6 +35,7 @@ use crate::keys::Keys;
 
 /// One product's stock, everywhere it is. JSON field names are stable (`docs/json.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Reading {
     pub product_id: u64,
     pub name: String,

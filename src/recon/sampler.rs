@@ -20,6 +20,7 @@ use crate::connect::Connections;
 
 /// A drift two consecutive readings agree on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ConfirmedDrift {
     pub product_id: u64,
     pub status: DriftStatus,
@@ -99,6 +100,19 @@ impl History {
     /// The whole sale, oldest first: the thinned archive, then the recent points.
     pub fn all(&self) -> Vec<HistoryPoint> {
         self.archive.iter().chain(self.recent.iter()).cloned().collect()
+    }
+
+    /// Like [`all`](Self::all), keeping only `products`: what a chart of a few products needs,
+    /// without copying every product's drift.
+    pub fn of_products(&self, products: &[u64]) -> Vec<HistoryPoint> {
+        self.archive
+            .iter()
+            .chain(self.recent.iter())
+            .map(|p| HistoryPoint {
+                at: p.at,
+                drift: p.drift.iter().filter(|(id, _)| products.contains(id)).copied().collect(),
+            })
+            .collect()
     }
 
     pub fn recent_len(&self) -> usize {
@@ -229,5 +243,7 @@ mod tests {
         assert_eq!(h.recent_len(), 3);
         let drifts: Vec<i64> = h.all().iter().map(|p| p.drift[0].1.unwrap()).collect();
         assert_eq!(drifts, vec![0, 2, 4, 6, 7, 8]);
+        assert_eq!(h.of_products(&[1]).len(), 6);
+        assert!(h.of_products(&[2]).iter().all(|p| p.drift.is_empty()), "only the products asked for");
     }
 }

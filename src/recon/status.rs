@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 /// The status of one product's stock, as the contract names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum DriftStatus {
     Ok,
     RedisHigh,

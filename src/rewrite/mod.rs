@@ -28,6 +28,7 @@ use lock::LockGuard;
 /// What became of a rewrite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Outcome {
     /// The delta was applied.
     Applied,
@@ -62,6 +63,7 @@ impl Outcome {
 
 /// The result, with the stable JSON field names of `docs/json.md`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RewriteResult {
     pub product_id: u64,
     /// The reading the rewrite acted on (or would have).

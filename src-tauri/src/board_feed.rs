@@ -1,0 +1,69 @@
+//! Forwards the sampler's ticks to the window: one `board-tick` event per tick carrying every
+//! product's reading and the health strip, so the window never polls.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use stockguard::connect::Connections;
+use stockguard::health::{self, Health};
+use stockguard::recon::sampler::{ConfirmedDrift, Tick};
+use stockguard::recon::Reading;
+use tauri::{AppHandle, Emitter as _};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::state::Feeds;
+
+pub const TICK_EVENT: &str = "board-tick";
+pub const ERROR_EVENT: &str = "board-error";
+
+/// What the window receives each tick.
+#[derive(Debug, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BoardTick {
+    pub at: DateTime<Utc>,
+    /// Every product, most severe first.
+    pub readings: Vec<Reading>,
+    /// Drifts two consecutive readings agree on.
+    pub confirmed: Vec<ConfirmedDrift>,
+    /// How long the reading took.
+    pub took_ms: f64,
+    /// `None` when a server did not answer the health probe (`healthError` says why).
+    pub health: Option<Health>,
+    pub health_error: Option<String>,
+}
+
+/// Runs until the sampler stops (its connection was replaced or closed).
+pub fn spawn(app: AppHandle, conns: Connections, mut feeds: Feeds) {
+    tauri::async_runtime::spawn(async move {
+        loop {
+            tokio::select! {
+                tick = feeds.ticks.recv() => match tick {
+                    Ok(tick) => emit_tick(&app, &conns, &tick).await,
+                    // The window only needs the newest tick.
+                    Err(RecvError::Lagged(_)) => continue,
+                    Err(RecvError::Closed) => break,
+                },
+                Ok(message) = feeds.errors.recv() => {
+                    let _ = app.emit(ERROR_EVENT, message);
+                }
+            }
+        }
+    });
+}
+
+async fn emit_tick(app: &AppHandle, conns: &Connections, tick: &Arc<Tick>) {
+    let (health, health_error) = match health::probe(conns, &tick.readings).await {
+        Ok(h) => (Some(h), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let payload = BoardTick {
+        at: tick.at,
+        readings: tick.readings.clone(),
+        confirmed: tick.confirmed.clone(),
+        took_ms: tick.took_ms,
+        health,
+        health_error,
+    };
+    let _ = app.emit(TICK_EVENT, &payload);
+}

@@ -1,0 +1,12 @@
+//! The audit screen: every write action, newest first, filtered.
+
+use stockguard::audit::{self, AuditFilter, AuditRecord};
+use tauri::State;
+
+use crate::error::DesktopError;
+use crate::state::AppState;
+
+#[tauri::command]
+pub async fn audit_log(state: State<'_, AppState>, filter: AuditFilter) -> Result<Vec<AuditRecord>, DesktopError> {
+    Ok(audit::query(&state.live().await?.conns.mysql, &filter).await?)
+}

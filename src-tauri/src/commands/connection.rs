@@ -1,0 +1,55 @@
+//! Connecting, and what the environment banner shows.
+
+use serde::Serialize;
+use tauri::{AppHandle, State};
+
+use crate::board_feed;
+use crate::error::DesktopError;
+use crate::state::AppState;
+
+/// What the banner shows: which sale, which kind of environment, as whom.
+#[derive(Debug, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionInfo {
+    pub profile: Option<String>,
+    pub environment: stockguard::profile::EnvironmentKind,
+    pub role: stockguard::profile::Role,
+    pub read_only: bool,
+    pub mysql: String,
+    pub redis: String,
+    pub key_prefix: String,
+    pub has_replica: bool,
+    /// Things the user should know about this connection (e.g. where a password came from).
+    pub notices: Vec<String>,
+}
+
+#[tauri::command]
+pub async fn connection_info(state: State<'_, AppState>) -> Result<ConnectionInfo, DesktopError> {
+    let live = state.live().await?;
+    let s = &live.conns.settings;
+    Ok(ConnectionInfo {
+        profile: s.profile_name.clone(),
+        environment: s.environment,
+        role: s.role,
+        read_only: s.read_only,
+        mysql: s.mysql_display(),
+        redis: s.redis_display(),
+        key_prefix: s.key_prefix.clone(),
+        has_replica: live.replica.is_some(),
+        notices: s.notices.clone(),
+    })
+}
+
+/// Connects to `profile` (none: the `--profile` the app started with, the environment
+/// overrides or the local sandbox) and starts streaming the board.
+#[tauri::command]
+pub async fn connect(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    profile: Option<String>,
+) -> Result<ConnectionInfo, DesktopError> {
+    let chosen = profile.or_else(|| state.start_profile.clone());
+    let (live, feeds) = state.connect(chosen.as_deref()).await?;
+    board_feed::spawn(app, live.conns.clone(), feeds);
+    connection_info(state).await
+}

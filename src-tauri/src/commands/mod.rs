@@ -1,0 +1,8 @@
+//! Commands the window may invoke, by screen. Each parses, calls the core, maps the error.
+
+pub mod audit;
+pub mod board;
+pub mod connection;
+pub mod profiles;
+pub mod reconcile;
+pub mod rewrite;

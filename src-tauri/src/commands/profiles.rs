@@ -1,0 +1,107 @@
+//! The Connections screen: saved profiles, created, edited, tested and deleted. Passwords
+//! come in with a save and go to the keychain; they are never sent back.
+
+use secrecy::SecretString;
+use serde::Deserialize;
+use stockguard::connect::{probe, Probe};
+use stockguard::profile::manage::{self, NamedProfile};
+use stockguard::profile::{resolve_for_process, EnvironmentKind, Profile, Role, SecretSlot};
+
+use crate::error::DesktopError;
+
+/// A profile as the form sends it. Empty passwords leave the stored ones as they are.
+#[derive(Debug, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileForm {
+    pub name: String,
+    pub environment: EnvironmentKind,
+    pub mysql_url: String,
+    pub mysql_replica_url: Option<String>,
+    pub redis_url: String,
+    pub key_prefix: String,
+    pub role: Role,
+    pub read_only: bool,
+    pub mysql_password: Option<String>,
+    pub mysql_replica_password: Option<String>,
+    pub redis_password: Option<String>,
+}
+
+impl ProfileForm {
+    fn split(self) -> (String, Profile, Vec<(SecretSlot, SecretString)>) {
+        let blank_is_none = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let passwords = [
+            (SecretSlot::Mysql, self.mysql_password),
+            (SecretSlot::MysqlReplica, self.mysql_replica_password),
+            (SecretSlot::Redis, self.redis_password),
+        ]
+        .into_iter()
+        .filter_map(|(slot, pw)| pw.filter(|p| !p.is_empty()).map(|p| (slot, SecretString::from(p))))
+        .collect();
+        let profile = Profile {
+            environment: self.environment,
+            mysql_url: self.mysql_url.trim().to_string(),
+            mysql_replica_url: blank_is_none(self.mysql_replica_url),
+            redis_url: self.redis_url.trim().to_string(),
+            key_prefix: self.key_prefix.trim().to_string(),
+            role: self.role,
+            read_only: self.read_only,
+            secrets: Default::default(),
+        };
+        (self.name.trim().to_string(), profile, passwords)
+    }
+}
+
+#[tauri::command]
+pub async fn list_profiles() -> Result<Vec<NamedProfile>, DesktopError> {
+    Ok(manage::list_default()?)
+}
+
+#[tauri::command]
+pub async fn save_profile(form: ProfileForm) -> Result<Vec<NamedProfile>, DesktopError> {
+    let (name, profile, passwords) = form.split();
+    manage::save_default(name, profile, passwords).await?;
+    Ok(manage::list_default()?)
+}
+
+/// Returns notices about keychain entries that could not be removed.
+#[tauri::command]
+pub async fn delete_profile(name: String) -> Result<Vec<String>, DesktopError> {
+    Ok(manage::delete_default(name).await?)
+}
+
+/// Connects with a saved profile and times one round trip to each server.
+#[tauri::command]
+pub async fn test_profile(name: String) -> Result<Probe, DesktopError> {
+    Ok(probe(resolve_for_process(Some(&name)).await?).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form() -> ProfileForm {
+        ProfileForm {
+            name: " prod-eu ".into(),
+            environment: EnvironmentKind::Production,
+            mysql_url: "mysql://app@db:3306/sale ".into(),
+            mysql_replica_url: Some("  ".into()),
+            redis_url: "redis://cache:6379/".into(),
+            key_prefix: "sg".into(),
+            role: Role::Oncall,
+            read_only: true,
+            mysql_password: Some("s3cret".into()),
+            mysql_replica_password: Some(String::new()),
+            redis_password: None,
+        }
+    }
+
+    #[test]
+    fn a_blank_replica_is_no_replica_and_blank_passwords_keep_the_stored_ones() {
+        let (name, profile, passwords) = form().split();
+        assert_eq!(name, "prod-eu");
+        assert_eq!(profile.mysql_url, "mysql://app@db:3306/sale");
+        assert_eq!(profile.mysql_replica_url, None);
+        let slots: Vec<SecretSlot> = passwords.iter().map(|(slot, _)| *slot).collect();
+        assert_eq!(slots, vec![SecretSlot::Mysql], "only the password typed is sent to the keychain");
+    }
+}

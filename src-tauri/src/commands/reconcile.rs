@@ -1,0 +1,28 @@
+//! The ledger reconciliation, with a `ledger-progress` event after every chunk.
+
+use serde::Serialize;
+use stockguard::recon::ledger::{reconcile, LedgerOptions, LedgerReport};
+use tauri::{AppHandle, Emitter as _, State};
+
+use crate::error::DesktopError;
+use crate::state::AppState;
+
+pub const PROGRESS_EVENT: &str = "ledger-progress";
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerProgress {
+    pub done: u64,
+    pub total: u64,
+}
+
+/// Runs the ledger check on the replica when the profile has one, else on the primary.
+#[tauri::command]
+pub async fn run_ledger(app: AppHandle, state: State<'_, AppState>) -> Result<LedgerReport, DesktopError> {
+    let live = state.live().await?;
+    let pool = live.replica.as_ref().unwrap_or(&live.conns.mysql);
+    let mut progress = |done, total| {
+        let _ = app.emit(PROGRESS_EVENT, LedgerProgress { done, total });
+    };
+    Ok(reconcile(pool, &LedgerOptions::default(), live.replica.is_some(), &mut progress).await?)
+}

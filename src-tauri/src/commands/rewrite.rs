@@ -1,0 +1,51 @@
+//! Dry runs and rewrites of Redis stock for the products picked on the board.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use stockguard::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
+use tauri::State;
+
+use crate::error::{DesktopError, ErrorWire};
+use crate::state::AppState;
+
+/// One product's result: the rewrite's, or why it was not done.
+#[derive(Debug, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RewriteItem {
+    pub product_id: u64,
+    pub result: Option<RewriteResult>,
+    pub error: Option<ErrorWire>,
+}
+
+/// `confirmed`: the product ids the user typed again (required for each on production).
+#[tauri::command]
+pub async fn rewrite_products(
+    state: State<'_, AppState>,
+    products: Vec<u64>,
+    reason: String,
+    dry_run: bool,
+    confirmed: Vec<u64>,
+) -> Result<Vec<RewriteItem>, DesktopError> {
+    if products.is_empty() {
+        return Err(DesktopError::Invalid("pick at least one product on the board".into()));
+    }
+    let live = state.live().await?;
+    let template = RewriteRequest { product_id: 0, reason, dry_run, confirm: None, lock_ttl: Duration::from_secs(10) };
+    let results = rewrite_many(&live.conns, &products, &template, &confirmed).await;
+    Ok(products
+        .into_iter()
+        .zip(results)
+        .map(|(product_id, r)| match r {
+            Ok(result) => RewriteItem { product_id, result: Some(result), error: None },
+            Err(e) => {
+                let e = DesktopError::from(e);
+                RewriteItem {
+                    product_id,
+                    result: None,
+                    error: Some(ErrorWire { kind: e.kind(), message: e.to_string() }),
+                }
+            }
+        })
+        .collect())
+}

@@ -1,0 +1,49 @@
+//! The health strip of the console: how fast each server answers right now, how many
+//! reservation messages wait for the persist step, and how many released units wait to go
+//! back to Redis.
+//!
+//! The engine mode is not here: it belongs to the degrade switch, which reports it itself.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::connect::Connections;
+use crate::recon::Reading;
+
+/// One health sample, taken right after a board reading.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Health {
+    /// One `PING` round trip.
+    pub redis_ms: f64,
+    /// One `SELECT 1` round trip.
+    pub db_ms: f64,
+    /// Reservation messages not yet persisted (undelivered plus unacknowledged), all products.
+    pub stream_backlog: i64,
+    /// Units returned in the DB and not yet returned to Redis, all products (from the reading).
+    pub pending_releases: i64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HealthError {
+    #[error("DB did not answer: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("Redis did not answer: {0}")]
+    Redis(#[from] redis::RedisError),
+}
+
+/// Times one round trip to each server and sums the backlog over the products of `readings`.
+pub async fn probe(conns: &Connections, readings: &[Reading]) -> Result<Health, HealthError> {
+    let mut redis = conns.redis.clone();
+    let started = Instant::now();
+    let _: String = redis::cmd("PING").query_async(&mut redis).await?;
+    let redis_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let started = Instant::now();
+    let _: i32 = sqlx::query_scalar("SELECT 1").fetch_one(&conns.mysql).await?;
+    let db_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let products: Vec<u64> = readings.iter().map(|r| r.product_id).collect();
+    let (stream_backlog, _inflight) =
+        crate::engine::metrics::sample_backlog(&mut redis, &conns.keys, &products).await?;
+    Ok(Health { redis_ms, db_ms, stream_backlog, pending_releases: readings.iter().map(|r| r.pending_release).sum() })
+}

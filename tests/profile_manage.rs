@@ -1,0 +1,116 @@
+//! Saving and deleting profiles with their passwords: the password goes to the secret store,
+//! the profiles file only remembers that there is one.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use secrecy::{ExposeSecret as _, SecretString};
+use stockguard::profile::manage::{delete, list, save};
+use stockguard::profile::secrets::SecretLookup;
+use stockguard::profile::{EnvironmentKind, Profile, ProfileError, ProfileStore, Role, SecretSlot, SecretStore};
+
+/// A keychain kept in memory, so the test can see what was stored. (The product only ever
+/// uses the OS keychain.)
+#[derive(Default)]
+struct Recorded(Mutex<BTreeMap<(String, SecretSlot), String>>);
+
+impl SecretStore for Recorded {
+    fn get(&self, profile: &str, slot: SecretSlot) -> SecretLookup {
+        match self.0.lock().unwrap().get(&(profile.to_string(), slot)) {
+            Some(pw) => SecretLookup::Found(SecretString::from(pw.clone())),
+            None => SecretLookup::Missing,
+        }
+    }
+    fn set(&self, profile: &str, slot: SecretSlot, secret: &SecretString) -> Result<(), SecretLookup> {
+        self.0.lock().unwrap().insert((profile.to_string(), slot), secret.expose_secret().to_string());
+        Ok(())
+    }
+    fn delete(&self, profile: &str, slot: SecretSlot) -> Result<(), SecretLookup> {
+        self.0.lock().unwrap().remove(&(profile.to_string(), slot));
+        Ok(())
+    }
+}
+
+struct NoKeychain;
+impl SecretStore for NoKeychain {
+    fn get(&self, _: &str, _: SecretSlot) -> SecretLookup {
+        SecretLookup::Unavailable("no Secret Service".into())
+    }
+    fn set(&self, _: &str, _: SecretSlot, _: &SecretString) -> Result<(), SecretLookup> {
+        Err(SecretLookup::Unavailable("no Secret Service".into()))
+    }
+    fn delete(&self, _: &str, _: SecretSlot) -> Result<(), SecretLookup> {
+        Err(SecretLookup::Unavailable("no Secret Service".into()))
+    }
+}
+
+fn profile() -> Profile {
+    Profile {
+        environment: EnvironmentKind::Production,
+        mysql_url: "mysql://app@db:3306/sale".into(),
+        mysql_replica_url: Some("mysql://app@replica:3306/sale".into()),
+        redis_url: "redis://cache:6379/".into(),
+        key_prefix: "sale1".into(),
+        role: Role::Oncall,
+        read_only: false,
+        secrets: Default::default(),
+    }
+}
+
+#[test]
+fn a_saved_password_goes_to_the_keychain_and_never_into_the_profiles_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profiles.toml");
+    let mut store = ProfileStore::load(&path).unwrap();
+    let keychain = Recorded::default();
+    let pw = vec![(SecretSlot::Mysql, SecretString::from("hunter2".to_string()))];
+    save(&mut store, &keychain, "prod", profile(), &pw).unwrap();
+
+    let file = std::fs::read_to_string(&path).unwrap();
+    assert!(!file.contains("hunter2"), "{file}");
+    assert!(matches!(keychain.get("prod", SecretSlot::Mysql), SecretLookup::Found(_)));
+    let listed = list(&ProfileStore::load(&path).unwrap());
+    assert_eq!(listed[0].name, "prod");
+    assert_eq!(listed[0].profile.secrets.iter().copied().collect::<Vec<_>>(), vec![SecretSlot::Mysql]);
+}
+
+#[test]
+fn editing_without_a_password_keeps_the_stored_one_and_dropping_the_replica_drops_its_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
+    let keychain = Recorded::default();
+    let pws = vec![
+        (SecretSlot::Mysql, SecretString::from("a".to_string())),
+        (SecretSlot::MysqlReplica, SecretString::from("b".to_string())),
+    ];
+    save(&mut store, &keychain, "prod", profile(), &pws).unwrap();
+    let edited = Profile { mysql_replica_url: None, ..profile() };
+    save(&mut store, &keychain, "prod", edited, &[]).unwrap();
+    let secrets: Vec<SecretSlot> = store.get("prod").unwrap().secrets.iter().copied().collect();
+    assert_eq!(secrets, vec![SecretSlot::Mysql]);
+    assert!(matches!(keychain.get("prod", SecretSlot::MysqlReplica), SecretLookup::Missing));
+}
+
+#[test]
+fn without_a_keychain_a_password_is_refused_and_nothing_is_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    let mut store = ProfileStore::load(&path).unwrap();
+    let pw = vec![(SecretSlot::Redis, SecretString::from("x".to_string()))];
+    let err = save(&mut store, &NoKeychain, "prod", profile(), &pw).unwrap_err();
+    assert!(matches!(err, ProfileError::CannotStoreSecret { slot: SecretSlot::Redis, .. }), "{err}");
+    assert!(!path.exists());
+}
+
+#[test]
+fn deleting_a_profile_removes_its_keychain_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
+    let keychain = Recorded::default();
+    save(&mut store, &keychain, "prod", profile(), &[(SecretSlot::Redis, SecretString::from("r".to_string()))])
+        .unwrap();
+    let notices = delete(&mut store, &keychain, "prod").unwrap();
+    assert!(notices.is_empty());
+    assert!(matches!(keychain.get("prod", SecretSlot::Redis), SecretLookup::Missing));
+    assert!(matches!(delete(&mut store, &keychain, "prod"), Err(ProfileError::UnknownProfile { .. })));
+}

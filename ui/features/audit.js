@@ -1,0 +1,58 @@
+// The audit log: every write action, newest first, filtered by action, outcome and text.
+import { invoke } from "../api.js";
+import { t, onLanguageChange } from "../i18n.js";
+import { showError, clearFeedback, cell } from "../feedback.js";
+import { onConnect } from "../session.js";
+
+/** @typedef {import("../types").AuditRecord} AuditRecord */
+
+const tbody = document.querySelector("#audit tbody");
+const value = (id) => /** @type {HTMLInputElement} */ (document.getElementById(id)).value.trim() || null;
+
+/** @param {AuditRecord} a */
+function row(a) {
+  const tr = document.createElement("tr");
+  tr.dataset.auditId = String(a.id);
+  tr.className = `outcome-${a.outcome}`;
+  tr.append(
+    cell(a.id, "num id"),
+    cell(a.at.replace("T", " ")),
+    cell(a.actor),
+    cell(t(a.role)),
+    cell(t(a.environment)),
+    cell(a.action, "action"),
+    cell(a.target, "target"),
+    cell(a.reason),
+    cell(a.outcome, "outcome"),
+    cell(a.details ? JSON.stringify(a.details) : "", "details"),
+  );
+  return tr;
+}
+
+async function load() {
+  clearFeedback();
+  try {
+    /** @type {import("../types").AuditFilter} */
+    const filter = { action: value("audit-action"), outcome: value("audit-outcome"), text: value("audit-text"), limit: 500 };
+    const rows = await invoke("audit_log", { filter });
+    tbody.replaceChildren(...rows.map(row));
+  } catch (err) {
+    showError(err);
+  }
+}
+
+export function init() {
+  document.getElementById("audit-refresh").addEventListener("click", load);
+  document.getElementById("audit-action").addEventListener("change", load);
+  for (const id of ["audit-outcome", "audit-text"]) {
+    document.getElementById(id).addEventListener("keydown", (e) => e.key === "Enter" && load());
+  }
+  onConnect(() => tbody.replaceChildren());
+  onLanguageChange(() => {
+    if (!document.getElementById("screen-audit").hidden) load();
+  });
+}
+
+export function show() {
+  load();
+}

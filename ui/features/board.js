@@ -1,0 +1,268 @@
+// The live board: every product, most severe first, updated by one `board-tick` event per
+// sampler tick (no polling here). Only the rows in view exist in the DOM (a windowed list),
+// so 5,000 products cost the same to draw as 40. Also the health strip and the drift chart.
+import { invoke, listen } from "../api.js";
+import { t, onLanguageChange, currentLanguage } from "../i18n.js";
+import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
+import { selection, onConnect } from "../session.js";
+
+/** @typedef {import("../types").Reading} Reading */
+/** @typedef {import("../types").BoardTick} BoardTick */
+
+const ROW_HEIGHT = 28; // px; must match `#products tbody tr` in style.css
+const OVERSCAN = 10;
+
+const scroller = document.getElementById("board-scroll");
+const tbody = document.querySelector("#products tbody");
+const statusFilter = /** @type {HTMLSelectElement} */ (document.getElementById("status-filter"));
+const search = /** @type {HTMLInputElement} */ (document.getElementById("search"));
+const chartPanel = document.getElementById("chart-panel");
+const chartImg = /** @type {HTMLImageElement} */ (document.getElementById("chart"));
+
+/** @type {Reading[]} */
+let all = [];
+/** @type {Reading[]} */
+let shown = [];
+let drawQueued = false;
+let chartBusy = false;
+let ctx;
+
+function matches(r, status, needle) {
+  if (status && r.status !== status) return false;
+  if (!needle) return true;
+  return String(r.product_id).includes(needle) || r.name.toLowerCase().includes(needle);
+}
+
+function refilter() {
+  const status = statusFilter.value;
+  const needle = search.value.trim().toLowerCase();
+  shown = status || needle ? all.filter((r) => matches(r, status, needle)) : all;
+  document.getElementById("board-count").textContent = t("countOf", { shown: shown.length, total: all.length });
+  scheduleDraw();
+}
+
+function scheduleDraw() {
+  if (drawQueued) return;
+  drawQueued = true;
+  requestAnimationFrame(() => {
+    drawQueued = false;
+    draw();
+  });
+}
+
+// Two spacer rows above and below the rows in view keep the scroll height of the whole list.
+function spacer() {
+  const tr = document.createElement("tr");
+  tr.className = "spacer";
+  return tr;
+}
+const topSpacer = spacer();
+const bottomSpacer = spacer();
+
+function setHeight(tr, px) {
+  const height = `${px}px`;
+  if (tr.style.height !== height) tr.style.height = height;
+}
+
+/** Rows drawn last time, by product id, with what they showed. */
+let drawn = new Map();
+
+/** Everything a row shows: the same signature means the same row can stay. */
+function signature(r) {
+  return [r.status, r.name, r.initial_stock, r.db_stock, r.live_orders_qty, r.inflight_pending, r.pending_release,
+    r.redis_stock, r.expected_redis, r.drift, selection.has(r.product_id), currentLanguage()].join("|");
+}
+
+/** @param {Reading} r */
+function row(r) {
+  const tr = document.createElement("tr");
+  tr.dataset.productId = String(r.product_id);
+  tr.className = `status-${r.status}${selection.has(r.product_id) ? " picked" : ""}`;
+  const pick = document.createElement("td");
+  const box = document.createElement("input");
+  box.type = "checkbox";
+  box.className = "pick";
+  box.checked = selection.has(r.product_id);
+  box.addEventListener("change", () => {
+    if (box.checked) selection.add(r.product_id);
+    else selection.delete(r.product_id);
+    tr.classList.toggle("picked", box.checked);
+    renderSelection();
+  });
+  pick.append(box);
+  const status = cell(t(r.status), "status");
+  status.dataset.status = r.status;
+  tr.append(
+    pick,
+    cell(r.product_id, "num id"),
+    cell(r.name, "name"),
+    status,
+    cell(r.initial_stock, "num"),
+    cell(r.db_stock, "num"),
+    cell(r.live_orders_qty, "num"),
+    cell(r.inflight_pending, "num"),
+    cell(r.pending_release, "num"),
+    cell(r.redis_stock, "num"),
+    cell(r.expected_redis, "num"),
+    cell(r.drift, "num drift"),
+  );
+  return tr;
+}
+
+// The rows in view, plus a few either side. A row whose product shows the same values is kept
+// as it is, and the DOM is only touched where the wanted rows differ from the drawn ones, so
+// a tick that changes nothing in view costs no layout and no paint.
+function draw() {
+  const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - OVERSCAN);
+  const count = Math.ceil(scroller.clientHeight / ROW_HEIGHT) + 2 * OVERSCAN;
+  const last = Math.min(shown.length, first + count);
+  const wanted = [];
+  const next = new Map();
+  if (first > 0) {
+    setHeight(topSpacer, first * ROW_HEIGHT);
+    wanted.push(topSpacer);
+  }
+  for (let i = first; i < last; i++) {
+    const r = shown[i];
+    const sig = signature(r);
+    const before = drawn.get(r.product_id);
+    const tr = before && before.sig === sig ? before.tr : row(r);
+    next.set(r.product_id, { sig, tr });
+    wanted.push(tr);
+  }
+  if (last < shown.length) {
+    setHeight(bottomSpacer, (shown.length - last) * ROW_HEIGHT);
+    wanted.push(bottomSpacer);
+  }
+  drawn = next;
+  wanted.forEach((tr, i) => {
+    if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] ?? null);
+  });
+  while (tbody.children.length > wanted.length) tbody.lastElementChild.remove();
+}
+
+function renderSelection() {
+  document.getElementById("selection-count").textContent = t("selected", { n: selection.size });
+}
+
+function ms(v) {
+  return v === null || v === undefined ? "-" : `${v.toFixed(1)} ms`;
+}
+
+/** @param {BoardTick} tick */
+function renderHealth(tick) {
+  const h = tick.health;
+  document.getElementById("health-redis").textContent = h ? ms(h.redis_ms) : "-";
+  document.getElementById("health-db").textContent = h ? ms(h.db_ms) : "-";
+  document.getElementById("health-backlog").textContent = h ? String(h.stream_backlog) : "-";
+  document.getElementById("health-release").textContent = h ? String(h.pending_releases) : "-";
+  document.getElementById("health-took").textContent = ms(tick.tookMs);
+  document.getElementById("health-at").textContent = new Date(tick.at).toLocaleTimeString();
+  document.getElementById("health").classList.toggle("bad", !h);
+  document.getElementById("health").title = tick.healthError ?? "";
+}
+
+function chartLabels() {
+  return { title: t("chartTitle"), x_axis: t("chartAxisX"), y_axis: t("chartAxisY") };
+}
+
+async function drawChart() {
+  if (chartPanel.hidden || chartBusy || selection.size === 0) return;
+  chartBusy = true;
+  try {
+    const width = Math.max(400, Math.min(2000, chartPanel.clientWidth - 16));
+    const svg = await invoke("drift_chart", { products: [...selection], labels: chartLabels(), width, height: 320 });
+    // As an image: the SVG cannot run anything, and the strict CSP needs no exception.
+    chartImg.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+  } catch (err) {
+    showError(err);
+  } finally {
+    chartBusy = false;
+  }
+}
+
+// From a tick's arrival to the frame after its rows were drawn: what the user waits for.
+// Shown in the health strip, so a slow board is visible (and measurable: BENCHMARKS.md).
+function measureUpdate(arrived) {
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      document.getElementById("health-render").textContent = ms(performance.now() - arrived);
+    }),
+  );
+}
+
+/** @param {BoardTick} tick */
+function onTick(tick) {
+  const arrived = performance.now();
+  all = tick.readings;
+  renderHealth(tick);
+  refilter();
+  measureUpdate(arrived);
+  drawChart();
+}
+
+export function init(context) {
+  ctx = context;
+  listen("board-tick", onTick);
+  listen("board-error", (message) => showError({ kind: "query", message }));
+  scroller.addEventListener("scroll", scheduleDraw, { passive: true });
+  window.addEventListener("resize", scheduleDraw);
+  statusFilter.addEventListener("change", () => {
+    scroller.scrollTop = 0;
+    refilter();
+  });
+  search.addEventListener("input", () => {
+    scroller.scrollTop = 0;
+    refilter();
+  });
+  document.getElementById("clear-selection").addEventListener("click", () => {
+    selection.clear();
+    renderSelection();
+    scheduleDraw();
+  });
+  document.getElementById("show-chart").addEventListener("click", () => {
+    if (selection.size === 0) return showError({ kind: "invalid", message: t("pickProducts") });
+    clearFeedback();
+    chartPanel.hidden = false;
+    scroller.classList.add("with-chart");
+    document.getElementById("chart-products").textContent = [...selection].join(", ");
+    drawChart();
+  });
+  document.getElementById("close-chart").addEventListener("click", () => {
+    chartPanel.hidden = true;
+    scroller.classList.remove("with-chart");
+  });
+  document.getElementById("export-png").addEventListener("click", async () => {
+    clearFeedback();
+    try {
+      const path = /** @type {HTMLInputElement} */ (document.getElementById("png-path")).value || null;
+      // The PNG font has Latin glyphs only: Chinese labels would come out as boxes.
+      const labels = currentLanguage() === "en" ? chartLabels() : null;
+      const saved = await invoke("export_drift_png", { products: [...selection], labels, path });
+      showNotice(t("pngSaved", { path: saved }));
+    } catch (err) {
+      showError(err);
+    }
+  });
+  document.getElementById("rewrite-selected").addEventListener("click", () => {
+    if (selection.size === 0) return showError({ kind: "invalid", message: t("pickProducts") });
+    ctx.showScreen("repair");
+  });
+  onConnect(() => {
+    all = [];
+    chartPanel.hidden = true;
+    scroller.classList.remove("with-chart");
+    renderSelection();
+    refilter();
+  });
+  onLanguageChange(() => {
+    refilter();
+    renderSelection();
+    drawChart();
+  });
+  renderSelection();
+}
+
+export function show() {
+  scheduleDraw();
+}

@@ -1,0 +1,147 @@
+// Connections: saved profiles, created, edited, tested, deleted and connected to.
+// Passwords are sent once, with a save, and never come back.
+import { invoke } from "../api.js";
+import { t, onLanguageChange } from "../i18n.js";
+import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
+import { connect, connection } from "../session.js";
+
+/** @typedef {import("../types").NamedProfile} NamedProfile */
+
+const form = /** @type {HTMLFormElement} */ (document.getElementById("profile-form"));
+const tbody = document.querySelector("#profiles tbody");
+/** @type {NamedProfile[]} */
+let profiles = [];
+let ctx;
+
+function button(label, className, onClick) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = t(label);
+  b.className = className;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function render() {
+  const active = connection()?.profile;
+  tbody.replaceChildren(
+    ...profiles.map((p) => {
+      const tr = document.createElement("tr");
+      tr.dataset.profile = p.name;
+      tr.className = `env-${p.environment}`;
+      const envCell = cell(t(p.environment) + (p.read_only ? ` · ${t("readOnly")}` : ""), "env");
+      const actions = document.createElement("td");
+      actions.className = "actions";
+      actions.append(
+        button("connectBtn", "connect", () => run(async () => {
+          await connect(p.name);
+          ctx.showScreen("board");
+        })),
+        button("edit", "edit", () => fill(p)),
+        button("test", "test", () => run(async () => {
+          const probe = await invoke("test_profile", { name: p.name });
+          showNotice(t("probeOk", {
+            name: p.name, mysql: probe.mysql_ms.toFixed(1), redis: probe.redis_ms.toFixed(1), version: probe.mysql_version,
+          }));
+        })),
+        button("delete", "delete", (e) => {
+          const b = /** @type {HTMLButtonElement} */ (e.currentTarget);
+          // Two steps: the first click asks, the second deletes.
+          if (!b.classList.contains("armed")) {
+            b.classList.add("armed");
+            b.textContent = t("confirmDelete");
+            return;
+          }
+          run(async () => {
+            const notices = await invoke("delete_profile", { name: p.name });
+            showNotice([t("deleted", { name: p.name }), ...notices].join(" "));
+            await load();
+          });
+        }),
+      );
+      tr.append(
+        cell(p.name + (p.name === active ? ` (${t("active")})` : ""), "name"),
+        envCell,
+        cell(t(p.role)),
+        cell(p.mysql_url + (p.mysql_replica_url ? ` + ${p.mysql_replica_url}` : ""), "url"),
+        cell(p.redis_url, "url"),
+        cell(p.key_prefix, "url"),
+        cell(p.secrets?.length ? p.secrets.join(", ") : t("none")),
+        actions,
+      );
+      return tr;
+    }),
+  );
+}
+
+/** @param {NamedProfile} p */
+function fill(p) {
+  const f = form.elements;
+  f.name.value = p.name;
+  f.environment.value = p.environment;
+  f.role.value = p.role;
+  f.readOnly.checked = p.read_only;
+  f.mysqlUrl.value = p.mysql_url;
+  f.mysqlReplicaUrl.value = p.mysql_replica_url ?? "";
+  f.redisUrl.value = p.redis_url;
+  f.keyPrefix.value = p.key_prefix;
+  for (const pw of ["mysqlPassword", "mysqlReplicaPassword", "redisPassword"]) f[pw].value = "";
+  const title = document.getElementById("profile-form-title");
+  title.dataset.editing = p.name;
+  title.textContent = t("editProfile", { name: p.name });
+}
+
+async function run(action) {
+  clearFeedback();
+  try {
+    await action();
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function load() {
+  profiles = await invoke("list_profiles");
+  render();
+}
+
+async function save(event) {
+  event.preventDefault();
+  const f = form.elements;
+  /** @type {import("../types").ProfileForm} */
+  const profile = {
+    name: f.name.value,
+    environment: f.environment.value,
+    role: f.role.value,
+    readOnly: f.readOnly.checked,
+    mysqlUrl: f.mysqlUrl.value,
+    mysqlReplicaUrl: f.mysqlReplicaUrl.value || null,
+    redisUrl: f.redisUrl.value,
+    keyPrefix: f.keyPrefix.value,
+    mysqlPassword: f.mysqlPassword.value || null,
+    mysqlReplicaPassword: f.mysqlReplicaPassword.value || null,
+    redisPassword: f.redisPassword.value || null,
+  };
+  await run(async () => {
+    profiles = await invoke("save_profile", { form: profile });
+    // The passwords leave the window with the save: clear them at once.
+    for (const pw of ["mysqlPassword", "mysqlReplicaPassword", "redisPassword"]) f[pw].value = "";
+    showNotice(t("saved", { name: profile.name }));
+    render();
+  });
+}
+
+export function init(context) {
+  ctx = context;
+  form.addEventListener("submit", save);
+  form.addEventListener("reset", () => {
+    const title = document.getElementById("profile-form-title");
+    delete title.dataset.editing;
+    title.textContent = t("newProfile");
+  });
+  onLanguageChange(render);
+}
+
+export function show() {
+  run(load);
+}

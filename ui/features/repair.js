@@ -1,0 +1,174 @@
+// Reconcile and rewrite: the ledger check with its progress, then dry runs and fenced
+// rewrites of the products picked on the board. On production every product id must be
+// typed again before a rewrite is sent (and the core refuses it otherwise).
+import { invoke, listen } from "../api.js";
+import { t, onLanguageChange } from "../i18n.js";
+import { showError, clearFeedback, cell } from "../feedback.js";
+import { selection, connection } from "../session.js";
+
+/** @typedef {import("../types").RewriteItem} RewriteItem */
+/** @typedef {import("../types").LedgerReport} LedgerReport */
+
+const productsInput = /** @type {HTMLInputElement} */ (document.getElementById("rw-products"));
+const reasonInput = /** @type {HTMLInputElement} */ (document.getElementById("rw-reason"));
+const resultsBody = document.querySelector("#rewrite-results tbody");
+const progress = /** @type {HTMLProgressElement} */ (document.getElementById("ledger-progress"));
+const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("confirm-dialog"));
+/** @type {LedgerReport | null} */
+let lastReport = null;
+
+function parseIds() {
+  const text = productsInput.value.trim();
+  const parts = text.split(/[\s,]+/).filter(Boolean);
+  if (!parts.length || parts.some((p) => !/^\d+$/.test(p))) {
+    throw { kind: "invalid", message: t(parts.length ? "badIds" : "pickProducts", { text }) };
+  }
+  return [...new Set(parts.map(Number))];
+}
+
+/** @param {RewriteItem[]} items */
+function renderResults(items) {
+  resultsBody.replaceChildren(
+    ...items.map((item) => {
+      const r = item.result;
+      const tr = document.createElement("tr");
+      tr.dataset.productId = String(item.productId);
+      tr.className = item.error ? "failed" : `outcome-${r.outcome}`;
+      tr.append(
+        cell(item.productId, "num id"),
+        cell(r ? r.outcome : t(item.error.kind), "outcome"),
+        cell(r?.before, "num before"),
+        cell(r?.after, "num after"),
+        cell(r?.delta, "num delta"),
+        cell(r?.drift_after, "num drift-after"),
+        cell(r?.fence_token, "num fence"),
+        cell(r?.audit_id, "num audit"),
+        cell(item.error ? item.error.message : "", "problem"),
+      );
+      return tr;
+    }),
+  );
+}
+
+/** Asks for every id to be typed again; resolves with the ids typed, or null if cancelled. */
+function confirmTyped(ids) {
+  const fields = document.getElementById("confirm-fields");
+  const go = /** @type {HTMLButtonElement} */ (document.getElementById("confirm-go"));
+  const labels = ids.map((id) => {
+    const label = document.createElement("label");
+    const span = document.createElement("span");
+    span.textContent = t("typeId", { id });
+    const input = document.createElement("input");
+    input.className = "confirm-id";
+    input.dataset.expect = String(id);
+    input.inputMode = "numeric";
+    label.append(span, input);
+    return label;
+  });
+  fields.replaceChildren(...labels);
+  const inputs = labels.map((l) => /** @type {HTMLInputElement} */ (l.querySelector("input")));
+  for (const input of inputs) {
+    input.addEventListener("input", () => {
+      go.disabled = !inputs.every((i) => i.value.trim() === i.dataset.expect);
+    });
+  }
+  go.disabled = true;
+  return new Promise((resolve) => {
+    dialog.addEventListener(
+      "close",
+      () => resolve(dialog.returnValue === "confirm" ? inputs.map((i) => Number(i.value.trim())) : null),
+      { once: true },
+    );
+    dialog.returnValue = "";
+    dialog.showModal();
+    inputs[0]?.focus();
+  });
+}
+
+async function rewrite(dryRun) {
+  clearFeedback();
+  try {
+    const products = parseIds();
+    const reason = reasonInput.value.trim();
+    if (!reason) throw { kind: "invalid", message: t("reasonRequired") };
+    let confirmed = [];
+    if (!dryRun && connection()?.environment === "production") {
+      confirmed = await confirmTyped(products);
+      if (!confirmed) return;
+    }
+    renderResults(await invoke("rewrite_products", { products, reason, dryRun, confirmed }));
+  } catch (err) {
+    showError(err);
+  }
+}
+
+function renderLedger() {
+  const box = document.getElementById("ledger-result");
+  const r = lastReport;
+  if (!r) return box.replaceChildren();
+  const summary = document.createElement("p");
+  summary.id = "ledger-summary";
+  summary.textContent = t("ledgerSummary", {
+    checked: r.products_checked, chunks: r.chunks, ms: r.total_ms.toFixed(0),
+    slowest: r.slowest_statement_ms.toFixed(1), server: r.server,
+    replica: r.replica_lag_secs === null ? "" : t("onReplica", { lag: r.replica_lag_secs }),
+  });
+  if (!r.mismatches.length) {
+    const ok = document.createElement("p");
+    ok.textContent = t("noMismatch");
+    return box.replaceChildren(summary, ok);
+  }
+  const table = document.createElement("table");
+  table.id = "ledger-mismatches";
+  const head = document.createElement("tr");
+  for (const k of ["product", "initial", "dbStock", "live", "gap", "oversold"]) {
+    const th = document.createElement("th");
+    th.textContent = t(k);
+    head.append(th);
+  }
+  const body = document.createElement("tbody");
+  for (const m of r.mismatches) {
+    const tr = document.createElement("tr");
+    tr.className = m.oversold ? "status-OVERSOLD" : "status-LEDGER_MISMATCH";
+    tr.append(cell(m.product_id, "num"), cell(m.initial_stock, "num"), cell(m.db_stock, "num"),
+      cell(m.live_orders_qty, "num"), cell(m.gap, "num"), cell(t(m.oversold ? "yes" : "no")));
+    body.append(tr);
+  }
+  const thead = document.createElement("thead");
+  thead.append(head);
+  table.append(thead, body);
+  box.replaceChildren(summary, table);
+}
+
+async function runLedger() {
+  clearFeedback();
+  const button = /** @type {HTMLButtonElement} */ (document.getElementById("run-ledger"));
+  button.disabled = true;
+  progress.hidden = false;
+  progress.value = 0;
+  try {
+    lastReport = await invoke("run_ledger");
+    progress.value = progress.max;
+    renderLedger();
+  } catch (err) {
+    showError(err);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+export function init() {
+  listen("ledger-progress", (p) => {
+    progress.max = Math.max(1, p.total);
+    progress.value = p.done;
+    document.getElementById("ledger-progress-text").textContent = t("ledgerProgress", p);
+  });
+  document.getElementById("run-ledger").addEventListener("click", runLedger);
+  document.getElementById("dry-run").addEventListener("click", () => rewrite(true));
+  document.getElementById("rewrite").addEventListener("click", () => rewrite(false));
+  onLanguageChange(renderLedger);
+}
+
+export function show() {
+  if (selection.size) productsInput.value = [...selection].join(", ");
+}

@@ -1,0 +1,183 @@
+// Generated from the Rust types by ts-rs (src-tauri/src/types.rs). Do not edit:
+// run `STOCKGUARD_WRITE_TYPES=1 cargo test -p stockguard-desktop types`.
+
+export type EnvironmentKind = "production" | "staging" | "sandbox";
+
+export type Role = "oncall" | "approver" | "facilitator" | "viewer";
+
+export type SecretSlot = "mysql" | "mysql_replica" | "redis";
+
+export type Profile = { environment: EnvironmentKind, 
+/**
+ * MySQL URL without a password, e.g. `mysql://app@db.internal:3306/sale`.
+ */
+mysql_url: string, 
+/**
+ * Optional read replica for heavy reads (reconciliation).
+ */
+mysql_replica_url?: string | null, 
+/**
+ * Redis URL without a password.
+ */
+redis_url: string, key_prefix: string, role: Role, 
+/**
+ * A read-only profile refuses every write action.
+ */
+read_only: boolean, 
+/**
+ * Which passwords of this profile are kept in the keychain.
+ */
+secrets?: Array<SecretSlot>, };
+
+export type NamedProfile = { name: string, environment: EnvironmentKind, 
+/**
+ * MySQL URL without a password, e.g. `mysql://app@db.internal:3306/sale`.
+ */
+mysql_url: string, 
+/**
+ * Optional read replica for heavy reads (reconciliation).
+ */
+mysql_replica_url?: string | null, 
+/**
+ * Redis URL without a password.
+ */
+redis_url: string, key_prefix: string, role: Role, 
+/**
+ * A read-only profile refuses every write action.
+ */
+read_only: boolean, 
+/**
+ * Which passwords of this profile are kept in the keychain.
+ */
+secrets?: Array<SecretSlot>, };
+
+export type ProfileForm = { name: string, environment: EnvironmentKind, mysqlUrl: string, mysqlReplicaUrl: string | null, redisUrl: string, keyPrefix: string, role: Role, readOnly: boolean, mysqlPassword: string | null, mysqlReplicaPassword: string | null, redisPassword: string | null, };
+
+export type Probe = { mysql_version: string, mysql_ms: number, redis_ms: number, };
+
+export type ConnectionInfo = { profile: string | null, environment: EnvironmentKind, role: Role, readOnly: boolean, mysql: string, redis: string, keyPrefix: string, hasReplica: boolean, 
+/**
+ * Things the user should know about this connection (e.g. where a password came from).
+ */
+notices: Array<string>, };
+
+export type DriftStatus = "OK" | "REDIS_HIGH" | "REDIS_LOW" | "KEY_MISSING" | "LEDGER_MISMATCH" | "OVERSOLD";
+
+export type Reading = { product_id: number, name: string, initial_stock: number, db_stock: number, live_orders_qty: number, inflight_pending: number, pending_release: number, 
+/**
+ * Units of orders reserved after the Redis cut that were already in the DB when it was
+ * read: the correction that makes the reading exact under traffic.
+ */
+reserved_after_cut: number, 
+/**
+ * `None` when the stock key is absent.
+ */
+redis_stock: number | null, expected_redis: number, 
+/**
+ * `None` when the stock key is absent.
+ */
+drift: number | null, status: DriftStatus, 
+/**
+ * The product's sequence number at the Redis cut.
+ */
+cut_seq: number, 
+/**
+ * True when `live_orders_qty` comes from the last full reading's ledger gap rather than
+ * from summing live orders now (see the module docs).
+ */
+live_derived: boolean, };
+
+export type ConfirmedDrift = { product_id: number, status: DriftStatus, drift: number | null, };
+
+export type Health = { 
+/**
+ * One `PING` round trip.
+ */
+redis_ms: number, 
+/**
+ * One `SELECT 1` round trip.
+ */
+db_ms: number, 
+/**
+ * Reservation messages not yet persisted (undelivered plus unacknowledged), all products.
+ */
+stream_backlog: number, 
+/**
+ * Units returned in the DB and not yet returned to Redis, all products (from the reading).
+ */
+pending_releases: number, };
+
+export type BoardTick = { at: string, 
+/**
+ * Every product, most severe first.
+ */
+readings: Array<Reading>, 
+/**
+ * Drifts two consecutive readings agree on.
+ */
+confirmed: Array<ConfirmedDrift>, 
+/**
+ * How long the reading took.
+ */
+tookMs: number, 
+/**
+ * `None` when a server did not answer the health probe (`healthError` says why).
+ */
+health: Health | null, healthError: string | null, };
+
+export type ChartLabels = { title: string, x_axis: string, y_axis: string, };
+
+export type ServerKind = "MariaDb" | "MySql";
+
+export type LedgerMismatch = { product_id: number, initial_stock: number, db_stock: number, live_orders_qty: number, 
+/**
+ * `initial_stock - db_stock - live_orders_qty`: what is missing from (negative: extra
+ * in) the ledger.
+ */
+gap: number, oversold: boolean, };
+
+export type LedgerReport = { server: ServerKind, products_checked: number, mismatches: Array<LedgerMismatch>, chunks: number, slowest_statement_ms: number, total_ms: number, 
+/**
+ * Seconds the replica was behind its source, when the check ran on a replica.
+ */
+replica_lag_secs: number | null, };
+
+export type LedgerProgress = { done: number, total: number, };
+
+export type Outcome = "APPLIED" | "REBUILT" | "NOOP" | "DRY_RUN" | "REFUSED_FENCE" | "LOCK_BUSY" | "FAILED";
+
+export type RewriteResult = { product_id: number, 
+/**
+ * The reading the rewrite acted on (or would have).
+ */
+reading: Reading | null, before: number | null, after: number | null, delta: number, drift_after: number | null, 
+/**
+ * The fencing token (rewrite run id); 0 when the lock was busy and no run started.
+ */
+fence_token: number, audit_id: number, outcome: Outcome, };
+
+export type RewriteItem = { productId: number, result: RewriteResult | null, error: DesktopError | null, };
+
+export type AuditFilter = { 
+/**
+ * Exact action, e.g. `rewrite` or `rewrite.dry_run`.
+ */
+action: string | null, 
+/**
+ * Exact outcome, e.g. `APPLIED`.
+ */
+outcome: string | null, 
+/**
+ * Part of the target, actor or reason (e.g. `1016`).
+ */
+text: string | null, 
+/**
+ * At most this many rows (capped at 1,000).
+ */
+limit: number | null, };
+
+export type AuditRecord = { id: number, at: string, actor: string, role: string, environment: string, action: string, target: string, reason: string, outcome: string, details: JsonValue | null, };
+
+export type ErrorKind = "profile" | "keychain" | "connect" | "notConnected" | "query" | "refused" | "confirmationRequired" | "invalid" | "chart";
+
+export type DesktopError = { kind: ErrorKind, message: string, };
