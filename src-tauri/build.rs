@@ -13,6 +13,9 @@ const COMMANDS: &[&str] = &[
     "run_ledger",
     "rewrite_products",
     "audit_log",
+    "degrade_status",
+    "degrade_on",
+    "degrade_exit",
 ];
 
 fn main() {

@@ -2,7 +2,8 @@
 //! reservation messages wait for the persist step, and how many released units wait to go
 //! back to Redis.
 //!
-//! The engine mode is not here: it belongs to the degrade switch, which reports it itself.
+//! It also says which mode the sale is in (the global row of the degrade switch) and how many
+//! live engine instances applied its newest revision.
 
 use std::time::Instant;
 
@@ -10,6 +11,8 @@ use serde::Serialize;
 
 use crate::connect::Connections;
 use crate::recon::Reading;
+use crate::switch::exit::DEFAULT_STALE_AFTER;
+use crate::switch::{Mode, Scope};
 
 /// One health sample, taken right after a board reading.
 #[derive(Debug, Clone, Serialize)]
@@ -23,6 +26,13 @@ pub struct Health {
     pub stream_backlog: i64,
     /// Units returned in the DB and not yet returned to Redis, all products (from the reading).
     pub pending_releases: i64,
+    /// The sale's mode (the switch's global row; NORMAL when never set).
+    pub engine_mode: Mode,
+    /// Product scopes in a mode other than NORMAL.
+    pub products_off_normal: usize,
+    /// Live engine instances, and how many of them applied the switch's newest revision.
+    pub engines_live: usize,
+    pub engines_applied: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +41,8 @@ pub enum HealthError {
     Db(#[from] sqlx::Error),
     #[error("Redis did not answer: {0}")]
     Redis(#[from] redis::RedisError),
+    #[error("the degrade switch could not be read: {0}")]
+    Switch(#[from] crate::switch::SwitchError),
 }
 
 /// Times one round trip to each server and sums the backlog over the products of `readings`.
@@ -45,5 +57,20 @@ pub async fn probe(conns: &Connections, readings: &[Reading]) -> Result<Health, 
     let products: Vec<u64> = readings.iter().map(|r| r.product_id).collect();
     let (stream_backlog, _inflight) =
         crate::engine::metrics::sample_backlog(&mut redis, &conns.keys, &products).await?;
-    Ok(Health { redis_ms, db_ms, stream_backlog, pending_releases: readings.iter().map(|r| r.pending_release).sum() })
+    let switch = crate::switch::status(conns, DEFAULT_STALE_AFTER).await?;
+    let mode_of = |scope: Scope| switch.scopes.iter().find(|s| s.scope == scope).map(|s| s.mode);
+    Ok(Health {
+        redis_ms,
+        db_ms,
+        stream_backlog,
+        pending_releases: readings.iter().map(|r| r.pending_release).sum(),
+        engine_mode: mode_of(Scope::Global).unwrap_or(Mode::Normal),
+        products_off_normal: switch
+            .scopes
+            .iter()
+            .filter(|s| s.scope != Scope::Global && s.mode != Mode::Normal)
+            .count(),
+        engines_live: switch.ack.live,
+        engines_applied: switch.ack.applied,
+    })
 }

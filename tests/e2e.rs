@@ -378,7 +378,34 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         assert_eq!(text_of(c, "#audit tbody tr td.id").await.unwrap(), audit_id, "newest first");
         screenshot(c, "audit").await;
 
-        // 10. A profile is deleted in two clicks (the first one asks).
+        // 10. Degrade: DB mode on, acknowledged by the running engine; then the guided exit
+        // (production: the scope typed again) walks its steps back to Redis.
+        click(c, "#nav [data-screen=degrade]").await;
+        type_into(c, "#dg-reason", "e2e drill: Redis suspected").await;
+        click(c, "#dg-on").await;
+        wait_text(c, "#dg-ack.complete", "every live instance applies DB mode", |t| {
+            t.contains("applied by 1 of 1 live instances")
+        })
+        .await;
+        wait_text(c, "#instances tbody tr.applied td.mode", "the engine reports DB mode", |t| t == "DEGRADED").await;
+        wait_text(c, "#switch-scopes tbody tr[data-scope=global] td.mode", "the switch says DB mode", |t| {
+            t == "DEGRADED"
+        })
+        .await;
+        screenshot(c, "degrade-on").await;
+        click(c, "#dg-off").await;
+        type_into(c, "#exit-confirm-input", "global").await;
+        click(c, "#exit-confirm-go").await;
+        wait_text(c, "#dg-steps li[data-step=done]", "the guided exit completes", |t| t.contains("Back on Redis"))
+            .await;
+        for step in ["checked", "paused", "drained", "rebuilt", "resumed", "verified"] {
+            assert!(text_of(c, &format!("#dg-steps li[data-step={step}]")).await.is_some(), "step {step} shown");
+        }
+        assert!(text_of(c, "#dg-steps li[data-step=verified]").await.unwrap().ends_with("drifting: none"));
+        wait_text(c, "#instances tbody tr.applied td.mode", "the engine is back on Redis", |t| t == "NORMAL").await;
+        screenshot(c, "degrade-exit").await;
+
+        // 11. A profile is deleted in two clicks (the first one asks).
         click(c, "#nav [data-screen=connections]").await;
         let delete = "#profiles tbody tr[data-profile=sandbox] button.delete";
         click(c, delete).await;
@@ -387,7 +414,7 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         wait_text(c, "#notice", "the profile is deleted", |t| t.contains("Profile sandbox deleted")).await;
         assert!(c.find(Locator::Css("#profiles tbody tr[data-profile=sandbox]")).await.is_err());
 
-        // 11. In Chinese, the board speaks Chinese.
+        // 12. In Chinese, the board speaks Chinese.
         click(c, "#lang-toggle").await;
         click(c, "#nav [data-screen=board]").await;
         c.execute(

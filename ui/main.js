@@ -7,10 +7,11 @@ import * as connections from "./features/connections.js";
 import * as board from "./features/board.js";
 import * as repair from "./features/repair.js";
 import * as audit from "./features/audit.js";
+import * as degrade from "./features/degrade.js";
 
 // Screens by name, each with init() once and show() when opened. The degrade screen joins
 // here (and in the nav of index.html) when the degrade switch core (src/switch/) lands.
-const SCREENS = { connections, board, repair, audit };
+const SCREENS = { connections, board, repair, degrade, audit };
 
 export function showScreen(name) {
   for (const [key, screen] of Object.entries(SCREENS)) {

@@ -105,7 +105,19 @@ stream_backlog: number,
 /**
  * Units returned in the DB and not yet returned to Redis, all products (from the reading).
  */
-pending_releases: number, };
+pending_releases: number, 
+/**
+ * The sale's mode (the switch's global row; NORMAL when never set).
+ */
+engine_mode: Mode, 
+/**
+ * Product scopes in a mode other than NORMAL.
+ */
+products_off_normal: number, 
+/**
+ * Live engine instances, and how many of them applied the switch's newest revision.
+ */
+engines_live: number, engines_applied: number, };
 
 export type BoardTick = { at: string, 
 /**
@@ -177,6 +189,68 @@ text: string | null,
 limit: number | null, };
 
 export type AuditRecord = { id: number, at: string, actor: string, role: string, environment: string, action: string, target: string, reason: string, outcome: string, details: JsonValue | null, };
+
+export type Mode = "NORMAL" | "DEGRADED" | "PAUSED";
+
+export type Scope = string;
+
+export type ScopeState = { scope: Scope, mode: Mode, revision: number, changed_by: string, reason: string, changed_at: string, };
+
+export type Change = { revision: number, scope: Scope, mode: Mode, changed_by: string, reason: string, changed_at: string, audit_id: number, };
+
+export type InstanceAck = { instance_id: string, listen_addr: string, 
+/**
+ * Milliseconds since its last heartbeat.
+ */
+heartbeat_age_ms: number, 
+/**
+ * False when the heartbeat is stale: shown, not counted.
+ */
+live: boolean, applied_revision: number, applied: boolean, effective_mode: Mode, breaker_state: string, breaker_reason: string | null, 
+/**
+ * Change to application, for an instance that applied exactly this revision (an
+ * instance already on a newer one applied this one no later than that, not measured).
+ */
+propagation_ms: number | null, };
+
+export type Acknowledgement = { revision: number, changed_at: string | null, live: number, applied: number, 
+/**
+ * Every live instance applied it (and there is at least one).
+ */
+complete: boolean, 
+/**
+ * The slowest measured live instance.
+ */
+propagation_ms: number | null, instances: Array<InstanceAck>, };
+
+export type SwitchStatus = { 
+/**
+ * Every scope ever set, global first.
+ */
+scopes: Array<ScopeState>, 
+/**
+ * Where the instances stand on the newest revision.
+ */
+ack: Acknowledgement, };
+
+export type Toggled = { change: Change, ack: Acknowledgement, };
+
+export type ExitStep = { "step": "checked", products: number, live_instances: number, } | { "step": "paused", revision: number, ack: Acknowledgement, } | { "step": "drained", inflight_left: number, } | { "step": "rebuilt", product_id: number, buyers: number, outcome: Outcome, delta: number, } | { "step": "resumed", revision: number, ack: Acknowledgement, } | { "step": "verified", products: number, drifting: Array<number>, };
+
+export type ExitReport = { scope: Scope, pause_revision: number, normal_revision: number, 
+/**
+ * From the pause being written to every instance having applied NORMAL.
+ */
+paused_ms: number, rewrites: Array<RewriteResult>, buyers_rebuilt: number, resume: Acknowledgement, 
+/**
+ * Live instances that applied NORMAL but are not back on Redis (their breaker has not
+ * seen Redis healthy yet); they hold sales (PAUSED) rather than sell through the DB.
+ */
+not_back_on_redis: Array<string>, 
+/**
+ * Exact readings, after the exit, of the products whose drift is not 0.
+ */
+drifting_after: Array<Reading>, audit_id: number, };
 
 export type ErrorKind = "profile" | "keychain" | "connect" | "notConnected" | "query" | "refused" | "confirmationRequired" | "invalid" | "chart";
 

@@ -4,6 +4,7 @@
 use serde::{Serialize, Serializer};
 use stockguard::profile::ProfileError;
 use stockguard::rewrite::RewriteError;
+use stockguard::switch::SwitchError;
 
 /// What the window can branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
@@ -130,6 +131,27 @@ impl From<RewriteError> for DesktopError {
             RewriteError::ReadOnly | RewriteError::RoleNotAllowed(_) => Self::Refused(e.to_string()),
             RewriteError::NoReason => Self::Invalid(e.to_string()),
             RewriteError::Recon(_) | RewriteError::Db(_) | RewriteError::Redis(_) => Self::Query(e.to_string()),
+        }
+    }
+}
+
+impl From<SwitchError> for DesktopError {
+    fn from(e: SwitchError) -> Self {
+        match e {
+            SwitchError::ReadOnly
+            | SwitchError::RoleNotAllowed(_)
+            | SwitchError::ConfirmationRequired(_)
+            | SwitchError::InstancesCannotReachRedis(_)
+            | SwitchError::NotAcknowledged { .. }
+            | SwitchError::NotDrained(_)
+            | SwitchError::RewriteNotClean(..) => Self::Refused(e.to_string()),
+            SwitchError::NoReason => Self::Invalid(e.to_string()),
+            SwitchError::RedisUnreachable(_) => Self::Connect(e.to_string()),
+            SwitchError::Rewrite(..)
+            | SwitchError::Corrupt(_)
+            | SwitchError::Recon(_)
+            | SwitchError::Db(_)
+            | SwitchError::Redis(_) => Self::Query(e.to_string()),
         }
     }
 }

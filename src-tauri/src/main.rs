@@ -6,10 +6,6 @@
 //! - `commands/`: the commands the window may invoke, by screen, each a few lines over the core.
 //! - `error.rs`: the typed error the window receives (`{ kind, message }`).
 //! - `types.rs`: the TypeScript declarations of everything above, generated into `ui/types.d.ts`.
-//!
-//! The degrade screen is not here yet: it arrives with the degrade switch core (`src/switch/`),
-//! as `commands/degrade.rs` plus `ui/features/degrade/`, registered in the list below and in
-//! the window's `SCREENS` table (`ui/main.js`).
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
@@ -36,6 +32,9 @@ fn main() {
             commands::reconcile::run_ledger,
             commands::rewrite::rewrite_products,
             commands::audit::audit_log,
+            commands::degrade::degrade_status,
+            commands::degrade::degrade_on,
+            commands::degrade::degrade_exit,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("the Stockguard window could not start");

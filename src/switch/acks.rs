@@ -65,6 +65,7 @@ pub async fn write_heartbeat(pool: &MySqlPool, hb: &Heartbeat) -> Result<(), Swi
 
 /// One instance as the console shows it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct InstanceAck {
     pub instance_id: String,
     pub listen_addr: String,
@@ -84,6 +85,7 @@ pub struct InstanceAck {
 
 /// "Applied by k of n live instances in N ms" for one revision.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Acknowledgement {
     pub revision: u64,
     pub changed_at: Option<NaiveDateTime>,

@@ -59,6 +59,7 @@ pub const DEFAULT_STALE_AFTER: Duration = Duration::from_secs(3);
 
 /// What the user sees as the exit goes.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "step", rename_all = "snake_case")]
 pub enum ExitStep {
     Checked { products: usize, live_instances: usize },
@@ -70,6 +71,7 @@ pub enum ExitStep {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ExitReport {
     pub scope: Scope,
     pub pause_revision: u64,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// How orders are taken. Ordered by precedence: when a product is covered by several scopes
 /// (or the engine's own breaker), the highest wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Mode {
     /// Redis reservation, then the queue to the DB.
@@ -55,6 +56,7 @@ impl FromStr for Mode {
 /// `scope` column text: `global` or `product:<id>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 pub enum Scope {
     Global,
     Product(u64),

@@ -48,6 +48,7 @@ impl Changer {
 
 /// One row of `degrade_switch`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ScopeState {
     pub scope: Scope,
     pub mode: Mode,
@@ -59,6 +60,7 @@ pub struct ScopeState {
 
 /// A change just made.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Change {
     pub revision: u64,
     pub scope: Scope,

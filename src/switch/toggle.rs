@@ -13,6 +13,7 @@ use crate::connect::Connections;
 
 /// The switch and the fleet at a glance.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SwitchStatus {
     /// Every scope ever set, global first.
     pub scopes: Vec<ScopeState>,
@@ -29,6 +30,7 @@ pub async fn status(conns: &Connections, stale_after: Duration) -> Result<Switch
 
 /// The change and how the fleet took it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Toggled {
     pub change: Change,
     pub ack: Acknowledgement,

@@ -156,6 +156,11 @@ function renderHealth(tick) {
   document.getElementById("health-db").textContent = h ? ms(h.db_ms) : "-";
   document.getElementById("health-backlog").textContent = h ? String(h.stream_backlog) : "-";
   document.getElementById("health-release").textContent = h ? String(h.pending_releases) : "-";
+  const mode = document.getElementById("health-mode");
+  mode.textContent = h
+    ? `${t(h.engine_mode)}${h.products_off_normal ? ` +${h.products_off_normal}` : ""} (${h.engines_applied}/${h.engines_live})`
+    : "-";
+  mode.className = h ? `mode-${h.engine_mode}` : "";
   document.getElementById("health-took").textContent = ms(tick.tookMs);
   document.getElementById("health-at").textContent = new Date(tick.at).toLocaleTimeString();
   document.getElementById("health").classList.toggle("bad", !h);
