@@ -146,7 +146,7 @@ impl From<SwitchError> for DesktopError {
             | SwitchError::NotDrained(_)
             | SwitchError::RewriteNotClean(..) => Self::Refused(e.to_string()),
             SwitchError::NoReason => Self::Invalid(e.to_string()),
-            SwitchError::RedisUnreachable(_) => Self::Connect(e.to_string()),
+            SwitchError::RedisUnreachable(_) | SwitchError::ReadTimedOut(_) => Self::Connect(e.to_string()),
             SwitchError::Rewrite(..)
             | SwitchError::Corrupt(_)
             | SwitchError::Recon(_)

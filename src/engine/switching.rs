@@ -26,9 +26,7 @@ pub async fn load_initial(state: &EngineState, patience: Duration) -> Result<(),
                 return Ok(());
             }
             Ok(Err(e)) if Instant::now() >= deadline => return Err(e),
-            _ if Instant::now() >= deadline => {
-                return Err(crate::switch::SwitchError::Corrupt("the switch could not be read in time".into()))
-            }
+            _ if Instant::now() >= deadline => return Err(crate::switch::SwitchError::ReadTimedOut(patience)),
             _ => tokio::time::sleep(Duration::from_millis(100)).await,
         }
     }

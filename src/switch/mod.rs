@@ -51,6 +51,10 @@ pub enum SwitchError {
     RewriteNotClean(u64, Outcome),
     #[error("the switch table holds something unexpected: {0}")]
     Corrupt(String),
+    #[error(
+        "the degrade switch could not be read within {0:?}; an engine does not take orders without knowing its mode"
+    )]
+    ReadTimedOut(std::time::Duration),
     #[error(transparent)]
     Recon(#[from] ReconError),
     #[error("DB: {0}")]
