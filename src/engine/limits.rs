@@ -33,6 +33,11 @@ impl Limits {
         Self { global, per_user_per_sec, script: Arc::new(Script::new(include_str!("rate.lua"))) }
     }
 
+    /// True when a per-user rate is set (each order then costs a Redis call for it).
+    pub fn limits_users(&self) -> bool {
+        self.per_user_per_sec != 0
+    }
+
     /// The instance-wide bucket: no I/O.
     pub fn admit_global(&self) -> bool {
         self.global.as_ref().is_none_or(|l| l.check().is_ok())

@@ -10,7 +10,7 @@ use super::error::ApiError;
 use crate::engine::close::{close_order, CloseKind, CloseOutcome};
 use crate::engine::order_no::product_of;
 use crate::engine::reserve::{ReserveOutcome, ReserveRequest};
-use crate::engine::state::EngineState;
+use crate::engine::state::{EngineState, RedisCallError};
 use crate::engine::{degraded, metrics};
 use crate::switch::Mode;
 
@@ -99,10 +99,11 @@ async fn create_order(
         }
         Mode::Normal => {
             let mut redis = state.redis.clone();
-            if !state.redis_call(state.limits.admit_user(&mut redis, &state.keys, request.user_id)).await? {
+            if state.limits.limits_users()
+                && !state.redis_call(state.limits.admit_user(&mut redis, &state.keys, request.user_id)).await?
+            {
                 return Err(ApiError::RateLimited);
             }
-            let mut redis = state.redis.clone();
             let reserve = state.reserver.reserve(&mut redis, &state.keys, &request);
             metrics::timed(&metrics::get().redis_seconds, state.redis_call(reserve)).await?
         }
@@ -222,7 +223,7 @@ pub async fn health(State(state): State<EngineState>) -> Result<Json<serde_json:
     if !redis_ok && mode == Mode::Normal {
         return Err(match ping {
             Ok(Err(e)) => e.into(),
-            _ => ApiError::Unavailable("Redis did not answer in time".into()),
+            _ => RedisCallError::TimedOut(state.config.redis_timeout).into(),
         });
     }
     let breaker = state.breaker.report();
