@@ -457,6 +457,12 @@ async fn a_product_scope_sends_only_that_product_to_the_db_and_a_stale_instance_
             .await
             .unwrap();
     assert_eq!(sources, vec![(PRODUCT, "REDIS".to_string()), (PRODUCT + 1, "DB".to_string())]);
+    // A global exit leaves the product held by its own row alone.
+    let report = switch::guided_exit(&conns, &ExitOptions::new(Scope::Global, "global back"), &|_| {}).await.unwrap();
+    assert_eq!(report.rewrites.iter().map(|r| r.product_id).collect::<Vec<_>>(), vec![PRODUCT]);
+    assert!(report.drifting_after.is_empty(), "{report:?}");
+    let view = store::read_view(&pool).await.unwrap();
+    assert_eq!((view.mode_for(PRODUCT), view.mode_for(PRODUCT + 1)), (Mode::Normal, Mode::Degraded));
     let _ = stop.send(());
     handle.await.unwrap();
 }

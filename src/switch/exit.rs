@@ -103,7 +103,17 @@ pub async fn guided_exit(
         return Err(SwitchError::ConfirmationRequired(opts.scope.key()));
     }
     let products = match opts.scope {
-        Scope::Global => product_ids(&conns.mysql).await?,
+        // A product held in DB mode by its own row stays there (and keeps selling through
+        // the DB), so rebuilding its Redis stock now would be stale at once: it leaves with
+        // its own exit.
+        Scope::Global => {
+            let held: Vec<u64> = store::scopes(&conns.mysql)
+                .await?
+                .into_iter()
+                .filter_map(|s| s.scope.product_id().filter(|_| s.mode != Mode::Normal))
+                .collect();
+            product_ids(&conns.mysql).await?.into_iter().filter(|p| !held.contains(p)).collect()
+        }
         Scope::Product(p) => vec![p],
     };
     // 1. Redis must answer us, and every live engine must reach it again.
