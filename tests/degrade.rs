@@ -246,12 +246,6 @@ async fn degrade_on_under_load_is_applied_by_three_instances_within_a_second_and
     stop_fleet(engines).await;
 }
 
-fn redis_upstream() -> std::net::SocketAddr {
-    let url = url::Url::parse(&support::redis_url()).unwrap();
-    let host = url.host_str().unwrap_or("127.0.0.1").replace("localhost", "127.0.0.1");
-    format!("{host}:{}", url.port().unwrap_or(6379)).parse().unwrap()
-}
-
 #[sqlx::test(migrations = "./migrations")]
 async fn redis_cut_off_mid_sale_trips_the_engines_and_the_guided_exit_brings_them_back_with_nothing_lost(
     pool: MySqlPool,
@@ -259,7 +253,7 @@ async fn redis_cut_off_mid_sale_trips_the_engines_and_the_guided_exit_brings_the
     let redis = TestRedis::new("cut").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
     support::open_sale(&conns, PRODUCT, STOCK, 1).await;
-    let proxy = FaultProxy::start(redis_upstream()).await.unwrap();
+    let proxy = FaultProxy::start(support::redis_addr()).await.unwrap();
     let engines =
         fleet(&support::mysql_url_of(&pool).await, &format!("redis://{}/", proxy.addr()), redis.keys.prefix()).await;
     let buyers = Buyers::start(engines.iter().map(|e| e.url.clone()).collect(), 24);

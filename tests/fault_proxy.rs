@@ -6,12 +6,6 @@ use std::time::{Duration, Instant};
 
 use stockguard::drill::{Fault, FaultProxy};
 
-fn redis_upstream() -> std::net::SocketAddr {
-    let url = url::Url::parse(&support::redis_url()).unwrap();
-    let host = url.host_str().unwrap_or("127.0.0.1").replace("localhost", "127.0.0.1");
-    format!("{host}:{}", url.port().unwrap_or(6379)).parse().unwrap()
-}
-
 async fn ping(conn: &mut redis::aio::MultiplexedConnection) -> redis::RedisResult<String> {
     redis::cmd("PING").query_async(conn).await
 }
@@ -26,7 +20,7 @@ async fn connect(proxy: &FaultProxy) -> redis::RedisResult<redis::aio::Multiplex
 
 #[tokio::test]
 async fn the_proxy_passes_through_delays_black_holes_refuses_and_cuts() {
-    let proxy = FaultProxy::start(redis_upstream()).await.unwrap();
+    let proxy = FaultProxy::start(support::redis_addr()).await.unwrap();
     let mut conn = connect(&proxy).await.expect("Redis answers through the proxy");
     assert_eq!(ping(&mut conn).await.unwrap(), "PONG");
 

@@ -28,7 +28,8 @@ pub enum EngineCommand {
         /// Requests per second one user may make across instances (0: no limit).
         #[arg(long, default_value_t = 5)]
         per_user_rate: u32,
-        /// Start in degraded mode: orders straight to the DB, Redis untouched.
+        /// Pin this instance to degraded mode (orders straight to the DB, Redis untouched),
+        /// whatever the shared switch says.
         #[arg(long)]
         degraded: bool,
     },

@@ -250,7 +250,7 @@ pub async fn read_products<C>(
 where
     C: redis::aio::ConnectionLike + Send,
 {
-    Ok(read(pool, redis, keys, only, None).await?.0)
+    Ok(read_products_timed(pool, redis, keys, only, None).await?.0)
 }
 
 /// Like [`read_products`], but live orders come from `gaps` (a full reading's ledger gaps)
@@ -266,7 +266,7 @@ pub async fn read_products_light<C>(
 where
     C: redis::aio::ConnectionLike + Send,
 {
-    Ok(read(pool, redis, keys, only, Some(gaps)).await?.0)
+    Ok(read_products_timed(pool, redis, keys, only, Some(gaps)).await?.0)
 }
 
 /// Where a reading's time went (for `stockguard bench recon`).
@@ -278,21 +278,9 @@ pub struct ReadTimings {
     pub db_ms: f64,
 }
 
-/// A reading with its timings; `gaps` as in [`read_products_light`].
+/// A reading with its timings (for `stockguard bench recon`); `gaps` as in
+/// [`read_products_light`].
 pub async fn read_products_timed<C>(
-    pool: &MySqlPool,
-    redis: &mut C,
-    keys: &Keys,
-    only: &[u64],
-    gaps: Option<&LedgerGaps>,
-) -> Result<(Vec<Reading>, ReadTimings), ReconError>
-where
-    C: redis::aio::ConnectionLike + Send,
-{
-    read(pool, redis, keys, only, gaps).await
-}
-
-async fn read<C>(
     pool: &MySqlPool,
     redis: &mut C,
     keys: &Keys,

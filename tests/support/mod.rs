@@ -18,6 +18,13 @@ pub fn redis_url() -> String {
         .unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_string())
 }
 
+/// The test Redis's address, for a proxy to put itself in front of.
+pub fn redis_addr() -> std::net::SocketAddr {
+    let url = url::Url::parse(&redis_url()).expect("the Redis URL is a URL");
+    let host = url.host_str().unwrap_or("127.0.0.1").replace("localhost", "127.0.0.1");
+    format!("{host}:{}", url.port().unwrap_or(6379)).parse().expect("the Redis address is host:port")
+}
+
 /// A key prefix no other test (or run) uses.
 pub fn unique_prefix(tag: &str) -> String {
     static N: AtomicU64 = AtomicU64::new(0);
