@@ -6,6 +6,12 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 
+// The engine's order path allocates a little per request on every hop (HTTP, Redis reply,
+// JSON); glibc's allocator spent about a fifth of the engine's CPU on it under load
+// (`perf`, see BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()

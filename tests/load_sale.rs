@@ -59,3 +59,34 @@ async fn five_thousand_buyers_through_http_buy_exactly_the_thousand_units(pool: 
     let _ = stop.send(());
     engine.await.unwrap();
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_rate_the_engine_cannot_keep_up_with_still_stops_at_the_duration(pool: MySqlPool) {
+    let redis = TestRedis::new("load-duration").await;
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    support::open_sale(&conns, PRODUCT, 10_000_000, 1).await;
+    let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
+    let (url, stop, engine) = support::spawn_engine(state).await;
+
+    // Ten million buyers at a million a second: on schedule that is ten seconds of sending,
+    // far more than any engine here answers in one.
+    let cfg = LoadConfig {
+        target: url,
+        products: vec![PRODUCT],
+        buyers: 10_000_000,
+        rate: 1_000_000,
+        duration: Duration::from_secs(1),
+        concurrency: 16,
+        drain_timeout: Duration::from_secs(60),
+    };
+    let report = load::run(&pool, &cfg, &|_, _| {}).await.unwrap();
+
+    assert!(report.sending_secs < 2.0, "sent for {} s with a 1 s duration", report.sending_secs);
+    assert!(report.requests > 0 && report.requests < 10_000_000);
+    assert_eq!(report.accepted, report.requests, "{}", report.to_text());
+    assert_eq!((report.verdict.lost, report.verdict.duplicated, report.verdict.oversold_units), (0, 0, 0));
+    assert!(report.holds());
+
+    let _ = stop.send(());
+    engine.await.unwrap();
+}

@@ -12,6 +12,10 @@ use crate::connect::Connections;
 use crate::engine::consumer::{self, ConsumerConfig};
 use crate::load::{self, LoadConfig};
 
+/// Requests outstanding at once, the same for the ceiling (`redis-benchmark -c`) and for the
+/// engine (the load generator's connections): the two figures are compared side by side.
+const CLIENTS: u32 = 50;
+
 /// An engine in its own process (as in production), stopped with SIGINT on drop.
 struct EngineProcess {
     child: tokio::process::Child,
@@ -87,7 +91,7 @@ pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
 
     // The ceiling, measured in this run.
     let ceiling_product = BenchProduct::create(conns, 1_000_000_000, 1_000_000_000).await?;
-    let ceiling = reserve::ceiling(conns, ceiling_product.id, http_orders.max(20_000), 50, 1).await;
+    let ceiling = reserve::ceiling(conns, ceiling_product.id, http_orders.max(20_000), CLIENTS, 1).await;
     ceiling_product.drop_all(conns).await?;
     let ceiling = ceiling?;
     figures.push(Figure::new("ceiling: redis-benchmark EVALSHA reserve script, -c 50", ceiling, "req/s"));
@@ -101,7 +105,7 @@ pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
         buyers: http_orders,
         rate: 1_000_000,
         duration: Duration::from_secs(300),
-        concurrency: 32,
+        concurrency: CLIENTS as usize,
         drain_timeout: Duration::from_secs(120),
     };
     let report = load::run(&conns.mysql, &cfg, &|_, _| {}).await;
@@ -109,7 +113,7 @@ pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
     product.drop_all(conns).await?;
     let report = report?;
     figures.push(Figure::new(
-        "engine via HTTP: accepted orders/s (32 concurrent)",
+        "engine via HTTP: accepted orders/s (50 concurrent)",
         report.accepted_per_sec,
         "orders/s",
     ));

@@ -81,8 +81,20 @@ pub struct ProductRule {
     pub per_user_limit: i64,
 }
 
+/// One engine instance's shared state. Cloned for every request (axum's `State`), so it is
+/// one `Arc`: a clone is one atomic increment, not one per field.
 #[derive(Clone)]
-pub struct EngineState {
+pub struct EngineState(Arc<Shared>);
+
+impl std::ops::Deref for EngineState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+pub struct Shared {
     pub pool: MySqlPool,
     pub redis: redis::aio::ConnectionManager,
     pub keys: Keys,
@@ -92,18 +104,18 @@ pub struct EngineState {
     pub breaker: Arc<Breaker>,
     /// Woken when the breaker trips, so the switch task escalates at once.
     pub tripped: Arc<Notify>,
-    pinned_degraded: Arc<AtomicBool>,
-    switch: Arc<ArcSwap<SwitchView>>,
+    pinned_degraded: AtomicBool,
+    switch: ArcSwap<SwitchView>,
     /// Held (shared) by every order request from its mode check to its answer; the switch
     /// task takes it exclusively after a change, so "applied" means no request decided
     /// under the old mode is still running.
-    pub admission: Arc<tokio::sync::RwLock<()>>,
-    products: Arc<RwLock<HashMap<u64, ProductRule>>>,
+    pub admission: tokio::sync::RwLock<()>,
+    products: RwLock<HashMap<u64, ProductRule>>,
 }
 
 impl EngineState {
     pub fn new(pool: MySqlPool, redis: redis::aio::ConnectionManager, keys: Keys, config: EngineConfig) -> Self {
-        Self {
+        Self(Arc::new(Shared {
             pool,
             redis,
             keys,
@@ -111,12 +123,12 @@ impl EngineState {
             limits: Limits::new(config.global_rate, config.per_user_rate),
             breaker: Arc::new(Breaker::new(config.breaker.clone())),
             tripped: Arc::default(),
-            pinned_degraded: Arc::new(AtomicBool::new(config.degraded)),
-            switch: Arc::default(),
-            admission: Arc::default(),
+            pinned_degraded: AtomicBool::new(config.degraded),
+            switch: ArcSwap::default(),
+            admission: tokio::sync::RwLock::default(),
             config,
-            products: Arc::default(),
-        }
+            products: RwLock::default(),
+        }))
     }
 
     /// How this instance takes orders for `product_id` now: the switch (global row and the

@@ -7,7 +7,11 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+use super::conn::Conn;
 use super::{LoadConfig, LoadError};
+
+/// A request with no answer after this long counts as failed (status 0).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One answer, as the buyer saw it.
 #[derive(Debug, Clone)]
@@ -55,18 +59,17 @@ async fn futures_join(workers: Vec<tokio::task::JoinHandle<Vec<Answer>>>) -> Vec
 /// Sends the requests; `progress` is called about once a second with the counters.
 pub async fn drive(cfg: &LoadConfig, progress: &(dyn Fn(&Counters, Duration) + Sync)) -> Result<Recorded, LoadError> {
     cfg.validate()?;
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(cfg.concurrency)
-        .timeout(Duration::from_secs(10))
-        .build()
-        .map_err(|e| LoadError::Invalid(e.to_string()))?;
     let base = cfg.target.trim_end_matches('/').to_string();
-    client
-        .get(format!("{base}/health"))
-        .send()
+    reqwest::get(format!("{base}/health"))
         .await
         .and_then(|r| r.error_for_status())
         .map_err(|e| LoadError::TargetDown(base.clone(), e.to_string()))?;
+    let target = url::Url::parse(&base).map_err(|e| LoadError::Invalid(e.to_string()))?;
+    let authority = match (target.host_str(), target.port_or_known_default()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        _ => return Err(LoadError::Invalid(format!("--target {base} has no host"))),
+    };
+    let path = Arc::new(format!("{}/orders", target.path().trim_end_matches('/')));
 
     // Fresh buyers every run, so a second run is not refused by the first one's limits.
     let first_user = 1_000_000_000 + u64::from(rand::random::<u32>()) * 1_000;
@@ -77,15 +80,15 @@ pub async fn drive(cfg: &LoadConfig, progress: &(dyn Fn(&Counters, Duration) + S
     let started = Instant::now();
     let interval = Duration::from_secs_f64(1.0 / f64::from(cfg.rate));
     let deadline = started + cfg.duration;
-    let url = Arc::new(format!("{base}/orders"));
     let products = Arc::new(cfg.products.clone());
 
     // A fixed pool of `concurrency` workers, each taking the next request number: no task
     // per request, so the generator spends its CPU on requests, not on bookkeeping.
     let mut workers = Vec::with_capacity(cfg.concurrency);
     for _ in 0..cfg.concurrency {
-        let (client, url, products, next, counters, run_tag) =
-            (client.clone(), url.clone(), products.clone(), next.clone(), counters.clone(), run_tag.clone());
+        let mut conn = Conn::new(authority.clone(), REQUEST_TIMEOUT);
+        let (path, products, next, counters, run_tag) =
+            (path.clone(), products.clone(), next.clone(), counters.clone(), run_tag.clone());
         let buyers = cfg.buyers;
         workers.push(tokio::spawn(async move {
             let mut answers = Vec::new();
@@ -95,7 +98,9 @@ pub async fn drive(cfg: &LoadConfig, progress: &(dyn Fn(&Counters, Duration) + S
                     return answers;
                 }
                 let due = started + interval.mul_f64(i as f64);
-                if due > deadline {
+                // Both bounds: a schedule past the deadline, and a rate the target cannot
+                // keep up with (the schedule is then behind the clock).
+                if due > deadline || Instant::now() > deadline {
                     return answers;
                 }
                 if due > Instant::now() {
@@ -111,10 +116,9 @@ pub async fn drive(cfg: &LoadConfig, progress: &(dyn Fn(&Counters, Duration) + S
                 );
                 counters.sent.fetch_add(1, Ordering::Relaxed);
                 let t = Instant::now();
-                let answer = match client.post(url.as_str()).header("content-type", "application/json").body(body).send().await {
-                    Ok(resp) => {
-                        let status = resp.status().as_u16();
-                        let body: Option<Body> = resp.json().await.ok();
+                let answer = match conn.post_json(&path, body).await {
+                    Ok((status, body)) => {
+                        let body: Option<Body> = serde_json::from_slice(&body).ok();
                         Answer {
                             user_id,
                             product_id,

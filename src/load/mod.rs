@@ -1,11 +1,13 @@
 //! The load generator: buyers hit an engine's `POST /orders`, every answer is recorded, and
 //! after the queue drains the record is checked against the DB (contract section 6).
 //!
+//! - [`conn`]: one keep-alive HTTP/1.1 connection per sending worker.
 //! - [`drive`]: sending the requests at a paced rate and recording the answers.
 //! - [`verify`]: waiting for the drain and checking lost, duplicated, oversold, false sold-out.
 //! - [`report`]: the figures: the reference article's four pressure-test figures (oversell,
 //!   success rate, DB pool wait, Redis latency) plus accepted/s and latency percentiles.
 
+mod conn;
 pub mod drive;
 pub mod report;
 pub mod verify;
