@@ -291,3 +291,34 @@ async fn one_pass_persists_the_new_messages_of_many_products_even_with_one_idemp
         assert_eq!(orders, 2, "product {p}");
     }
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_malformed_message_is_left_pending_while_the_good_ones_beside_it_are_persisted(pool: MySqlPool) {
+    let redis = TestRedis::new("malformed").await;
+    let mut conn = open_sale(&pool, &redis, 10, 10, 1).await;
+    let reserver = Reserver::new();
+    reserver.reserve(&mut conn, &redis.keys, &request(1, 1, "a")).await.unwrap();
+    // A writer that forgot the quantity, between two good reservations.
+    let bad_id: String = redis::cmd("XADD")
+        .arg(redis.keys.orders_stream(PRODUCT))
+        .arg("*")
+        .arg(&["order_no", "BAD-1", "user_id", "9", "product_id", "42", "idem", "x", "ts", "1", "seq", "9"])
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    reserver.reserve(&mut conn, &redis.keys, &request(2, 1, "b")).await.unwrap();
+
+    let cfg = consumer_named("c1");
+    let outcome = consumer::run_once(&pool, &mut conn, &redis.keys, &[PRODUCT], &cfg).await.unwrap();
+
+    assert_eq!(outcome.persisted.len(), 2);
+    assert_eq!(count(&pool, "SELECT COUNT(*) FROM orders").await, 2);
+    let pending: redis::streams::StreamPendingReply =
+        conn.xpending(redis.keys.orders_stream(PRODUCT), stockguard::keys::PERSIST_GROUP).await.unwrap();
+    assert_eq!(pending.count(), 1, "only the malformed message stays pending");
+    let held: redis::streams::StreamPendingCountReply = conn
+        .xpending_count(redis.keys.orders_stream(PRODUCT), stockguard::keys::PERSIST_GROUP, "-", "+", 10)
+        .await
+        .unwrap();
+    assert_eq!(held.ids[0].id, bad_id);
+}
