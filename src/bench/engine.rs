@@ -94,7 +94,11 @@ pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
     let ceiling = reserve::ceiling(conns, ceiling_product.id, http_orders.max(20_000), CLIENTS, 1).await;
     ceiling_product.drop_all(conns).await?;
     let ceiling = ceiling?;
-    figures.push(Figure::new("ceiling: redis-benchmark EVALSHA reserve script, -c 50", ceiling, "req/s"));
+    figures.push(Figure::new(
+        &format!("ceiling: redis-benchmark EVALSHA reserve script, -c {CLIENTS}"),
+        ceiling,
+        "req/s",
+    ));
 
     // One engine through HTTP: every buyer can buy, so every answer is an acceptance.
     let product = BenchProduct::create(conns, http_orders as i64, 1).await?;
@@ -113,7 +117,7 @@ pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
     product.drop_all(conns).await?;
     let report = report?;
     figures.push(Figure::new(
-        "engine via HTTP: accepted orders/s (50 concurrent)",
+        &format!("engine via HTTP: accepted orders/s ({CLIENTS} concurrent)"),
         report.accepted_per_sec,
         "orders/s",
     ));
