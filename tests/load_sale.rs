@@ -8,6 +8,7 @@ use std::time::Duration;
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
 use stockguard::engine::state::{EngineConfig, EngineState};
+use stockguard::load::conn::Conn;
 use stockguard::load::{self, LoadConfig};
 use stockguard::profile::EnvironmentKind;
 use stockguard::recon::{read_products, DriftStatus};
@@ -89,4 +90,38 @@ async fn a_rate_the_engine_cannot_keep_up_with_still_stops_at_the_duration(pool:
 
     let _ = stop.send(());
     engine.await.unwrap();
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_load_connection_carries_on_when_the_engine_restarts_on_its_port(pool: MySqlPool) {
+    let redis = TestRedis::new("load-restart").await;
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    support::open_sale(&conns, PRODUCT, 10, 1).await;
+    let serve_on = |listener: tokio::net::TcpListener| {
+        let state =
+            EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let engine = tokio::spawn(stockguard::engine::run::serve(listener, state, async {
+            let _ = stopped.await;
+        }));
+        (stop, engine)
+    };
+    let order = |user: u64| {
+        format!(r#"{{"user_id":{user},"product_id":{PRODUCT},"qty":1,"idempotency_key":"restart-{user}"}}"#)
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, engine) = serve_on(listener);
+    let mut conn = Conn::new(addr.to_string(), Duration::from_secs(10));
+    assert_eq!(conn.post_json("/orders", order(1)).await.unwrap().0, 202);
+
+    // The engine stops (closing the idle keep-alive connection) and a new one takes the port.
+    let _ = stop.send(());
+    engine.await.unwrap().unwrap();
+    let (stop, engine) = serve_on(tokio::net::TcpListener::bind(addr).await.unwrap());
+
+    let (status, body) = conn.post_json("/orders", order(2)).await.unwrap();
+    assert_eq!(status, 202, "{}", String::from_utf8_lossy(&body));
+    let _ = stop.send(());
+    engine.await.unwrap().unwrap();
 }

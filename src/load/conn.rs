@@ -64,18 +64,41 @@ impl Conn {
     }
 
     async fn exchange(&mut self, path: &str, body: String) -> Result<(u16, Bytes), ConnError> {
-        let sender = match &mut self.sender {
-            Some(s) if !s.is_closed() => s,
-            _ => self.sender.insert(self.open().await?),
-        };
-        sender.ready().await?;
-        let request = hyper::Request::post(path)
+        let mut request = hyper::Request::post(path)
             .header(hyper::header::HOST, self.authority.as_str())
             .header(hyper::header::CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(body)))?;
-        let response = sender.send_request(request).await?;
-        let status = response.status().as_u16();
-        let body = response.into_body().collect().await?.to_bytes();
-        Ok((status, body))
+        // One retry, and only of a request the old connection never sent (the engine closed
+        // it while it was idle, e.g. a restart between two requests): such a request did
+        // not reach the engine, so it is not a failed order.
+        let mut retried = false;
+        loop {
+            let sender = match &mut self.sender {
+                Some(s) if !s.is_closed() => s,
+                _ => self.sender.insert(self.open().await?),
+            };
+            let sent = match sender.ready().await {
+                Ok(()) => sender.try_send_request(request).await,
+                Err(_) if !retried => {
+                    (self.sender, retried) = (None, true);
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            match sent {
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let body = response.into_body().collect().await?.to_bytes();
+                    return Ok((status, body));
+                }
+                Err(mut e) => match e.take_message() {
+                    Some(unsent) if !retried => {
+                        (self.sender, retried) = (None, true);
+                        request = unsent;
+                    }
+                    _ => return Err(e.into_error().into()),
+                },
+            }
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! - [`report`]: the figures: the reference article's four pressure-test figures (oversell,
 //!   success rate, DB pool wait, Redis latency) plus accepted/s and latency percentiles.
 
-mod conn;
+pub mod conn;
 pub mod drive;
 pub mod report;
 pub mod verify;
