@@ -138,6 +138,22 @@ async fn wait_text(client: &Client, css: &str, what: &str, ok: impl Fn(&str) -> 
     }
 }
 
+/// Waits until the first element matching `css` has `attribute` = `value`.
+async fn wait_attr(client: &Client, css: &str, attribute: &str, value: &str, what: &str) {
+    let deadline = tokio::time::Instant::now() + STEP;
+    loop {
+        let now = match client.find(Locator::Css(css)).await {
+            Ok(element) => element.attr(attribute).await.ok().flatten(),
+            Err(_) => None,
+        };
+        if now.as_deref() == Some(value) {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{what}: `{css}` has {attribute}={now:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 async fn click(client: &Client, css: &str) {
     client
         .wait()
@@ -407,6 +423,7 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
 
         // 11. A profile is deleted in two clicks (the first one asks).
         click(c, "#nav [data-screen=connections]").await;
+        wait_attr(c, "#profiles", "aria-busy", "false", "the profiles are listed again").await;
         let delete = "#profiles tbody tr[data-profile=sandbox] button.delete";
         click(c, delete).await;
         wait_text(c, delete, "the delete button asks first", |t| t == "Really delete?").await;

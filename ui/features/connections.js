@@ -101,8 +101,17 @@ async function run(action) {
 }
 
 async function load() {
-  profiles = await invoke("list_profiles");
-  render();
+  // The rows are replaced when the list arrives: until then a click could land on a row
+  // about to go (a delete armed on the old row would be lost). Screen readers and the
+  // end-to-end test both wait for this to turn false.
+  const table = tbody.closest("table");
+  table.setAttribute("aria-busy", "true");
+  try {
+    profiles = await invoke("list_profiles");
+    render();
+  } finally {
+    table.setAttribute("aria-busy", "false");
+  }
 }
 
 async function save(event) {
