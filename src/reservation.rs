@@ -31,14 +31,6 @@ impl ReservationMessage {
         ]
     }
 
-    /// Parses a stream entry's fields; `None` when a field is missing or malformed.
-    pub fn from_fields(map: &std::collections::HashMap<String, redis::Value>) -> Option<Self> {
-        Self::from_pairs(map.iter().filter_map(|(k, v)| match v {
-            redis::Value::BulkString(b) => Some((k.as_bytes(), b.as_slice())),
-            _ => None,
-        }))
-    }
-
     /// Parses a stream entry's field/value pairs as Redis sends them, borrowing: the
     /// consumers read 200 entries at a time and need no map of owned strings per entry.
     /// `None` when a field is missing or malformed.
@@ -91,12 +83,9 @@ mod tests {
             reserved_at_ms: 1_700_000_000_000,
             seq: 41,
         };
-        let map = msg
-            .to_fields()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), redis::Value::BulkString(v.into_bytes())))
-            .collect();
-        assert_eq!(ReservationMessage::from_fields(&map), Some(msg));
+        let fields = msg.to_fields();
+        let pairs = fields.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes()));
+        assert_eq!(ReservationMessage::from_pairs(pairs), Some(msg));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use redis::streams::{StreamAutoClaimOptions, StreamId, StreamReadOptions};
+use redis::streams::{StreamAutoClaimOptions, StreamReadOptions};
 use redis::Value;
 use sqlx::MySqlPool;
 
@@ -38,20 +38,6 @@ where
         Err(e) if e.code() == Some("BUSYGROUP") => Ok(()),
         other => other,
     }
-}
-
-fn parse(entries: Vec<StreamId>) -> Vec<StreamMessage> {
-    entries
-        .into_iter()
-        .filter_map(|e| match ReservationMessage::from_fields(&e.map) {
-            Some(body) => Some(StreamMessage { id: e.id, body }),
-            None => {
-                // Left pending, not acknowledged: nothing is thrown away unseen.
-                tracing::error!(id = %e.id, "malformed reservation message left pending");
-                None
-            }
-        })
-        .collect()
 }
 
 /// An `XREADGROUP` reply, walked in place: `(stream key, messages)`. The consumers read
@@ -127,7 +113,9 @@ pub async fn reclaim<C>(
 where
     C: redis::aio::ConnectionLike + Send,
 {
-    let reply: redis::streams::StreamAutoClaimReply = redis::Cmd::xautoclaim_options(
+    // `[next start id, [entry, ...], [deleted id, ...]]`: the entries are shaped as in an
+    // `XREADGROUP` reply.
+    let reply: Value = redis::Cmd::xautoclaim_options(
         keys.orders_stream(product_id),
         PERSIST_GROUP,
         &cfg.name,
@@ -137,7 +125,13 @@ where
     )
     .query_async(redis)
     .await?;
-    Ok(parse(reply.claimed))
+    Ok(match reply {
+        Value::Array(parts) => match parts.get(1) {
+            Some(Value::Array(entries)) => entries.iter().filter_map(parse_entry).collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    })
 }
 
 /// New messages of one product for this consumer (not blocking).
