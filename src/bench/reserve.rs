@@ -62,9 +62,7 @@ pub async fn ceiling(
             "1",
             "1000000000",
             "__rand_int__:i",
-            "1700000000000",
-            &product.to_string(),
-            "i",
+            &format!("o__rand_int__ __rand_int__ {product} 1 1700000000000 i"),
         ]);
     let out = cmd.output().await.map_err(|e| BenchError::RedisBenchmark(e.to_string()))?;
     if !out.status.success() {

@@ -1,7 +1,8 @@
 -- Reserve: the one atomic step of the order path (contract section 2).
 -- KEYS: 1 stock, 2 inflight, 3 buyers, 4 orders stream, 5 idem, 6 seq
--- ARGV: 1 order_no, 2 user_id, 3 qty, 4 per-user limit, 5 idem field, 6 ts ms,
---       7 product_id, 8 idempotency key
+-- ARGV: 1 order_no, 2 user_id, 3 qty, 4 per-user limit, 5 idem field, 6 the message body
+--       ("<order_no> <user_id> <product_id> <qty> <ts ms> <idempotency key>", built by the
+--       engine: src/reservation.rs)
 -- Returns {code, order_no}: 1 reserved, 0 sold out, -1 stock key missing, -2 per-user
 -- limit reached, 2 a replay of an earlier request (its order_no returned, nothing deducted).
 local existing = redis.call('HGET', KEYS[5], ARGV[5])
@@ -25,6 +26,5 @@ redis.call('DECRBY', KEYS[1], qty)
 redis.call('HSET', KEYS[2], ARGV[1], qty)
 redis.call('HINCRBY', KEYS[3], ARGV[2], qty)
 redis.call('HSET', KEYS[5], ARGV[5], ARGV[1])
-redis.call('XADD', KEYS[4], '*', 'order_no', ARGV[1], 'user_id', ARGV[2], 'product_id', ARGV[7],
-  'qty', ARGV[3], 'idem', ARGV[8], 'ts', ARGV[6], 'seq', seq)
+redis.call('XADD', KEYS[4], '*', 'r', ARGV[6], 'seq', seq)
 return {1, ARGV[1]}

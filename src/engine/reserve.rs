@@ -5,6 +5,7 @@ use redis::Script;
 
 use super::order_no::OrderNumbers;
 use crate::keys::Keys;
+use crate::reservation;
 
 /// A buyer's request for units of one product.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,9 +91,7 @@ impl Reserver {
             .arg(req.qty)
             .arg(req.per_user_limit)
             .arg(format!("{}:{}", req.user_id, req.idempotency_key))
-            .arg(now_ms)
-            .arg(p)
-            .arg(&req.idempotency_key)
+            .arg(reservation::body(&order_no, req.user_id, p, req.qty, now_ms, &req.idempotency_key))
             .invoke_async(conn)
             .await?;
         Ok(match code {
