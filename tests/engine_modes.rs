@@ -101,6 +101,22 @@ async fn in_degraded_mode_the_limit_and_idempotency_still_hold(pool: MySqlPool) 
 }
 
 #[sqlx::test(migrations = "./migrations")]
+async fn in_degraded_mode_keys_that_differ_only_in_case_or_a_trailing_space_are_different_orders(pool: MySqlPool) {
+    let redis = TestRedis::new("d-idem-bytes").await;
+    let state = engine(&pool, &redis, 10, 3, degraded()).await;
+    let mut order_nos = std::collections::BTreeSet::new();
+    for key in ["pay", "PAY", "pay "] {
+        let (status, body) = post_order(&state, 1, 1, key).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{key:?}: {body}");
+        order_nos.insert(body["order_no"].as_str().unwrap().to_string());
+    }
+    // As in Redis mode: a key is its exact bytes, so these are three orders, not replays.
+    assert_eq!(order_nos.len(), 3);
+    assert_eq!(scalar(&pool, "SELECT stock FROM inventory").await, 7);
+    assert_eq!(post_order(&state, 1, 1, "PAY").await.1["order_no"].as_str().map(|s| order_nos.contains(s)), Some(true));
+}
+
+#[sqlx::test(migrations = "./migrations")]
 async fn a_buyer_over_the_per_user_rate_is_told_to_slow_down(pool: MySqlPool) {
     let redis = TestRedis::new("d3").await;
     let state = engine(&pool, &redis, 1000, 1000, EngineConfig { per_user_rate: 3, ..EngineConfig::default() }).await;

@@ -322,3 +322,25 @@ async fn a_malformed_message_is_left_pending_while_the_good_ones_beside_it_are_p
         .unwrap();
     assert_eq!(held.ids[0].id, bad_id);
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn idempotency_keys_that_differ_only_in_case_or_a_trailing_space_are_different_orders_in_the_db_too(
+    pool: MySqlPool,
+) {
+    let redis = TestRedis::new("r-idem-bytes").await;
+    let mut conn = open_sale(&pool, &redis, 10, 10, 3).await;
+    let reserver = Reserver::new();
+    for key in ["pay", "PAY", "pay "] {
+        let req = ReserveRequest { per_user_limit: 3, ..request(7, 1, key) };
+        let outcome = reserver.reserve(&mut conn, &redis.keys, &req).await.unwrap();
+        assert!(matches!(outcome, ReserveOutcome::Reserved { .. }), "{key:?}: {outcome:?}");
+    }
+
+    drain(&pool, &mut conn, &redis.keys, &consumer_named("c1")).await;
+
+    // Redis compares keys byte for byte; a DB that compared them case-blind (or ignoring a
+    // trailing space) would refuse two of the three accepted orders.
+    assert_eq!(count(&pool, "SELECT COUNT(*) FROM orders").await, 3);
+    assert_eq!(count(&pool, "SELECT COUNT(*) FROM order_failures").await, 0);
+    assert_conserved(&pool, &mut conn, &redis.keys).await;
+}
