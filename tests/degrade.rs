@@ -281,6 +281,13 @@ async fn redis_cut_off_mid_sale_trips_the_engines_and_the_guided_exit_brings_the
         orders_by_source(&pool, "DB").await > before + 300
     })
     .await;
+    // Even an engine the shared switch took off Redis before its own breaker tripped finds
+    // out, by probing, that it cannot reach Redis.
+    wait_for("every engine reports Redis unreachable in its heartbeat", Duration::from_secs(10), async || {
+        let ack = switch::acks::acknowledgement(&pool, 0, DEFAULT_STALE_AFTER).await.unwrap();
+        ack.live == 3 && ack.instances.iter().all(|i| i.breaker_state == "OPEN")
+    })
+    .await;
     // The exit refuses while engines cannot reach Redis.
     let refused = switch::guided_exit(&conns, &ExitOptions::new(Scope::Global, "too early"), &|_| {}).await;
     assert!(matches!(refused, Err(switch::SwitchError::InstancesCannotReachRedis(_))), "{refused:?}");

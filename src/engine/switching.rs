@@ -1,5 +1,6 @@
 //! The engine's side of the degrade switch: read it often, apply it, say so in a heartbeat;
-//! escalate a tripped breaker to the shared switch; probe Redis while tripped.
+//! escalate a tripped breaker to the shared switch; probe Redis while tripped or while the
+//! switch holds the instance on the DB path.
 //!
 //! When the switch cannot be read in time (MySQL slow or away), the last known mode stays in
 //! force: an engine never guesses a mode it was not told. A breaker trip is escalated to the
@@ -86,6 +87,15 @@ pub async fn run_switch(state: EngineState, listen_addr: String, mut stop: watch
                 escalated = false;
                 tracing::info!(instance = %cfg.instance_id, "breaker closed after the guided exit: back on Redis");
             }
+        } else if state.global_mode() != Mode::Normal && probed_at.elapsed() >= state.breaker.config().probe_interval {
+            // On the DB path without having tripped (the switch took it off Redis, by hand
+            // or after another instance's breaker tripped): no order calls Redis, so only a
+            // probe finds out whether this instance could go back. Failed probes count like
+            // failed orders and trip the breaker, so the heartbeat says OPEN and the guided
+            // exit waits for this instance too.
+            probed_at = Instant::now();
+            let mut redis = state.redis.clone();
+            let _ = state.redis_call(redis::cmd("PING").query_async::<String>(&mut redis)).await;
         }
 
         let view = state.switch_view();
