@@ -45,13 +45,18 @@ async fn the_reserve_benchmark_runs_and_cleans_up(pool: MySqlPool) {
 }
 
 #[sqlx::test(migrations = "./migrations")]
-async fn the_engine_benchmark_runs_and_cleans_up(pool: MySqlPool) {
+async fn the_engine_benchmark_runs_and_drops_its_scratch_database(pool: MySqlPool) {
     let redis = TestRedis::new("bench2").await;
     let report = bench(&pool, &redis, "engine").await;
     assert_eq!(report["ratios"].as_array().unwrap().len(), 2);
     assert_positive_figures(&report);
+    assert_scratch_database_dropped(&pool, &report, "sg_bench_engine_").await;
     let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders").fetch_one(&pool).await.unwrap();
-    assert_eq!(left, 0, "the bench orders are gone");
+    assert_eq!(left, 0, "the profile's own database is untouched");
+    let mut r = redis.conn().await;
+    let keys: Vec<String> =
+        redis::cmd("KEYS").arg(format!("{}:*", redis.keys.prefix())).query_async(&mut r).await.unwrap();
+    assert!(keys.is_empty(), "the bench products' Redis keys are gone: {keys:?}");
 }
 
 #[sqlx::test(migrations = "./migrations")]

@@ -155,8 +155,14 @@ impl BenchProduct {
     /// Removes every trace of the bench product.
     pub async fn drop_all(self, conns: &Connections) -> Result<(), BenchError> {
         remove_product(&conns.mysql, self.id).await?;
+        self.drop_keys(conns).await
+    }
+
+    /// Its Redis keys only; its rows go with a scratch database. `UNLINK` frees a big
+    /// stream or hash in the background instead of stalling Redis under the next measurement.
+    pub async fn drop_keys(self, conns: &Connections) -> Result<(), BenchError> {
         let mut r = conns.redis.clone();
-        let _: () = redis::cmd("DEL").arg(conns.keys.all_for_product(self.id)).query_async(&mut r).await?;
+        let _: () = redis::cmd("UNLINK").arg(conns.keys.all_for_product(self.id)).query_async(&mut r).await?;
         Ok(())
     }
 }
