@@ -72,7 +72,7 @@ impl ReservationMessage {
             (None, None, None, None, None, None, None);
         for (name, value) in pairs {
             match name {
-                b"r" => {
+                n if n == BODY_FIELD.as_bytes() => {
                     let mut parts = text(value)?.splitn(6, ' ');
                     let mut next = || parts.next().filter(|p| !p.is_empty());
                     order_no = Some(next()?.to_owned());

@@ -87,12 +87,16 @@ pub async fn run_switch(state: EngineState, listen_addr: String, mut stop: watch
                 escalated = false;
                 tracing::info!(instance = %cfg.instance_id, "breaker closed after the guided exit: back on Redis");
             }
-        } else if state.global_mode() != Mode::Normal && probed_at.elapsed() >= state.breaker.config().probe_interval {
-            // On the DB path without having tripped (the switch took it off Redis, by hand
-            // or after another instance's breaker tripped): no order calls Redis, so only a
-            // probe finds out whether this instance could go back. Failed probes count like
-            // failed orders and trip the breaker, so the heartbeat says OPEN and the guided
-            // exit waits for this instance too.
+        } else if state.switch_view().global.is_some_and(|m| m != Mode::Normal)
+            && probed_at.elapsed() >= state.breaker.config().probe_interval
+        {
+            // On the DB path without having tripped (the global switch took it off Redis, by
+            // hand or after another instance's breaker tripped): no order calls Redis, so
+            // only a probe finds out whether this instance could go back. Failed probes count
+            // like failed orders and trip the breaker, so the heartbeat says OPEN and the
+            // guided exit waits for this instance too. (An instance pinned to the DB path by
+            // its own flag while the switch is NORMAL does not probe: a trip would escalate
+            // and move every instance.)
             probed_at = Instant::now();
             let mut redis = state.redis.clone();
             let _ = state.redis_call(redis::cmd("PING").query_async::<String>(&mut redis)).await;
