@@ -16,8 +16,6 @@ use support::TestRedis;
 
 const PRODUCT: u64 = 77;
 
-/// An engine serving on 127.0.0.1:0 until the returned sender is dropped or fired.
-
 #[sqlx::test(migrations = "./migrations")]
 async fn five_thousand_buyers_through_http_buy_exactly_the_thousand_units(pool: MySqlPool) {
     let redis = TestRedis::new("load").await;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use secrecy::ExposeSecret as _;
 
 use super::{reserve, BenchError, BenchProduct, BenchReport, Figure, ScratchDatabase};
-use crate::connect::{self, Connections};
+use crate::connect::Connections;
 use crate::engine::consumer::{self, ConsumerConfig};
 use crate::load::{self, LoadConfig};
 
@@ -88,8 +88,7 @@ async fn persist_rate(conns: &Connections, product: u64, n: u64, batch_size: usi
 pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<BenchReport, BenchError> {
     let scratch = ScratchDatabase::create(&conns.settings, "engine").await?;
     let result = async {
-        let mysql = connect::connect_mysql(&scratch.settings).await.map_err(|e| BenchError::Engine(e.to_string()))?;
-        connect::migrate(&mysql, "bench").await.map_err(|e| BenchError::Engine(e.to_string()))?;
+        let mysql = scratch.migrated_pool().await?;
         let conns = Connections { mysql, settings: scratch.settings.clone(), ..conns.clone() };
         let report = measure(&conns, engine_exe, quick).await;
         conns.mysql.close().await;

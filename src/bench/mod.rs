@@ -121,6 +121,13 @@ impl ScratchDatabase {
         Ok(Self { admin, name, settings })
     }
 
+    /// A pool on it, with the project's migrations applied.
+    pub async fn migrated_pool(&self) -> Result<sqlx::MySqlPool, BenchError> {
+        let pool = connect::connect_mysql(&self.settings).await.map_err(|e| BenchError::Engine(e.to_string()))?;
+        connect::migrate(&pool, "bench").await.map_err(|e| BenchError::Engine(e.to_string()))?;
+        Ok(pool)
+    }
+
     /// Drops it; the note a report carries to say so.
     pub async fn drop_database(mut self) -> Result<String, BenchError> {
         sqlx::query(&format!("DROP DATABASE IF EXISTS `{}`", self.name)).execute(&mut self.admin).await?;

@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use sqlx::MySqlPool;
 
 use super::{BenchError, BenchReport, Figure, ScratchDatabase};
-use crate::connect::{self, Connections};
-use crate::profile::ConnectionSettings;
+use crate::connect::Connections;
 use crate::recon::ledger::{self, LedgerOptions};
 use crate::recon::reading::{read_products_timed, LedgerGaps, ReadTimings};
 
@@ -58,7 +57,7 @@ async fn add_orders(pool: &MySqlPool, from: u64, n: u64) -> Result<(), BenchErro
 pub async fn run(conns: &Connections, quick: bool, progress: &mut dyn FnMut(&str)) -> Result<BenchReport, BenchError> {
     let sizes: &[u64] = if quick { &[100_000] } else { &[1_000_000, 10_000_000] };
     let scratch = ScratchDatabase::create(&conns.settings, "recon").await?;
-    let result = measure(&scratch.settings, conns, sizes, progress).await;
+    let result = measure(&scratch, conns, sizes, progress).await;
     let dropped = scratch.drop_database().await?;
     let mut report = result?;
     report.notes.push(dropped);
@@ -66,13 +65,12 @@ pub async fn run(conns: &Connections, quick: bool, progress: &mut dyn FnMut(&str
 }
 
 async fn measure(
-    settings: &ConnectionSettings,
+    scratch: &ScratchDatabase,
     conns: &Connections,
     sizes: &[u64],
     progress: &mut dyn FnMut(&str),
 ) -> Result<BenchReport, BenchError> {
-    let pool = connect::connect_mysql(settings).await.map_err(|e| BenchError::Engine(e.to_string()))?;
-    connect::migrate(&pool, "bench").await.map_err(|e| BenchError::Engine(e.to_string()))?;
+    let pool = scratch.migrated_pool().await?;
     sqlx::query("CREATE TABLE bench_digits (n INT PRIMARY KEY)").execute(&pool).await?;
     sqlx::query("INSERT INTO bench_digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)").execute(&pool).await?;
     // 10,000 products; initial stock is set after the orders so the ledger holds.
