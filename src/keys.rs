@@ -60,6 +60,13 @@ impl Keys {
         self.product_key(product_id, "seq")
     }
 
+    /// `sg:{P}:epoch`: the Redis history the product's sequence numbers belong to; set by
+    /// every rebuild of its stock (to the rebuild's fencing token). Absent means epoch 0.
+    /// (An addition to the contract.)
+    pub fn epoch(&self, product_id: u64) -> String {
+        self.product_key(product_id, "epoch")
+    }
+
     /// `sg:{P}:idem`: `user_id:idempotency_key` -> order_no, so a retried request gets its
     /// first answer back. (An addition to the contract's key table; see `docs/contract.md`.)
     pub fn idempotency(&self, product_id: u64) -> String {
@@ -82,6 +89,7 @@ impl Keys {
             self.released(product_id),
             self.idempotency(product_id),
             self.seq(product_id),
+            self.epoch(product_id),
             self.rewrite_lock(product_id),
         ]
     }

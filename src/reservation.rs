@@ -15,7 +15,15 @@ pub struct ReservationMessage {
     pub reserved_at_ms: i64,
     /// The product's sequence number of this reservation (`sg:{P}:seq`).
     pub seq: u64,
+    /// The Redis history the sequence number belongs to (`sg:{P}:epoch`, field `e`; 0 when
+    /// the product's keys were warmed without one). A rebuild of the product's Redis stock
+    /// starts a new epoch, so sequence numbers of a lost history are never compared with
+    /// those of the current one.
+    pub epoch: u64,
 }
+
+/// The stream field holding the reservation's epoch; absent means epoch 0.
+pub const EPOCH_FIELD: &str = "e";
 
 /// The stream field holding a reservation in the compact form the reserve script writes:
 /// `"<order_no> <user_id> <product_id> <qty> <reserved at, ms> <idempotency key>"`, beside
@@ -38,7 +46,7 @@ pub fn body(
 
 impl ReservationMessage {
     /// The stream entry's field/value pairs, as the reserve script writes them.
-    pub fn to_fields(&self) -> [(&'static str, String); 2] {
+    pub fn to_fields(&self) -> [(&'static str, String); 3] {
         [
             (
                 BODY_FIELD,
@@ -52,6 +60,7 @@ impl ReservationMessage {
                 ),
             ),
             ("seq", self.seq.to_string()),
+            (EPOCH_FIELD, self.epoch.to_string()),
         ]
     }
 
@@ -70,6 +79,7 @@ impl ReservationMessage {
         }
         let (mut order_no, mut user_id, mut product_id, mut qty, mut idem, mut ts, mut seq) =
             (None, None, None, None, None, None, None);
+        let mut epoch = 0;
         for (name, value) in pairs {
             match name {
                 n if n == BODY_FIELD.as_bytes() => {
@@ -83,6 +93,7 @@ impl ReservationMessage {
                     idem = Some(next()?.to_owned());
                 }
                 b"seq" => seq = Some(number(value)?),
+                n if n == EPOCH_FIELD.as_bytes() => epoch = number(value)?,
                 b"order_no" => order_no = Some(text(value)?.to_owned()),
                 b"user_id" => user_id = Some(number(value)?),
                 b"product_id" => product_id = Some(number(value)?),
@@ -101,6 +112,7 @@ impl ReservationMessage {
             idempotency_key: idem?,
             reserved_at_ms: ts?,
             seq: seq?,
+            epoch,
         })
     }
 }
@@ -118,6 +130,7 @@ mod tests {
             idempotency_key: idempotency_key.into(),
             reserved_at_ms: 1_700_000_000_000,
             seq: 41,
+            epoch: 0,
         }
     }
 
@@ -147,6 +160,14 @@ mod tests {
         assert_eq!(read(&[("r", "A1 7 1001 2 1700000000000"), ("seq", "41")]), None, "no key");
         assert_eq!(read(&[("r", "A1 7 1001 two 1700000000000 k"), ("seq", "41")]), None, "qty");
         assert_eq!(read(&[("r", "A1  1001 2 1700000000000 k"), ("seq", "41")]), None, "empty user");
+    }
+
+    #[test]
+    fn the_epoch_round_trips_and_a_message_without_one_is_of_epoch_zero() {
+        let msg = ReservationMessage { epoch: 12, ..message("k") };
+        assert_eq!(round_trip(&msg), Some(msg));
+        assert_eq!(read(&[("r", "A1 7 1001 2 1700000000000 k"), ("seq", "41")]).map(|m| m.epoch), Some(0));
+        assert_eq!(read(&[("r", "A1 7 1001 2 1700000000000 k"), ("seq", "41"), ("e", "x")]), None, "bad epoch");
     }
 
     #[test]

@@ -61,7 +61,7 @@ export type ConnectionInfo = { profile: string | null, environment: EnvironmentK
  */
 notices: Array<string>, };
 
-export type DriftStatus = "OK" | "REDIS_HIGH" | "REDIS_LOW" | "KEY_MISSING" | "LEDGER_MISMATCH" | "OVERSOLD";
+export type DriftStatus = "OK" | "REDIS_HIGH" | "REDIS_LOW" | "KEY_MISSING" | "HISTORY_LOST" | "LEDGER_MISMATCH" | "OVERSOLD";
 
 export type Reading = { product_id: number, name: string, initial_stock: number, db_stock: number, live_orders_qty: number, inflight_pending: number, pending_release: number, 
 /**
@@ -81,6 +81,16 @@ drift: number | null, status: DriftStatus,
  * The product's sequence number at the Redis cut.
  */
 cut_seq: number, 
+/**
+ * The Redis epoch at the cut (0: none set; see the module docs).
+ */
+cut_epoch: number, 
+/**
+ * Redis went back in time (it has no record of reservations the DB holds): the cut
+ * cannot be trusted and took no after-cut correction. The status says `HISTORY_LOST`
+ * unless a DB-side incident outranks it.
+ */
+history_lost: boolean, 
 /**
  * True when `live_orders_qty` comes from the last full reading's ledger gap rather than
  * from summing live orders now (see the module docs).

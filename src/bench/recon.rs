@@ -97,7 +97,7 @@ async fn measure(
         ),
         ("idx_orders_recon", "KEY idx_orders_recon (product_id, status, buy_count)"),
         ("idx_orders_close", "KEY idx_orders_close (status, pay_deadline)"),
-        ("idx_orders_reserve_seq", "KEY idx_orders_reserve_seq (product_id, reserve_seq)"),
+        ("idx_orders_reserve", "KEY idx_orders_reserve (product_id, reserve_epoch, reserve_seq, buy_count)"),
     ];
     for &size in sizes {
         progress(&format!("filling {size} orders"));
@@ -128,7 +128,12 @@ async fn measure(
         let (_, status_first) = time(raw_with(&pool, "FORCE INDEX (bench_status_first)", limit)).await?;
         sqlx::query("ALTER TABLE orders DROP INDEX bench_status_first").execute(&pool).await?;
         progress("raw query, no index");
-        let (_, none) = time(raw_with(&pool, "IGNORE INDEX (idx_orders_recon, idx_orders_close, idx_orders_reserve_seq, uk_orders_user_product_idempotency)", limit)).await?;
+        let (_, none) = time(raw_with(
+            &pool,
+            "IGNORE INDEX (idx_orders_recon, idx_orders_close, idx_orders_reserve, uk_orders_user_product_idempotency)",
+            limit,
+        ))
+        .await?;
         progress("chunked ledger check");
         let (chunked, chunked_ms) = time(ledger::reconcile(
             &pool,

@@ -47,7 +47,7 @@ pub async fn ceiling(
     if let Some(pw) = url.password() {
         cmd.args(["-a", pw]);
     }
-    cmd.args(["EVALSHA", reserver.sha(), "6"])
+    cmd.args(["EVALSHA", reserver.sha(), "7"])
         .args([
             keys.stock(product),
             keys.inflight(product),
@@ -55,6 +55,7 @@ pub async fn ceiling(
             keys.orders_stream(product),
             keys.idempotency(product),
             keys.seq(product),
+            keys.epoch(product),
         ])
         .args([
             "o__rand_int__",

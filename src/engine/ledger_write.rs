@@ -22,8 +22,9 @@ pub async fn deduct(tx: &mut Transaction<'static, MySql>, product_id: u64, qty: 
 /// Where an order was sold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
-    /// Reserved in Redis, persisted by a consumer (with its reservation sequence number).
-    Redis { reserve_seq: u64 },
+    /// Reserved in Redis, persisted by a consumer (with its reservation sequence number and
+    /// the Redis epoch that number belongs to).
+    Redis { reserve_seq: u64, reserve_epoch: u64 },
     /// Sold straight through the DB in degraded mode.
     Db,
 }
@@ -43,12 +44,12 @@ pub struct NewOrder<'a> {
 /// One multi-row INSERT of the orders. A unique-key clash fails the whole statement.
 pub async fn insert_orders(tx: &mut Transaction<'static, MySql>, orders: &[NewOrder<'_>]) -> Result<(), sqlx::Error> {
     let mut qb = sqlx::QueryBuilder::<MySql>::new(
-        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, reserve_seq, pay_deadline) ",
+        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, reserve_seq, reserve_epoch, pay_deadline) ",
     );
     qb.push_values(orders, |mut b, o| {
-        let (source, seq) = match o.source {
-            Source::Redis { reserve_seq } => ("REDIS", Some(reserve_seq)),
-            Source::Db => ("DB", None),
+        let (source, seq, epoch) = match o.source {
+            Source::Redis { reserve_seq, reserve_epoch } => ("REDIS", Some(reserve_seq), Some(reserve_epoch)),
+            Source::Db => ("DB", None, None),
         };
         b.push_bind(o.order_no)
             .push_bind(o.user_id)
@@ -58,6 +59,7 @@ pub async fn insert_orders(tx: &mut Transaction<'static, MySql>, orders: &[NewOr
             .push_bind(o.idempotency_key)
             .push_bind(source)
             .push_bind(seq)
+            .push_bind(epoch)
             .push_bind(o.pay_deadline);
     });
     qb.build().execute(&mut **tx).await?;

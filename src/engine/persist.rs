@@ -54,7 +54,7 @@ fn new_order(msg: &ReservationMessage, payment_timeout: Duration) -> NewOrder<'_
         product_id: msg.product_id,
         qty: msg.qty,
         idempotency_key: &msg.idempotency_key,
-        source: Source::Redis { reserve_seq: msg.seq },
+        source: Source::Redis { reserve_seq: msg.seq, reserve_epoch: msg.epoch },
         pay_deadline: deadline(msg, payment_timeout).naive_utc(),
     }
 }

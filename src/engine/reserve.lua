@@ -1,5 +1,5 @@
 -- Reserve: the one atomic step of the order path (contract section 2).
--- KEYS: 1 stock, 2 inflight, 3 buyers, 4 orders stream, 5 idem, 6 seq
+-- KEYS: 1 stock, 2 inflight, 3 buyers, 4 orders stream, 5 idem, 6 seq, 7 epoch
 -- ARGV: 1 order_no, 2 user_id, 3 qty, 4 per-user limit, 5 idem field, 6 the message body
 --       ("<order_no> <user_id> <product_id> <qty> <ts ms> <idempotency key>", built by the
 --       engine: src/reservation.rs)
@@ -26,5 +26,12 @@ redis.call('DECRBY', KEYS[1], qty)
 redis.call('HSET', KEYS[2], ARGV[1], qty)
 redis.call('HINCRBY', KEYS[3], ARGV[2], qty)
 redis.call('HSET', KEYS[5], ARGV[5], ARGV[1])
-redis.call('XADD', KEYS[4], '*', 'r', ARGV[6], 'seq', seq)
+-- The message names the Redis history its number belongs to, so the DB can tell numbers of
+-- a lost history (Redis restarted, flushed, failed over) from the current one's.
+local epoch = redis.call('GET', KEYS[7])
+if epoch then
+  redis.call('XADD', KEYS[4], '*', 'r', ARGV[6], 'seq', seq, 'e', epoch)
+else
+  redis.call('XADD', KEYS[4], '*', 'r', ARGV[6], 'seq', seq)
+end
 return {1, ARGV[1]}

@@ -86,6 +86,7 @@ impl Reserver {
             .key(keys.orders_stream(p))
             .key(keys.idempotency(p))
             .key(keys.seq(p))
+            .key(keys.epoch(p))
             .arg(&order_no)
             .arg(req.user_id)
             .arg(req.qty)

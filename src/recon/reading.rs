@@ -1,19 +1,33 @@
 //! An exact reading of many products: Redis first (one atomic script per product,
-//! pipelined), then one DB statement, then the sequence numbers of the releases it found.
+//! pipelined), then one DB statement, then Redis again (the sequence numbers of the releases
+//! it found, and each product's sequence now).
 //!
-//! The Redis script takes the product's cut: its stock, its in-flight hash and its sequence
-//! number `S` (`sg:{P}:seq`, incremented by every reservation and every applied release).
-//! The reading is exact as of that instant, whatever happens between the Redis read and the
-//! DB read, because the DB statement (one statement: one consistent snapshot) is corrected
-//! back to the cut:
+//! The Redis script takes the product's cut: its stock, its in-flight hash, its sequence
+//! number `S` (`sg:{P}:seq`, incremented by every reservation and every applied release) and
+//! its epoch `E` (`sg:{P}:epoch`, the Redis history `S` counts in; a rebuild starts a new
+//! one). The reading is exact as of that instant, whatever happens between the Redis read and
+//! the DB read, because the DB statement (one statement: one consistent snapshot) is
+//! corrected back to the cut:
 //!
 //! - in-flight entries whose order already reached the DB are not counted twice;
-//! - orders reserved after the cut (`reserve_seq > S`) that already reached the DB are added
-//!   back to the DB stock (they were not yet deducted in Redis at the cut);
+//! - orders reserved after the cut (epoch `E`, `reserve_seq > S`) that already reached the
+//!   DB are added back to the DB stock (they were not yet deducted in Redis at the cut);
 //! - releases count as pending unless Redis applied them at a sequence `<= S`.
 //!
 //! So `expected_redis = db_stock + reserved_after_cut - inflight_pending - pending_release`
 //! is what Redis should have held at the cut, and any drift is real.
+//!
+//! That correction holds only while Redis and the DB describe one history. When Redis goes
+//! back in time (restart without persistence, flush, eviction, failover to a replica that
+//! lagged), `S` is below numbers the DB already holds, and "after the cut" would take every
+//! one of them for a sale Redis has not made yet: the reading would expect Redis as high as
+//! its stale stock and call it OK. So the reading checks its cut against the DB: in an
+//! intact history, every order in the DB snapshot was reserved before Redis was read the
+//! second time, so the DB holds no number of epoch `E` above that second sequence `S2`, and
+//! no epoch newer than `E`. If it does, the status is [`DriftStatus::HistoryLost`] and no
+//! after-cut correction is applied; the rewrite then rebuilds the product under a new epoch
+//! (`crate::rewrite`). A missing stock key takes no correction either: nothing is reserved
+//! without it.
 //!
 //! The drift never needs `live_orders_qty`; only the ledger statuses (`OVERSOLD`,
 //! `LEDGER_MISMATCH`) do, and summing live orders is most of a reading's DB cost on a big
@@ -55,6 +69,14 @@ pub struct Reading {
     pub status: DriftStatus,
     /// The product's sequence number at the Redis cut.
     pub cut_seq: u64,
+    /// The Redis epoch at the cut (0: none set; see the module docs).
+    #[serde(default)]
+    pub cut_epoch: u64,
+    /// Redis went back in time (it has no record of reservations the DB holds): the cut
+    /// cannot be trusted and took no after-cut correction. The status says `HISTORY_LOST`
+    /// unless a DB-side incident outranks it.
+    #[serde(default)]
+    pub history_lost: bool,
     /// True when `live_orders_qty` comes from the last full reading's ledger gap rather than
     /// from summing live orders now (see the module docs).
     #[serde(default)]
@@ -104,6 +126,7 @@ pub async fn product_ids(pool: &MySqlPool) -> Result<Vec<u64>, ReconError> {
 struct Cut {
     stock: Option<i64>,
     seq: u64,
+    epoch: u64,
     inflight: Vec<(String, i64)>,
 }
 
@@ -121,29 +144,44 @@ where
             pipe.load_script(&CUT).ignore();
         }
         for &id in ids {
-            pipe.invoke_script(CUT.key(keys.stock(id)).key(keys.seq(id)).key(keys.inflight(id)));
+            pipe.invoke_script(CUT.key(keys.stock(id)).key(keys.seq(id)).key(keys.inflight(id)).key(keys.epoch(id)));
         }
         pipe
     };
-    let raw: Vec<(i64, i64, u64, Vec<String>)> = match pipeline(false).query_async(redis).await {
+    let raw: Vec<(i64, i64, u64, Vec<String>, u64)> = match pipeline(false).query_async(redis).await {
         Err(e) if e.kind() == redis::ErrorKind::NoScriptError => pipeline(true).query_async(redis).await?,
         other => other?,
     };
     Ok(raw
         .into_iter()
-        .map(|(exists, stock, seq, flat)| Cut {
+        .map(|(exists, stock, seq, flat, epoch)| Cut {
             stock: (exists == 1).then_some(stock),
             seq,
+            epoch,
             inflight: flat.chunks(2).map(|kv| (kv[0].clone(), kv[1].parse().unwrap_or(0))).collect(),
         })
         .collect())
 }
 
+/// One product's row of the DB statement.
+#[derive(Clone)]
+struct DbProduct {
+    name: String,
+    initial: i64,
+    stock: i64,
+    live: i64,
+    /// Units of orders of the cut's epoch numbered above the cut.
+    after_cut: i64,
+    /// The highest reservation number of the cut's epoch the DB holds (0: none).
+    max_seq: u64,
+    /// The newest epoch of any order the DB holds (0: none).
+    max_epoch: u64,
+}
+
 /// What the one DB statement returns, by row kind.
 #[derive(Default)]
 struct DbSide {
-    /// product -> (name, initial, stock, live, reserved_after_cut)
-    products: HashMap<u64, (String, i64, i64, i64, i64)>,
+    products: HashMap<u64, DbProduct>,
     /// in-flight order numbers found in the DB
     in_db: HashMap<String, i64>,
     /// product -> releases not done, or done within the last minute: (order_no, qty)
@@ -156,7 +194,7 @@ async fn db_side(pool: &MySqlPool, ids: &[u64], cuts: &[Cut], with_live: bool) -
     let cut_table = ids
         .iter()
         .zip(cuts)
-        .map(|(id, c)| format!("SELECT {id} AS product_id, {} AS cut", c.seq))
+        .map(|(id, c)| format!("SELECT {id} AS product_id, {} AS cut, {} AS epoch", c.seq, c.epoch))
         .collect::<Vec<_>>()
         .join(" UNION ALL ");
     let inflight: Vec<&str> = cuts.iter().flat_map(|c| c.inflight.iter().map(|(no, _)| no.as_str())).collect();
@@ -164,7 +202,7 @@ async fn db_side(pool: &MySqlPool, ids: &[u64], cuts: &[Cut], with_live: bool) -
         String::new()
     } else {
         format!(
-            " UNION ALL SELECT 'F', o.product_id, o.order_no, CAST(o.buy_count AS SIGNED), 0, 0, 0 \
+            " UNION ALL SELECT 'F', o.product_id, o.order_no, CAST(o.buy_count AS SIGNED), 0, 0, 0, 0, 0 \
               FROM orders o WHERE o.order_no IN ({})",
             vec!["?"; inflight.len()].join(",")
         )
@@ -178,24 +216,38 @@ async fn db_side(pool: &MySqlPool, ids: &[u64], cuts: &[Cut], with_live: bool) -
     let sql = format!(
         "SELECT 'P' AS kind, i.product_id, i.name, CAST(i.initial_stock AS SIGNED), CAST(i.stock AS SIGNED), \
                 {live}, \
-                CAST(COALESCE((SELECT SUM(o.buy_count) FROM orders o FORCE INDEX (idx_orders_reserve_seq) \
-                               WHERE o.product_id = i.product_id AND o.reserve_seq > c.cut), 0) AS SIGNED) \
+                CAST(COALESCE((SELECT SUM(o.buy_count) FROM orders o FORCE INDEX (idx_orders_reserve) \
+                               WHERE o.product_id = i.product_id AND o.reserve_epoch = c.epoch \
+                               AND o.reserve_seq > c.cut), 0) AS SIGNED), \
+                CAST(COALESCE((SELECT MAX(o.reserve_seq) FROM orders o FORCE INDEX (idx_orders_reserve) \
+                               WHERE o.product_id = i.product_id AND o.reserve_epoch = c.epoch), 0) AS SIGNED), \
+                CAST(COALESCE((SELECT MAX(o.reserve_epoch) FROM orders o FORCE INDEX (idx_orders_reserve) \
+                               WHERE o.product_id = i.product_id), 0) AS SIGNED) \
          FROM inventory i JOIN ({cut_table}) c ON c.product_id = i.product_id \
-         UNION ALL SELECT 'R', x.product_id, x.order_no, CAST(x.qty AS SIGNED), 0, 0, 0 FROM outbox x \
+         UNION ALL SELECT 'R', x.product_id, x.order_no, CAST(x.qty AS SIGNED), 0, 0, 0, 0, 0 FROM outbox x \
                    WHERE x.status = 'PENDING' AND x.product_id IN ({id_list}) \
-         UNION ALL SELECT 'R', x.product_id, x.order_no, CAST(x.qty AS SIGNED), 0, 0, 0 FROM outbox x \
+         UNION ALL SELECT 'R', x.product_id, x.order_no, CAST(x.qty AS SIGNED), 0, 0, 0, 0, 0 FROM outbox x \
                    WHERE x.status = 'DONE' AND x.done_at >= NOW(3) - INTERVAL 60 SECOND AND x.product_id IN ({id_list})\
          {inflight_part}"
     );
-    let mut query = sqlx::query_as::<_, (String, u64, String, i64, i64, i64, i64)>(&sql);
+    let mut query = sqlx::query_as::<_, (String, u64, String, i64, i64, i64, i64, i64, i64)>(&sql);
     for no in &inflight {
         query = query.bind(*no);
     }
     let mut side = DbSide::default();
-    for (kind, product, text, a, b, c, d) in query.fetch_all(pool).await? {
+    for (kind, product, text, a, b, c, d, e, f) in query.fetch_all(pool).await? {
         match kind.as_str() {
             "P" => {
-                side.products.insert(product, (text, a, b, c, d));
+                let p = DbProduct {
+                    name: text,
+                    initial: a,
+                    stock: b,
+                    live: c,
+                    after_cut: d,
+                    max_seq: e.max(0) as u64,
+                    max_epoch: f.max(0) as u64,
+                };
+                side.products.insert(product, p);
             }
             "R" => side.releases.entry(product).or_default().push((text, a)),
             _ => {
@@ -206,19 +258,28 @@ async fn db_side(pool: &MySqlPool, ids: &[u64], cuts: &[Cut], with_live: bool) -
     Ok(side)
 }
 
-/// Which releases Redis applied at or before each product's cut.
-async fn applied_before_cut<C>(
+/// What Redis says once the DB was read: which releases it applied at or before each
+/// product's cut, and each product's `(seq, epoch)` now (for the history check).
+struct AfterDb {
+    applied: HashMap<String, bool>,
+    now: Vec<(u64, u64)>,
+}
+
+async fn after_db<C>(
     redis: &mut C,
     keys: &Keys,
     ids: &[u64],
     cuts: &[Cut],
     side: &DbSide,
-) -> Result<HashMap<String, bool>, ReconError>
+) -> Result<AfterDb, ReconError>
 where
     C: redis::aio::ConnectionLike + Send,
 {
     let mut asked = Vec::new();
     let mut pipe = redis::pipe();
+    for &id in ids {
+        pipe.get(keys.seq(id)).get(keys.epoch(id));
+    }
     for (id, cut) in ids.iter().zip(cuts) {
         if let Some(releases) = side.releases.get(id) {
             let nos: Vec<&str> = releases.iter().map(|(no, _)| no.as_str()).collect();
@@ -226,17 +287,32 @@ where
             asked.push((cut.seq, nos));
         }
     }
-    let mut applied = HashMap::new();
-    if asked.is_empty() {
-        return Ok(applied);
+    let replies: Vec<redis::Value> = pipe.query_async(redis).await?;
+    let mut replies = replies.into_iter();
+    let mut now = Vec::with_capacity(ids.len());
+    for _ in ids {
+        let seq: Option<u64> = redis::from_redis_value(&replies.next().unwrap_or(redis::Value::Nil))?;
+        let epoch: Option<u64> = redis::from_redis_value(&replies.next().unwrap_or(redis::Value::Nil))?;
+        now.push((seq.unwrap_or(0), epoch.unwrap_or(0)));
     }
-    let replies: Vec<Vec<Option<u64>>> = pipe.query_async(redis).await?;
-    for ((cut, nos), seqs) in asked.into_iter().zip(replies) {
+    let mut applied = HashMap::new();
+    for (cut, nos) in asked {
+        let seqs: Vec<Option<u64>> = redis::from_redis_value(&replies.next().unwrap_or(redis::Value::Nil))?;
         for (no, seq) in nos.into_iter().zip(seqs) {
             applied.insert(no.to_string(), seq.is_some_and(|s| s <= cut));
         }
     }
-    Ok(applied)
+    Ok(AfterDb { applied, now })
+}
+
+/// True when the DB holds reservations the cut's Redis history has no record of issuing: a
+/// number of the cut's epoch above what Redis has issued by now (`now`, read after the DB),
+/// or an order of a newer epoch. Redis went back in time; the cut cannot be trusted. When a
+/// rebuild moved the epoch between the two Redis reads, the reading is of the replaced
+/// history and the check has nothing to compare with.
+fn history_lost(cut: &Cut, db: &DbProduct, now: (u64, u64)) -> bool {
+    let (seq_now, epoch_now) = now;
+    db.max_epoch > cut.epoch || (epoch_now == cut.epoch && db.max_seq > seq_now.max(cut.seq))
 }
 
 /// Reads the given products (all of the sale's when `only` is empty), most severe first,
@@ -303,14 +379,19 @@ where
     let side = db_side(pool, &ids, &cuts, gaps.is_none()).await?;
     timings.db_ms = ms(t);
     let t = std::time::Instant::now();
-    let applied = applied_before_cut(redis, keys, &ids, &cuts, &side).await?;
+    let AfterDb { applied, now } = after_db(redis, keys, &ids, &cuts, &side).await?;
     timings.redis_ms += ms(t);
 
     let mut readings = Vec::with_capacity(ids.len());
-    for (id, cut) in ids.iter().zip(&cuts) {
-        let Some((name, initial, stock, summed, after_cut)) = side.products.get(id).cloned() else {
+    for ((id, cut), now) in ids.iter().zip(&cuts).zip(now) {
+        let Some(db) = side.products.get(id).cloned() else {
             return Err(ReconError::UnknownProduct(*id));
         };
+        let lost = history_lost(cut, &db, now);
+        let DbProduct { name, initial, stock, live: summed, .. } = db;
+        // Nothing is reserved without a stock key, and a lost history's numbers are not
+        // this cut's: neither takes the after-cut correction (module docs).
+        let after_cut = if lost || cut.stock.is_none() { 0 } else { db.after_cut };
         let live = match gaps {
             Some(g) => initial - stock - g.gaps[id],
             None => summed,
@@ -325,7 +406,7 @@ where
         let expected_redis = stock + after_cut - inflight_pending - pending_release;
         readings.push(Reading {
             product_id: *id,
-            status: DriftStatus::classify(initial, stock, live, cut.stock, expected_redis),
+            status: DriftStatus::classify(initial, stock, live, cut.stock, expected_redis, lost),
             name,
             initial_stock: initial,
             db_stock: stock,
@@ -337,6 +418,8 @@ where
             expected_redis,
             drift: cut.stock.map(|r| r - expected_redis),
             cut_seq: cut.seq,
+            cut_epoch: cut.epoch,
+            history_lost: lost,
             live_derived: gaps.is_some(),
         });
     }

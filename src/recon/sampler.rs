@@ -211,9 +211,11 @@ mod tests {
             redis_stock: Some(10 + drift),
             expected_redis: 10,
             drift: Some(drift),
-            status: DriftStatus::classify(10, 10, 0, Some(10 + drift), 10),
+            status: DriftStatus::classify(10, 10, 0, Some(10 + drift), 10, false),
             live_derived: false,
             cut_seq: 0,
+            cut_epoch: 0,
+            history_lost: false,
         }
     }
 

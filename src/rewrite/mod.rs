@@ -1,19 +1,27 @@
 //! The locked, fenced rewrite of Redis stock (contract section 4).
 //!
 //! 1. Take the lock (`lock`): a random token, `NX`, a TTL.
-//! 2. Insert a `rewrite_runs` row: its auto-increment id is the fencing token F.
+//! 2. Insert a `rewrite_runs` row: its auto-increment id is the fencing token F. Claim the
+//!    fence in Redis (`claim.lua`: `fence = max(fence, F)`) *before* reading, settle older
+//!    runs of the product that never reported (`ABANDONED`), and write the audit row of the
+//!    intent (`rewrite.begin`), so a write that lands after its client gave up is on record.
 //! 3. Take an exact reading (`crate::recon`): observed O, expected E.
-//! 4. Apply in one script (`apply.lua`): refuse if F is not newer than `sg:{P}:fence`, else
-//!    `INCRBY` the delta E - O (keeping reservations made since the reading) and set the
-//!    fence; a missing key is rebuilt with `SET E` under the same check.
+//! 4. Apply in one script (`apply.lua`), only while the fence is still F: `INCRBY` the delta
+//!    E - O (keeping reservations made since the reading) within the cut's epoch; a missing
+//!    key is rebuilt with `SET E`; a product whose Redis history was lost (`HISTORY_LOST`) is
+//!    reset with `SET E` only if nothing moved since the cut. Both SETs start a new epoch (F).
+//!    When Redis moved under the reading, read again (a few times) under the same lock.
 //! 5. Read back; record before, after, delta, drift after and the outcome, and an audit row.
 //! 6. Release the lock by compare-and-delete.
 //!
-//! A holder that stalls past its TTL cannot write any more: a newer holder's token has
-//! raised the fence. A dry run stops after step 3.
+//! A holder that stalls past its TTL cannot write any more, whichever write reaches Redis
+//! first: its successor claimed the fence before reading, and a write lands only under its
+//! own fence (Kleppmann's rule: the storage refuses every older holder). A dry run claims
+//! nothing and stops after step 3.
 
 pub mod lock;
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use redis::Script;
@@ -38,11 +46,12 @@ pub enum Outcome {
     Noop,
     /// Dry run: the delta was computed and nothing changed.
     DryRun,
-    /// A newer rewrite raised the fence: this one wrote nothing.
+    /// A newer rewrite claimed the fence: this one wrote nothing.
     RefusedFence,
     /// Another rewrite of the product holds the lock.
     LockBusy,
-    /// The key vanished or appeared between the reading and the write: nothing written.
+    /// Redis kept moving between the reading and the write (the key vanished or appeared,
+    /// or a reset found sales since its cut) on every attempt: nothing written.
     #[serde(rename = "FAILED")]
     Changed,
 }
@@ -119,7 +128,15 @@ pub struct Holder {
     pub guard: LockGuard,
     pub fence_token: u64,
     pub request: RewriteRequest,
+    /// The fence is this holder's (always false for a dry run, which claims nothing).
+    pub claimed: bool,
 }
+
+static CLAIM: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("claim.lua")));
+static APPLY: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("apply.lua")));
+
+/// Readings (and writes) tried under one lock when Redis moves between them.
+const ATTEMPTS: usize = 3;
 
 fn check_allowed(conns: &Connections, req: &RewriteRequest) -> Result<(), RewriteError> {
     if req.reason.trim().is_empty() {
@@ -166,8 +183,8 @@ async fn audit_rewrite(conns: &Connections, req: &RewriteRequest, result: &Rewri
     .await
 }
 
-/// Steps 1 and 2: the lock, then the run row whose id is the fencing token. `None` when the
-/// lock is busy.
+/// Steps 1 and 2: the lock, the run row whose id is the fencing token, the fence claimed,
+/// older silent runs settled, the intent audited. `None` when the lock is busy.
 pub async fn begin(conns: &Connections, req: &RewriteRequest) -> Result<Option<Holder>, RewriteError> {
     check_allowed(conns, req)?;
     let mut redis = conns.redis.clone();
@@ -175,20 +192,52 @@ pub async fn begin(conns: &Connections, req: &RewriteRequest) -> Result<Option<H
     else {
         return Ok(None);
     };
-    let run = sqlx::query("INSERT INTO rewrite_runs (product_id, requested_by, reason, dry_run) VALUES (?, ?, ?, ?)")
+    match start_run(conns, req).await {
+        Ok((fence_token, claimed)) => Ok(Some(Holder { guard, fence_token, request: req.clone(), claimed })),
+        Err(e) => {
+            let _ = lock::release(&mut redis, &guard).await;
+            Err(e)
+        }
+    }
+}
+
+async fn start_run(conns: &Connections, req: &RewriteRequest) -> Result<(u64, bool), RewriteError> {
+    let token = sqlx::query("INSERT INTO rewrite_runs (product_id, requested_by, reason, dry_run) VALUES (?, ?, ?, ?)")
         .bind(req.product_id)
         .bind(&conns.settings.actor)
         .bind(&req.reason)
         .bind(req.dry_run)
         .execute(&conns.mysql)
-        .await;
-    match run {
-        Ok(r) => Ok(Some(Holder { guard, fence_token: r.last_insert_id(), request: req.clone() })),
-        Err(e) => {
-            let _ = lock::release(&mut redis, &guard).await;
-            Err(e.into())
-        }
+        .await?
+        .last_insert_id();
+    if req.dry_run {
+        return Ok((token, false));
     }
+    let mut redis = conns.redis.clone();
+    let fence: u64 = CLAIM.key(conns.keys.fence(req.product_id)).arg(token).invoke_async(&mut redis).await?;
+    // From here no older holder can write (its fence is gone), so a run of this product still
+    // RUNNING is settled: whether its write landed before the claim, this run's reading sees.
+    sqlx::query(
+        "UPDATE rewrite_runs SET outcome = 'ABANDONED', finished_at = CURRENT_TIMESTAMP(3), \
+         error = 'its holder never reported back; a newer rewrite took the fence' \
+         WHERE product_id = ? AND id < ? AND outcome = 'RUNNING'",
+    )
+    .bind(req.product_id)
+    .bind(token)
+    .execute(&conns.mysql)
+    .await?;
+    // The intent goes on record before anything is written: a write that lands after its
+    // client gave up (a timeout, a crash) still has an audit row naming its token.
+    let entry = AuditEntry::by(
+        &conns.settings,
+        "rewrite.begin",
+        &format!("product:{}", req.product_id),
+        &req.reason,
+        if fence == token { "STARTED" } else { "REFUSED_FENCE" },
+        serde_json::json!({ "fence_token": token, "fence": fence }),
+    );
+    audit::record(&conns.mysql, &entry).await?;
+    Ok((token, fence == token))
 }
 
 /// Step 3: the exact reading.
@@ -198,34 +247,64 @@ pub async fn read(conns: &Connections, holder: &Holder) -> Result<Reading, Rewri
     Ok(readings.remove(0))
 }
 
+/// Step 4: the write the reading calls for, under the holder's fence.
+async fn apply(conns: &Connections, holder: &Holder, reading: &Reading) -> Result<Outcome, RewriteError> {
+    let p = holder.request.product_id;
+    let delta = reading.expected_redis - reading.redis_stock.unwrap_or(0);
+    if holder.request.dry_run {
+        return Ok(Outcome::DryRun);
+    }
+    if !holder.claimed {
+        return Ok(Outcome::RefusedFence);
+    }
+    // A lost history needs its new epoch even when the numbers happen to agree.
+    if reading.redis_stock.is_some() && delta == 0 && !reading.history_lost {
+        return Ok(Outcome::Noop);
+    }
+    let mode = match reading.redis_stock {
+        None => "rebuild",
+        Some(_) if reading.history_lost => "reset",
+        Some(_) => "delta",
+    };
+    let mut redis = conns.redis.clone();
+    let (code, _value): (i64, i64) = APPLY
+        .key(conns.keys.stock(p))
+        .key(conns.keys.fence(p))
+        .key(conns.keys.seq(p))
+        .key(conns.keys.epoch(p))
+        .arg(holder.fence_token)
+        .arg(delta)
+        .arg(reading.expected_redis)
+        .arg(mode)
+        .arg(reading.cut_seq)
+        .arg(reading.cut_epoch)
+        .invoke_async(&mut redis)
+        .await?;
+    Ok(match code {
+        1 => Outcome::Applied,
+        2 => Outcome::Rebuilt,
+        -1 => Outcome::RefusedFence,
+        _ => Outcome::Changed,
+    })
+}
+
 /// Steps 4 to 6 (or, for a dry run, the record of step 3): write under the fence, read
 /// back, record, release.
 pub async fn finish(conns: &Connections, holder: Holder, reading: Reading) -> Result<RewriteResult, RewriteError> {
+    let outcome = apply(conns, &holder, &reading).await?;
+    record(conns, holder, reading, outcome).await
+}
+
+/// Steps 5 and 6.
+async fn record(
+    conns: &Connections,
+    holder: Holder,
+    reading: Reading,
+    outcome: Outcome,
+) -> Result<RewriteResult, RewriteError> {
     let mut redis = conns.redis.clone();
     let p = holder.request.product_id;
     let delta = reading.expected_redis - reading.redis_stock.unwrap_or(0);
-    let outcome = if holder.request.dry_run {
-        Outcome::DryRun
-    } else if reading.redis_stock.is_some() && delta == 0 {
-        Outcome::Noop
-    } else {
-        let mode = if reading.redis_stock.is_some() { "delta" } else { "rebuild" };
-        let (code, _value): (i64, i64) = Script::new(include_str!("apply.lua"))
-            .key(conns.keys.stock(p))
-            .key(conns.keys.fence(p))
-            .arg(holder.fence_token)
-            .arg(delta)
-            .arg(reading.expected_redis)
-            .arg(mode)
-            .invoke_async(&mut redis)
-            .await?;
-        match code {
-            1 => Outcome::Applied,
-            2 => Outcome::Rebuilt,
-            -1 => Outcome::RefusedFence,
-            _ => Outcome::Changed,
-        }
-    };
     let after_reading = if holder.request.dry_run { None } else { Some(read(conns, &holder).await?) };
     let mut result = RewriteResult {
         product_id: p,
@@ -257,6 +336,20 @@ pub async fn finish(conns: &Connections, holder: Holder, reading: Reading) -> Re
     Ok(result)
 }
 
+/// A run that failed between its steps: recorded as FAILED with the error, lock released.
+async fn abort(conns: &Connections, holder: &Holder, error: &RewriteError) {
+    let _ = sqlx::query(
+        "UPDATE rewrite_runs SET finished_at = CURRENT_TIMESTAMP(3), outcome = 'FAILED', error = ? \
+         WHERE id = ? AND outcome = 'RUNNING'",
+    )
+    .bind(error.to_string().chars().take(1000).collect::<String>())
+    .bind(holder.fence_token)
+    .execute(&conns.mysql)
+    .await;
+    let mut redis = conns.redis.clone();
+    let _ = lock::release(&mut redis, &holder.guard).await;
+}
+
 /// The whole rewrite of one product.
 pub async fn rewrite(conns: &Connections, req: &RewriteRequest) -> Result<RewriteResult, RewriteError> {
     let Some(holder) = begin(conns, req).await? else {
@@ -274,15 +367,28 @@ pub async fn rewrite(conns: &Connections, req: &RewriteRequest) -> Result<Rewrit
         result.audit_id = audit_rewrite(conns, req, &result).await?;
         return Ok(result);
     };
-    let reading = match read(conns, &holder).await {
-        Ok(r) => r,
-        Err(e) => {
-            let mut redis = conns.redis.clone();
-            let _ = lock::release(&mut redis, &holder.guard).await;
-            return Err(e);
+    let mut attempt = 0;
+    let steps = loop {
+        attempt += 1;
+        let reading = match read(conns, &holder).await {
+            Ok(r) => r,
+            Err(e) => break Err(e),
+        };
+        match apply(conns, &holder, &reading).await {
+            // Redis moved between the reading and the write (a reset under live sales, a key
+            // that came or went): nothing was written, so read again under the same lock.
+            Ok(Outcome::Changed) if attempt < ATTEMPTS => continue,
+            Ok(outcome) => break Ok((reading, outcome)),
+            Err(e) => break Err(e),
         }
     };
-    finish(conns, holder, reading).await
+    match steps {
+        Ok((reading, outcome)) => record(conns, holder, reading, outcome).await,
+        Err(e) => {
+            abort(conns, &holder, &e).await;
+            Err(e)
+        }
+    }
 }
 
 /// Rewrites several products one after the other; each has its own lock, token and audit.

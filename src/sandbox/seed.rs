@@ -234,6 +234,7 @@ pub async fn seed(conns: &Connections, progress: &mut dyn FnMut(&str)) -> Result
                 idempotency_key: format!("seed-inflight-{}-{}", d.id, i),
                 reserved_at_ms: now.timestamp_millis(),
                 seq: i + 1,
+                epoch: 0,
             };
             pipe.hset(keys.inflight(d.id), &msg.order_no, msg.qty).ignore();
             pipe.hincr(keys.buyers(d.id), msg.user_id, msg.qty).ignore();
