@@ -171,3 +171,74 @@ async fn production_needs_the_product_id_typed_and_read_only_refuses(pool: MySql
         Err(RewriteError::NoReason)
     ));
 }
+
+/// Two holders of one product: A reads, stalls past its lock, B takes the lock and reads the
+/// same uncorrected stock. Returns them with their readings, A first.
+async fn a_stalled_holder_and_its_successor(
+    conns: &Connections,
+    p: u64,
+) -> ((rewrite::Holder, Reading), (rewrite::Holder, Reading)) {
+    let short = RewriteRequest { lock_ttl: Duration::from_millis(100), ..RewriteRequest::new(p, "slow holder") };
+    let a = rewrite::begin(conns, &short).await.unwrap().expect("A gets the lock");
+    let a_reading = rewrite::read(conns, &a).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let b = rewrite::begin(conns, &RewriteRequest::new(p, "successor")).await.unwrap().expect("A's lock expired");
+    let b_reading = rewrite::read(conns, &b).await.unwrap();
+    assert_eq!(a_reading.drift, b_reading.drift, "both read the same uncorrected stock");
+    ((a, a_reading), (b, b_reading))
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_stale_holders_write_is_refused_even_when_it_reaches_redis_before_its_successors(pool: MySqlPool) {
+    let redis = TestRedis::new("rw6").await;
+    let conns = seeded(&pool, &redis).await;
+    let p = product_in(DriftStatus::RedisLow);
+    let ((a, a_reading), (b, b_reading)) = a_stalled_holder_and_its_successor(&conns, p).await;
+
+    let late = rewrite::finish(&conns, a, a_reading).await.unwrap();
+    assert_eq!(late.outcome, Outcome::RefusedFence, "A's write arrives first and is refused");
+    let current = rewrite::finish(&conns, b, b_reading).await.unwrap();
+    assert_eq!(current.outcome, Outcome::Applied);
+    assert_eq!(reading(&conns, p).await.drift, Some(0), "corrected once, not twice");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_stale_holders_write_is_refused_when_it_arrives_after_its_successors(pool: MySqlPool) {
+    let redis = TestRedis::new("rw7").await;
+    let conns = seeded(&pool, &redis).await;
+    let p = product_in(DriftStatus::RedisHigh);
+    let ((a, a_reading), (b, b_reading)) = a_stalled_holder_and_its_successor(&conns, p).await;
+
+    assert_eq!(rewrite::finish(&conns, b, b_reading).await.unwrap().outcome, Outcome::Applied);
+    assert_eq!(rewrite::finish(&conns, a, a_reading).await.unwrap().outcome, Outcome::RefusedFence);
+    assert_eq!(reading(&conns, p).await.drift, Some(0));
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_rewrite_is_on_record_before_it_writes_and_a_holder_that_never_reports_is_settled(pool: MySqlPool) {
+    let redis = TestRedis::new("rw8").await;
+    let conns = seeded(&pool, &redis).await;
+    let p = product_in(DriftStatus::RedisHigh);
+    let short = RewriteRequest { lock_ttl: Duration::from_millis(100), ..RewriteRequest::new(p, "gives up") };
+    let a = rewrite::begin(&conns, &short).await.unwrap().expect("A gets the lock");
+
+    // Before A writes anything, its intent is in the audit log with its token.
+    let begun = stockguard::audit::recent(&pool, Some("rewrite.begin"), 5).await.unwrap();
+    assert_eq!(begun.len(), 1);
+    assert_eq!(begun[0].outcome, "STARTED");
+    assert_eq!(begun[0].details.as_ref().unwrap()["fence_token"].as_u64(), Some(a.fence_token));
+
+    // A's client gives up (A never finishes); the next rewrite settles A's run.
+    drop(a);
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let next = rewrite::rewrite(&conns, &RewriteRequest::new(p, "after the timeout")).await.unwrap();
+    assert_eq!(next.outcome, Outcome::Applied);
+    let outcomes: Vec<(u64, String)> =
+        sqlx::query_as("SELECT id, CAST(outcome AS CHAR) FROM rewrite_runs WHERE product_id = ? ORDER BY id")
+            .bind(p)
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(outcomes[0].1, "ABANDONED", "{outcomes:?}");
+    assert_eq!(outcomes[1].1, "APPLIED");
+}

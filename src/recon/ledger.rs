@@ -157,7 +157,7 @@ async fn check_chunk(
     limit: Duration,
 ) -> Result<Chunk, LedgerError> {
     let mut conn = pool.acquire().await?;
-    sqlx::query("START TRANSACTION READ ONLY").execute(&mut *conn).await?;
+    begin_snapshot(&mut conn).await?;
     let t = Instant::now();
     let live: Result<Vec<(u64, i64)>, _> = sqlx::query_as(orders_sql).bind(from).bind(to).fetch_all(&mut *conn).await;
     let took = t.elapsed();
@@ -173,6 +173,17 @@ async fn check_chunk(
         .map(|(id, initial, stock)| (id, initial, stock, live.get(&id).copied().unwrap_or(0)))
         .collect();
     Ok((rows, took))
+}
+
+/// Starts a read-only transaction whose statements all read one snapshot, whatever the
+/// server's default isolation: under READ COMMITTED (common on MySQL 8 sites) each statement
+/// would take its own, and a sale committing between the chunk's two statements would show
+/// as a ledger mismatch that is not there. `SET TRANSACTION` applies to the next transaction
+/// only; `WITH CONSISTENT SNAPSHOT` takes the snapshot now rather than at the first read.
+pub(crate) async fn begin_snapshot(conn: &mut sqlx::MySqlConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").execute(&mut *conn).await?;
+    sqlx::query("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY").execute(&mut *conn).await?;
+    Ok(())
 }
 
 /// Seconds behind the source, if this server is a replica.

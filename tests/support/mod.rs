@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod redis_server;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sqlx::MySqlPool;
@@ -86,6 +88,14 @@ pub async fn mysql_url_of(pool: &MySqlPool) -> String {
     let mut url = url::Url::parse(&base).expect("DATABASE_URL is a URL");
     url.set_path(&format!("/{db}"));
     url.to_string()
+}
+
+/// Connections to this test's database and to the Redis at `redis_url` (a private server of
+/// the test's own), with a unique key prefix.
+pub async fn connections_to(pool: &MySqlPool, redis_url: &str, tag: &str) -> Connections {
+    let settings =
+        ConnectionSettings::from_urls(EnvironmentKind::Sandbox, &mysql_url_of(pool).await, redis_url, &unique_prefix(tag));
+    Connections::open(settings).await.expect("test servers are reachable")
 }
 
 /// Connections to this test's database and key prefix, labelled as the given environment.

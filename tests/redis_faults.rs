@@ -1,0 +1,195 @@
+//! Exactness when Redis loses data or goes back in time (issue 12): a real `redis-server`
+//! of the test's own is restarted empty, or a replica that lagged is promoted, and the
+//! reading, the rewrite and the guided exit must still tell and set the truth.
+
+mod support;
+
+use std::time::Duration;
+
+use sqlx::MySqlPool;
+use stockguard::connect::Connections;
+use stockguard::engine::consumer::{self, ConsumerConfig};
+use stockguard::engine::reserve::{ReserveOutcome, ReserveRequest, Reserver};
+use stockguard::recon::{read_products, DriftStatus, Reading};
+use stockguard::rewrite::{self, Outcome, RewriteRequest};
+use support::redis_server::RedisServer;
+
+const P: u64 = 7;
+
+async fn reading(conns: &Connections) -> Reading {
+    let mut r = conns.redis.clone();
+    read_products(&conns.mysql, &mut r, &conns.keys, &[P]).await.unwrap().remove(0)
+}
+
+/// Buyers `users` each ask for one unit through Redis; returns how many were reserved.
+async fn sell(conns: &Connections, users: std::ops::Range<u64>) -> usize {
+    let reserver = Reserver::new();
+    let mut r = conns.redis.clone();
+    let mut reserved = 0;
+    for user in users {
+        let req = ReserveRequest {
+            user_id: user,
+            product_id: P,
+            qty: 1,
+            idempotency_key: format!("k{user}"),
+            per_user_limit: 5,
+        };
+        match reserver.reserve(&mut r, &conns.keys, &req).await.unwrap() {
+            ReserveOutcome::Reserved { .. } => reserved += 1,
+            ReserveOutcome::SoldOut | ReserveOutcome::NotReady => {}
+            other => panic!("unexpected answer for user {user}: {other:?}"),
+        }
+    }
+    reserved
+}
+
+/// Runs the consumers until nothing is in flight.
+async fn persist_all(conns: &Connections) {
+    let cfg = ConsumerConfig {
+        name: "faults".into(),
+        batch_size: 50,
+        claim_min_idle: Duration::from_secs(60),
+        payment_timeout: Duration::from_secs(600),
+    };
+    let mut r = conns.redis.clone();
+    consumer::ensure_group(&mut r, &conns.keys, P).await.unwrap();
+    for _ in 0..50 {
+        consumer::run_once(&conns.mysql, &mut r, &conns.keys, &[P], &cfg).await.unwrap();
+        let left: i64 = redis::cmd("HLEN").arg(conns.keys.inflight(P)).query_async(&mut r).await.unwrap();
+        if left == 0 {
+            return;
+        }
+    }
+    panic!("reservations still in flight after 50 passes");
+}
+
+/// The connection manager finds out about a restart on its next command, then reconnects.
+async fn reconnected(conns: &Connections) {
+    let mut r = conns.redis.clone();
+    for _ in 0..100 {
+        if redis::cmd("PING").query_async::<String>(&mut r).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no connection to the restarted Redis");
+}
+
+async fn db_stock(pool: &MySqlPool) -> i64 {
+    sqlx::query_scalar("SELECT CAST(stock AS SIGNED) FROM inventory WHERE product_id = ?").bind(P).fetch_one(pool).await.unwrap()
+}
+
+async fn failed_orders(pool: &MySqlPool) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM order_failures").fetch_one(pool).await.unwrap()
+}
+
+async fn redis_stock(conns: &Connections) -> Option<i64> {
+    let mut r = conns.redis.clone();
+    redis::cmd("GET").arg(conns.keys.stock(P)).query_async(&mut r).await.unwrap()
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn after_redis_restarts_empty_the_rebuild_sets_what_the_db_says_and_no_buyer_is_failed(pool: MySqlPool) {
+    let mut server = RedisServer::start().await;
+    let conns = support::connections_to(&pool, &server.url(), "flt1").await;
+    support::open_sale(&conns, P, 10, 5).await;
+    assert_eq!(sell(&conns, 1..5).await, 4);
+    persist_all(&conns).await;
+    assert_eq!(db_stock(&pool).await, 6);
+
+    server.restart_empty().await;
+    reconnected(&conns).await;
+    let lost = reading(&conns).await;
+    assert_eq!(lost.status, DriftStatus::KeyMissing);
+    assert_eq!(lost.expected_redis, 6, "the units sold before the restart are not counted as sold after the cut");
+
+    let rebuilt = rewrite::rewrite(&conns, &RewriteRequest::new(P, "Redis restarted empty")).await.unwrap();
+    assert_eq!(rebuilt.outcome, Outcome::Rebuilt);
+    assert_eq!(redis_stock(&conns).await, Some(6));
+    assert_eq!(reading(&conns).await.status, DriftStatus::Ok);
+
+    // Fourteen more buyers: six get a unit, and every one of them is persisted.
+    assert_eq!(sell(&conns, 100..114).await, 6);
+    persist_all(&conns).await;
+    assert_eq!(db_stock(&pool).await, 0);
+    assert_eq!(failed_orders(&pool).await, 0, "nobody was told ACCEPTED and then FAILED");
+    assert_eq!(reading(&conns).await.status, DriftStatus::Ok);
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_failover_to_a_replica_that_lagged_is_history_lost_and_the_rewrite_resets_it(pool: MySqlPool) {
+    let master = RedisServer::start().await;
+    let mut replica = RedisServer::replica_of(&master).await;
+    let on_master = support::connections_to(&pool, &master.url(), "flt2").await;
+    support::open_sale(&on_master, P, 20, 5).await;
+    assert_eq!(sell(&on_master, 1..6).await, 5);
+    persist_all(&on_master).await;
+    master.wait_replicated(1).await;
+
+    // The replica stops receiving; the master sells three more, all persisted; then the
+    // master dies and the replica is promoted, three deductions behind the DB.
+    replica.promote().await;
+    assert_eq!(sell(&on_master, 6..9).await, 3);
+    persist_all(&on_master).await;
+    drop(master);
+    let settings = stockguard::profile::ConnectionSettings::from_urls(
+        stockguard::profile::EnvironmentKind::Sandbox,
+        &support::mysql_url_of(&pool).await,
+        &replica.url(),
+        on_master.keys.prefix(),
+    );
+    let conns = Connections::open(settings).await.unwrap();
+
+    let after = reading(&conns).await;
+    assert_eq!(after.redis_stock, Some(15), "the replica's stale stock");
+    assert_eq!(after.status, DriftStatus::HistoryLost, "never OK: {after:?}");
+    assert!(after.history_lost);
+    assert_eq!(after.expected_redis, 12);
+
+    let reset = rewrite::rewrite(&conns, &RewriteRequest::new(P, "failover to a lagging replica")).await.unwrap();
+    assert_eq!(reset.outcome, Outcome::Rebuilt);
+    assert_eq!(redis_stock(&conns).await, Some(12));
+    let now = reading(&conns).await;
+    assert_eq!((now.status, now.drift), (DriftStatus::Ok, Some(0)));
+    assert_eq!(now.cut_epoch, reset.fence_token, "the reset started a new epoch");
+
+    // The rest of the sale: twelve units for twenty buyers, none failed.
+    assert_eq!(sell(&conns, 100..120).await, 12);
+    persist_all(&conns).await;
+    assert_eq!(db_stock(&pool).await, 0);
+    assert_eq!(failed_orders(&pool).await, 0);
+    assert_eq!(reading(&conns).await.status, DriftStatus::Ok);
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn once_the_new_master_outsells_the_lost_numbers_the_lag_shows_as_redis_high(pool: MySqlPool) {
+    let master = RedisServer::start().await;
+    let mut replica = RedisServer::replica_of(&master).await;
+    let on_master = support::connections_to(&pool, &master.url(), "flt3").await;
+    support::open_sale(&on_master, P, 20, 5).await;
+    assert_eq!(sell(&on_master, 1..6).await, 5);
+    persist_all(&on_master).await;
+    master.wait_replicated(1).await;
+    replica.promote().await;
+    assert_eq!(sell(&on_master, 6..9).await, 3);
+    persist_all(&on_master).await;
+    drop(master);
+    let settings = stockguard::profile::ConnectionSettings::from_urls(
+        stockguard::profile::EnvironmentKind::Sandbox,
+        &support::mysql_url_of(&pool).await,
+        &replica.url(),
+        on_master.keys.prefix(),
+    );
+    let conns = Connections::open(settings).await.unwrap();
+
+    // Sales go on on the promoted replica, reusing the numbers the lost history issued,
+    // until they pass them: at no point is the product reported OK.
+    for buyer in 100..106 {
+        assert_eq!(sell(&conns, buyer..buyer + 1).await, 1);
+        persist_all(&conns).await;
+        let r = reading(&conns).await;
+        assert_ne!(r.status, DriftStatus::Ok, "after buyer {buyer}: {r:?}");
+    }
+    let r = reading(&conns).await;
+    assert_eq!((r.status, r.drift), (DriftStatus::RedisHigh, Some(3)), "the three lost deductions: {r:?}");
+}

@@ -1,0 +1,121 @@
+//! Private `redis-server` processes for fault tests: a server a test may kill, restart
+//! (empty: nothing is kept on disk) or pair with a replica and fail over to, without
+//! touching the shared Redis other tests use.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A `redis-server` on a free loopback port, killed when dropped.
+pub struct RedisServer {
+    pub port: u16,
+    child: Option<Child>,
+    replica_of: Option<u16>,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl RedisServer {
+    /// A server that keeps nothing on disk: a restart comes back empty.
+    pub async fn start() -> Self {
+        Self::spawn(free_port(), None).await
+    }
+
+    /// A replica of `master`, synchronised before this returns.
+    pub async fn replica_of(master: &RedisServer) -> Self {
+        let replica = Self::spawn(free_port(), Some(master.port)).await;
+        replica.wait_synced().await;
+        replica
+    }
+
+    async fn spawn(port: u16, replica_of: Option<u16>) -> Self {
+        let mut cmd = Command::new("redis-server");
+        cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .args(["--daemonize", "no", "--dir", "/tmp"]);
+        if let Some(master) = replica_of {
+            cmd.args(["--replicaof", "127.0.0.1", &master.to_string()]);
+        }
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("redis-server must be installed for fault tests (`make test` installs it): {e}"));
+        let server = Self { port, child: Some(child), replica_of };
+        server.wait_answering().await;
+        server
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    pub async fn conn(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url()).unwrap().get_multiplexed_async_connection().await.unwrap()
+    }
+
+    async fn wait_answering(&self) {
+        for _ in 0..200 {
+            if let Ok(client) = redis::Client::open(self.url()) {
+                if let Ok(mut c) = client.get_multiplexed_async_connection().await {
+                    if redis::cmd("PING").query_async::<String>(&mut c).await.is_ok() {
+                        return;
+                    }
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("redis-server on port {} did not answer within 5 s", self.port);
+    }
+
+    async fn wait_synced(&self) {
+        let mut c = self.conn().await;
+        for _ in 0..400 {
+            let info: String = redis::cmd("INFO").arg("replication").query_async(&mut c).await.unwrap();
+            if info.contains("master_link_status:up") {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the replica on port {} did not sync within 10 s", self.port);
+    }
+
+    /// Kills the server (SIGKILL, as a crash) and starts it again on the same port: it comes
+    /// back with no data.
+    pub async fn restart_empty(&mut self) {
+        self.kill();
+        // The port is ours again once the old process is gone.
+        self.child = None;
+        let fresh = Self::spawn(self.port, self.replica_of).await;
+        *self = fresh;
+    }
+
+    /// Promotes a replica: it stops following its master and takes writes, with whatever it
+    /// had received so far.
+    pub async fn promote(&mut self) {
+        let mut c = self.conn().await;
+        let _: () = redis::cmd("REPLICAOF").arg("NO").arg("ONE").query_async(&mut c).await.unwrap();
+        self.replica_of = None;
+    }
+
+    /// Waits until the master's writes so far reached `replicas` replicas.
+    pub async fn wait_replicated(&self, replicas: u32) {
+        let mut c = self.conn().await;
+        let n: u32 = redis::cmd("WAIT").arg(replicas).arg(5000).query_async(&mut c).await.unwrap();
+        assert_eq!(n, replicas, "the replica did not acknowledge the writes in time");
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
