@@ -193,3 +193,40 @@ async fn once_the_new_master_outsells_the_lost_numbers_the_lag_shows_as_redis_hi
     let r = reading(&conns).await;
     assert_eq!((r.status, r.drift), (DriftStatus::RedisHigh, Some(3)), "the three lost deductions: {r:?}");
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn after_redis_restarts_empty_in_db_mode_the_guided_exit_sets_what_the_db_says(pool: MySqlPool) {
+    use stockguard::engine::degraded;
+    use stockguard::switch::{self, store, Changer, ExitOptions, Mode, Scope};
+
+    let mut server = RedisServer::start().await;
+    let conns = support::connections_to(&pool, &server.url(), "flt4").await;
+    support::open_sale(&conns, P, 10, 5).await;
+    assert_eq!(sell(&conns, 1..4).await, 3);
+    persist_all(&conns).await;
+
+    // Redis trouble: DB mode, two sales straight through the DB, and Redis comes back empty.
+    let changer = Changer::person(&conns.settings).unwrap();
+    store::set(&pool, &changer, Scope::Global, Mode::Degraded, "Redis is failing").await.unwrap();
+    let numbers = Reserver::new();
+    for user in 50..52 {
+        let req =
+            ReserveRequest { user_id: user, product_id: P, qty: 1, idempotency_key: format!("k{user}"), per_user_limit: 5 };
+        let placed =
+            degraded::place_order(&pool, &req, &numbers.next_order_no(P), Duration::from_secs(600)).await.unwrap();
+        assert!(matches!(placed, ReserveOutcome::Reserved { .. }), "{placed:?}");
+    }
+    server.restart_empty().await;
+    reconnected(&conns).await;
+
+    let report = switch::guided_exit(&conns, &ExitOptions::new(Scope::Global, "Redis is back"), &|_| {}).await.unwrap();
+    assert!(report.drifting_after.is_empty(), "{:?}", report.drifting_after);
+    assert_eq!(redis_stock(&conns).await, Some(5), "10 - 3 sold through Redis - 2 through the DB");
+
+    // Back on Redis: eight buyers for five units, none failed afterwards.
+    assert_eq!(sell(&conns, 100..108).await, 5);
+    persist_all(&conns).await;
+    assert_eq!(db_stock(&pool).await, 0);
+    assert_eq!(failed_orders(&pool).await, 0);
+    assert_eq!(reading(&conns).await.status, DriftStatus::Ok);
+}
