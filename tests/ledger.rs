@@ -51,3 +51,59 @@ async fn the_statement_time_limit_really_aborts_an_over_long_query_on_mariadb(po
     assert_eq!(rows.len(), 1000);
     assert_eq!(rows.iter().map(|(_, live)| live).sum::<i64>(), 300_000);
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_ledger_check_reads_one_snapshot_even_when_the_server_default_is_read_committed(pool: MySqlPool) {
+    use sqlx::mysql::MySqlPoolOptions;
+    use sqlx::Executor as _;
+    use stockguard::engine::ledger_write::{deduct, insert_orders, NewOrder, Source};
+
+    sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (1, 'hot', 1000000, 1000000, 1000000)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    // Many MySQL 8 sites run READ COMMITTED: every connection of the checker's pool does here.
+    let url = support::mysql_url_of(&pool).await;
+    let read_committed = MySqlPoolOptions::new()
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED").await?;
+                Ok(())
+            })
+        })
+        .connect(&url)
+        .await
+        .unwrap();
+
+    // A sale commits one order after another, each moving stock and live orders together.
+    let selling = tokio::spawn({
+        let pool = pool.clone();
+        async move {
+            for n in 0..3000u64 {
+                let mut tx = pool.begin().await.unwrap();
+                assert!(deduct(&mut tx, 1, 1).await.unwrap());
+                let no = format!("o{n}");
+                let order = NewOrder {
+                    order_no: &no,
+                    user_id: n,
+                    product_id: 1,
+                    qty: 1,
+                    idempotency_key: &no,
+                    source: Source::Db,
+                    pay_deadline: chrono::Utc::now().naive_utc(),
+                };
+                insert_orders(&mut tx, &[order]).await.unwrap();
+                tx.commit().await.unwrap();
+            }
+        }
+    });
+    let mut checks = 0;
+    while !selling.is_finished() {
+        let report =
+            ledger::reconcile(&read_committed, &LedgerOptions::default(), false, &mut |_, _| {}).await.unwrap();
+        assert!(report.mismatches.is_empty(), "phantom mismatch after {checks} clean checks: {:?}", report.mismatches);
+        checks += 1;
+    }
+    selling.await.unwrap();
+    assert!(checks > 50, "the checks ran while the sale went on ({checks})");
+}

@@ -76,7 +76,11 @@ async fn reconnected(conns: &Connections) {
 }
 
 async fn db_stock(pool: &MySqlPool) -> i64 {
-    sqlx::query_scalar("SELECT CAST(stock AS SIGNED) FROM inventory WHERE product_id = ?").bind(P).fetch_one(pool).await.unwrap()
+    sqlx::query_scalar("SELECT CAST(stock AS SIGNED) FROM inventory WHERE product_id = ?")
+        .bind(P)
+        .fetch_one(pool)
+        .await
+        .unwrap()
 }
 
 async fn failed_orders(pool: &MySqlPool) -> i64 {
@@ -210,8 +214,13 @@ async fn after_redis_restarts_empty_in_db_mode_the_guided_exit_sets_what_the_db_
     store::set(&pool, &changer, Scope::Global, Mode::Degraded, "Redis is failing").await.unwrap();
     let numbers = Reserver::new();
     for user in 50..52 {
-        let req =
-            ReserveRequest { user_id: user, product_id: P, qty: 1, idempotency_key: format!("k{user}"), per_user_limit: 5 };
+        let req = ReserveRequest {
+            user_id: user,
+            product_id: P,
+            qty: 1,
+            idempotency_key: format!("k{user}"),
+            per_user_limit: 5,
+        };
         let placed =
             degraded::place_order(&pool, &req, &numbers.next_order_no(P), Duration::from_secs(600)).await.unwrap();
         assert!(matches!(placed, ReserveOutcome::Reserved { .. }), "{placed:?}");

@@ -93,8 +93,12 @@ pub async fn mysql_url_of(pool: &MySqlPool) -> String {
 /// Connections to this test's database and to the Redis at `redis_url` (a private server of
 /// the test's own), with a unique key prefix.
 pub async fn connections_to(pool: &MySqlPool, redis_url: &str, tag: &str) -> Connections {
-    let settings =
-        ConnectionSettings::from_urls(EnvironmentKind::Sandbox, &mysql_url_of(pool).await, redis_url, &unique_prefix(tag));
+    let settings = ConnectionSettings::from_urls(
+        EnvironmentKind::Sandbox,
+        &mysql_url_of(pool).await,
+        redis_url,
+        &unique_prefix(tag),
+    );
     Connections::open(settings).await.expect("test servers are reachable")
 }
 

@@ -31,17 +31,18 @@ impl RedisServer {
 
     async fn spawn(port: u16, replica_of: Option<u16>) -> Self {
         let mut cmd = Command::new("redis-server");
-        cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-            .args(["--daemonize", "no", "--dir", "/tmp"]);
+        cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"]).args([
+            "--daemonize",
+            "no",
+            "--dir",
+            "/tmp",
+        ]);
         if let Some(master) = replica_of {
             cmd.args(["--replicaof", "127.0.0.1", &master.to_string()]);
         }
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("redis-server must be installed for fault tests (`make test` installs it): {e}"));
+        let child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap_or_else(|e| {
+            panic!("redis-server must be installed for fault tests (`make test` installs it): {e}")
+        });
         let server = Self { port, child: Some(child), replica_of };
         server.wait_answering().await;
         server
