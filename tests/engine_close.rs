@@ -11,7 +11,7 @@ use sqlx::MySqlPool;
 use stockguard::engine::close::{close_due_orders, close_order, CloseKind, CloseOutcome};
 use stockguard::engine::consumer::{self, ConsumerConfig};
 use stockguard::engine::relay::Relay;
-use stockguard::engine::{ReserveOutcome, ReserveRequest, Reserver};
+use stockguard::engine::{ReserveOutcome, ReserveRequest};
 use stockguard::keys::Keys;
 use stockguard::recon::{read_products, DriftStatus};
 use support::TestRedis;
@@ -35,7 +35,7 @@ async fn sale_with_orders(
     let mut conn = redis.conn().await;
     let _: () = conn.set(redis.keys.stock(PRODUCT), 10).await.unwrap();
     consumer::ensure_group(&mut conn, &redis.keys, PRODUCT).await.unwrap();
-    let reserver = Reserver::new();
+    let reserver = support::reserver(&pool).await;
     let mut order_nos = Vec::new();
     for user in 0..buyers {
         let req = ReserveRequest {

@@ -7,6 +7,7 @@ use secrecy::ExposeSecret as _;
 
 use super::{BenchError, BenchProduct, BenchReport, Figure};
 use crate::connect::Connections;
+use crate::engine::order_no::InstanceTag;
 use crate::engine::reserve::{ReserveRequest, Reserver};
 
 /// `redis-benchmark` of EVALSHA of the reserve script: requests per second.
@@ -26,7 +27,6 @@ pub async fn ceiling(
     let host = url.host_str().unwrap_or("127.0.0.1").to_string();
     let port = url.port().unwrap_or(6379).to_string();
     let keys = &conns.keys;
-    let reserver = Reserver::new();
     // Make sure the server knows the script, so EVALSHA finds it.
     let mut r = conns.redis.clone();
     let _: String = redis::cmd("SCRIPT").arg("LOAD").arg(Reserver::source()).query_async(&mut r).await?;
@@ -47,7 +47,7 @@ pub async fn ceiling(
     if let Some(pw) = url.password() {
         cmd.args(["-a", pw]);
     }
-    cmd.args(["EVALSHA", reserver.sha(), "6"])
+    cmd.args(["EVALSHA", &Reserver::sha(), "6"])
         .args([
             keys.stock(product),
             keys.inflight(product),
@@ -94,7 +94,9 @@ pub async fn reserve_many(
     clients: u32,
     tag: &str,
 ) -> Result<std::time::Duration, BenchError> {
-    let reserver = Arc::new(Reserver::new());
+    // A registered instance tag, as an engine has: the numbers never clash with an engine's.
+    let instance = InstanceTag::claim(&conns.mysql, &format!("bench-{tag}")).await?;
+    let reserver = Arc::new(Reserver::new(instance));
     let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let started = Instant::now();
     let mut workers = Vec::new();

@@ -221,6 +221,7 @@ fn add(total: &mut BatchOutcome, o: BatchOutcome) {
     total.persisted.extend(o.persisted);
     total.duplicates.extend(o.duplicates);
     total.failed.extend(o.failed);
+    total.clashed.extend(o.clashed);
     total.fell_back |= o.fell_back;
 }
 

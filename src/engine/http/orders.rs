@@ -94,7 +94,7 @@ async fn create_order(
         Mode::Paused => return Err(ApiError::Paused),
         Mode::Degraded => {
             // Degraded: Redis is not touched at all, not even for the per-user rate.
-            let order_no = state.reserver.next_order_no(request.product_id);
+            let order_no = state.reserver().await?.next_order_no(request.product_id);
             degraded::place_order(&state.pool, &request, &order_no, state.config.payment_timeout).await?
         }
         Mode::Normal => {
@@ -104,7 +104,8 @@ async fn create_order(
             {
                 return Err(ApiError::RateLimited);
             }
-            let reserve = state.reserver.reserve(&mut redis, &state.keys, &request);
+            let reserver = state.reserver().await?;
+            let reserve = reserver.reserve(&mut redis, &state.keys, &request);
             metrics::timed(&metrics::get().redis_seconds, state.redis_call(reserve)).await?
         }
     };
