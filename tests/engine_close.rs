@@ -123,8 +123,10 @@ async fn a_timeout_close_racing_a_cancel_returns_stock_once(pool: MySqlPool) {
     let redis = TestRedis::new("c3").await;
     let (mut conn, order_nos) = sale_with_orders(&pool, &redis, 5).await;
     let mut racers = Vec::new();
-    for no in &order_nos {
-        for kind in [CloseKind::Timeout, CloseKind::Cancel, CloseKind::Timeout, CloseKind::Cancel] {
+    // Order i is buyer i's (see `sale_with_orders`).
+    for (buyer, no) in order_nos.iter().enumerate() {
+        let cancel = CloseKind::Cancel { user_id: buyer as u64 };
+        for kind in [CloseKind::Timeout, cancel, CloseKind::Timeout, cancel] {
             let (pool, no) = (pool.clone(), no.clone());
             racers.push(tokio::spawn(async move { close_order(&pool, &no, kind, after_deadline()).await.unwrap() }));
         }

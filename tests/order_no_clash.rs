@@ -175,3 +175,34 @@ async fn an_engine_handed_a_number_already_in_flight_retries_with_a_fresh_one(po
     let stock: i64 = conn.get(redis.keys.stock(PRODUCT)).await.unwrap();
     assert_eq!(stock, 9, "deducted once");
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn each_buyer_of_a_clashed_number_sees_their_own_outcome(pool: MySqlPool) {
+    use axum::body::Body;
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+
+    let redis = TestRedis::new("nc4").await;
+    let mut conn = open_sale(&pool, &redis, 10).await;
+    let cfg = consumer_cfg();
+    assert_eq!(reserve_as(&mut conn, &redis.keys, CLASHING_NO, 1).await, 1);
+    consumer::run_once(&pool, &mut conn, &redis.keys, &[PRODUCT], &cfg).await.unwrap();
+    assert_eq!(reserve_as(&mut conn, &redis.keys, CLASHING_NO, 2).await, 1);
+    consumer::run_once(&pool, &mut conn, &redis.keys, &[PRODUCT], &cfg).await.unwrap();
+    let conns = support::connections(&pool, &redis, stockguard::profile::EnvironmentKind::Sandbox).await;
+    let state = stockguard::engine::state::EngineState::new(
+        conns.mysql,
+        conns.redis,
+        conns.keys,
+        stockguard::engine::state::EngineConfig::default(),
+    );
+
+    for (user, expected) in [(1, "WAIT_PAY"), (2, "FAILED")] {
+        let req =
+            axum::http::Request::get(format!("/orders/{CLASHING_NO}?user_id={user}")).body(Body::empty()).unwrap();
+        let resp = stockguard::engine::http::router(state.clone()).oneshot(req).await.unwrap();
+        let body: serde_json::Value =
+            serde_json::from_slice(&resp.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        assert_eq!(body["status"], expected, "buyer {user}");
+    }
+}
