@@ -24,6 +24,11 @@ pub async fn ceiling(
 ) -> Result<f64, BenchError> {
     let url = url::Url::parse(conns.settings.redis_url.expose_secret())
         .map_err(|e| BenchError::RedisBenchmark(e.to_string()))?;
+    // Checked on the installed redis-benchmark 7.0: it authenticates only with `-a` (and
+    // `-u`), both on its command line; REDISCLI_AUTH, which redis-cli reads, it ignores.
+    if url.password().is_some() {
+        return Err(BenchError::PasswordOnCommandLine);
+    }
     let host = url.host_str().unwrap_or("127.0.0.1").to_string();
     let port = url.port().unwrap_or(6379).to_string();
     let keys = &conns.keys;
@@ -44,9 +49,6 @@ pub async fn ceiling(
         &pipeline.to_string(),
     ])
     .args(["-r", "1000000000", "--csv"]);
-    if let Some(pw) = url.password() {
-        cmd.args(["-a", pw]);
-    }
     cmd.args(["EVALSHA", &Reserver::sha(), "6"])
         .args([
             keys.stock(product),
@@ -135,6 +137,10 @@ pub async fn ours(conns: &Connections, product: u64, requests: u64, clients: u32
 /// The `reserve` benchmark.
 pub async fn run(conns: &Connections, quick: bool) -> Result<BenchReport, BenchError> {
     let requests = if quick { 5_000 } else { 200_000 };
+    // Refused before anything is written (the ceiling would refuse it after).
+    if url::Url::parse(conns.settings.redis_url.expose_secret()).is_ok_and(|u| u.password().is_some()) {
+        return Err(BenchError::PasswordOnCommandLine);
+    }
     let product = BenchProduct::create(conns, 1_000_000_000, 1_000_000_000).await?;
     let result = async {
         let ceiling = ceiling(conns, product.id, requests, 50, 1).await?;
