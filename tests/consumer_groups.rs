@@ -35,7 +35,7 @@ impl PrivateRedis {
     }
 
     async fn spawn(port: u16, dir: &tempfile::TempDir) -> Child {
-        let child = Command::new("redis-server")
+        let mut child = Command::new("redis-server")
             .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(dir.path())
@@ -52,6 +52,8 @@ impl PrivateRedis {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("the private redis-server on port {port} did not answer");
     }
 

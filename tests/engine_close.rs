@@ -35,7 +35,7 @@ async fn sale_with_orders(
     let mut conn = redis.conn().await;
     let _: () = conn.set(redis.keys.stock(PRODUCT), 10).await.unwrap();
     consumer::ensure_group(&mut conn, &redis.keys, PRODUCT).await.unwrap();
-    let reserver = support::reserver(&pool).await;
+    let reserver = support::reserver(pool).await;
     let mut order_nos = Vec::new();
     for user in 0..buyers {
         let req = ReserveRequest {
