@@ -152,3 +152,36 @@ async fn the_deduct_benchmark_sells_the_stock_exactly_once_except_naively_and_co
     assert_positive(&report["ratios"]);
     assert_scratch_database_dropped(&pool, &report, "sg_bench_deduct_").await;
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_reserve_benchmark_never_puts_the_redis_password_on_a_command_line(pool: MySqlPool) {
+    let redis = TestRedis::new("bench4").await;
+    // A stand-in `redis-benchmark` first on PATH records the command line it was given.
+    let bin = tempfile::tempdir().unwrap();
+    let recorded = bin.path().join("args");
+    let fake = bin.path().join("redis-benchmark");
+    std::fs::write(&fake, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", recorded.display())).unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // Redis's `default` user without a password accepts any password given with its name.
+    let mut url = url::Url::parse(&redis.url).unwrap();
+    url.set_username("default").unwrap();
+    url.set_password(Some("hunter2")).unwrap();
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+
+    let out = Command::new(env!("CARGO_BIN_EXE_stockguard"))
+        .args(["bench", "reserve", "--quick"])
+        .env_remove("STOCKGUARD_PROFILE")
+        .env("PATH", path)
+        .env("STOCKGUARD_MYSQL_URL", support::mysql_url_of(&pool).await)
+        .env("STOCKGUARD_REDIS_URL", url.as_str())
+        .env("STOCKGUARD_KEY_PREFIX", redis.keys.prefix())
+        .env("STOCKGUARD_ENVIRONMENT", "sandbox")
+        .output()
+        .unwrap();
+
+    let args = std::fs::read_to_string(&recorded).unwrap_or_default();
+    assert!(!args.contains("hunter2"), "the password was on a command line: {args}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("password"), "refused, saying why: {stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}

@@ -11,7 +11,7 @@ use sqlx::MySqlPool;
 use stockguard::engine::close::{close_due_orders, close_order, CloseKind, CloseOutcome};
 use stockguard::engine::consumer::{self, ConsumerConfig};
 use stockguard::engine::relay::Relay;
-use stockguard::engine::{ReserveOutcome, ReserveRequest, Reserver};
+use stockguard::engine::{ReserveOutcome, ReserveRequest};
 use stockguard::keys::Keys;
 use stockguard::recon::{read_products, DriftStatus};
 use support::TestRedis;
@@ -35,7 +35,7 @@ async fn sale_with_orders(
     let mut conn = redis.conn().await;
     let _: () = conn.set(redis.keys.stock(PRODUCT), 10).await.unwrap();
     consumer::ensure_group(&mut conn, &redis.keys, PRODUCT).await.unwrap();
-    let reserver = Reserver::new();
+    let reserver = support::reserver(pool).await;
     let mut order_nos = Vec::new();
     for user in 0..buyers {
         let req = ReserveRequest {
@@ -123,8 +123,10 @@ async fn a_timeout_close_racing_a_cancel_returns_stock_once(pool: MySqlPool) {
     let redis = TestRedis::new("c3").await;
     let (mut conn, order_nos) = sale_with_orders(&pool, &redis, 5).await;
     let mut racers = Vec::new();
-    for no in &order_nos {
-        for kind in [CloseKind::Timeout, CloseKind::Cancel, CloseKind::Timeout, CloseKind::Cancel] {
+    // Order i is buyer i's (see `sale_with_orders`).
+    for (buyer, no) in order_nos.iter().enumerate() {
+        let cancel = CloseKind::Cancel { user_id: buyer as u64 };
+        for kind in [CloseKind::Timeout, cancel, CloseKind::Timeout, cancel] {
             let (pool, no) = (pool.clone(), no.clone());
             racers.push(tokio::spawn(async move { close_order(&pool, &no, kind, after_deadline()).await.unwrap() }));
         }

@@ -77,9 +77,9 @@ async fn an_order_is_accepted_processed_persisted_and_paid(pool: MySqlPool) {
     let (_, shown) = call(&state, "GET", &format!("/orders/{order_no}"), Body::empty()).await;
     assert_eq!(shown["status"], "WAIT_PAY");
 
-    let (status, paid) = call(&state, "POST", &format!("/orders/{order_no}/pay"), Body::empty()).await;
+    let (status, paid) = call(&state, "POST", &format!("/orders/{order_no}/pay"), buyer(1)).await;
     assert_eq!((status, paid["status"].as_str()), (StatusCode::OK, Some("PAID")));
-    let (status, again) = call(&state, "POST", &format!("/orders/{order_no}/pay"), Body::empty()).await;
+    let (status, again) = call(&state, "POST", &format!("/orders/{order_no}/pay"), buyer(1)).await;
     assert_eq!((status, again["status"].as_str()), (StatusCode::OK, Some("PAID")), "paying twice is harmless");
 }
 
@@ -148,7 +148,7 @@ async fn an_unknown_order_is_not_found_and_cannot_be_paid(pool: MySqlPool) {
     let redis = TestRedis::new("h5").await;
     let state = engine(&pool, &redis, 10, 2).await;
     assert_eq!(call(&state, "GET", "/orders/7-nothing", Body::empty()).await.0, StatusCode::NOT_FOUND);
-    assert_eq!(call(&state, "POST", "/orders/7-nothing/pay", Body::empty()).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(call(&state, "POST", "/orders/7-nothing/pay", buyer(1)).await.0, StatusCode::NOT_FOUND);
 }
 
 #[sqlx::test(migrations = "./migrations")]
@@ -158,17 +158,60 @@ async fn a_cancelled_order_returns_its_stock_and_cannot_be_paid(pool: MySqlPool)
     let (_, body) = call(&state, "POST", "/orders", order(1, 2, "k")).await;
     let order_no = body["order_no"].as_str().unwrap().to_string();
 
-    let (status, early) = call(&state, "POST", &format!("/orders/{order_no}/cancel"), Body::empty()).await;
+    let (status, early) = call(&state, "POST", &format!("/orders/{order_no}/cancel"), buyer(1)).await;
     assert_eq!((status, early["error"].as_str()), (StatusCode::CONFLICT, Some("NOT_CANCELLABLE")), "still in flight");
 
     persist_all(&state).await;
 
-    let (status, cancelled) = call(&state, "POST", &format!("/orders/{order_no}/cancel"), Body::empty()).await;
+    let (status, cancelled) = call(&state, "POST", &format!("/orders/{order_no}/cancel"), buyer(1)).await;
     assert_eq!((status, cancelled["status"].as_str()), (StatusCode::OK, Some("CANCELLED")));
-    let (status, paid) = call(&state, "POST", &format!("/orders/{order_no}/pay"), Body::empty()).await;
+    let (status, paid) = call(&state, "POST", &format!("/orders/{order_no}/pay"), buyer(1)).await;
     assert_eq!((status, paid["error"].as_str()), (StatusCode::CONFLICT, Some("NOT_PAYABLE")));
     let stock: i64 = sqlx::query_scalar("SELECT stock FROM inventory").fetch_one(&pool).await.unwrap();
     assert_eq!(stock, 10, "the stock is back in the DB");
     let (_, shown) = call(&state, "GET", &format!("/orders/{order_no}"), Body::empty()).await;
     assert_eq!(shown["status"], "CANCELLED");
+}
+
+fn buyer(user: u64) -> String {
+    serde_json::json!({ "user_id": user }).to_string()
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn another_buyer_can_neither_pay_nor_cancel_an_order_nor_see_it(pool: MySqlPool) {
+    let redis = TestRedis::new("h7").await;
+    let state = engine(&pool, &redis, 10, 2).await;
+    let (_, body) = call(&state, "POST", "/orders", order(1, 1, "k")).await;
+    let order_no = body["order_no"].as_str().unwrap().to_string();
+    persist_all(&state).await;
+
+    for action in ["pay", "cancel"] {
+        let (status, answer) = call(&state, "POST", &format!("/orders/{order_no}/{action}"), buyer(2)).await;
+        assert_eq!((status, answer["error"].as_str()), (StatusCode::NOT_FOUND, Some("UNKNOWN_ORDER")), "{action}");
+    }
+    let (status, _) = call(&state, "GET", &format!("/orders/{order_no}?user_id=2"), Body::empty()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "not shown to another buyer");
+
+    let status: String = sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM orders").fetch_one(&pool).await.unwrap();
+    assert_eq!(status, "WAIT_PAY", "nothing changed");
+    let stock: i64 = sqlx::query_scalar("SELECT stock FROM inventory").fetch_one(&pool).await.unwrap();
+    assert_eq!(stock, 9, "no stock returned");
+    let (status, paid) = call(&state, "POST", &format!("/orders/{order_no}/pay"), buyer(1)).await;
+    assert_eq!((status, paid["status"].as_str()), (StatusCode::OK, Some("PAID")), "the buyer still can");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn paying_or_cancelling_without_saying_who_is_refused(pool: MySqlPool) {
+    let redis = TestRedis::new("h8").await;
+    let state = engine(&pool, &redis, 10, 2).await;
+    let (_, body) = call(&state, "POST", "/orders", order(1, 1, "k")).await;
+    let order_no = body["order_no"].as_str().unwrap().to_string();
+    persist_all(&state).await;
+
+    for action in ["pay", "cancel"] {
+        let (status, answer) = call(&state, "POST", &format!("/orders/{order_no}/{action}"), Body::empty()).await;
+        assert_eq!((status, answer["error"].as_str()), (StatusCode::BAD_REQUEST, Some("BAD_REQUEST")), "{action}");
+    }
+    let status: String = sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM orders").fetch_one(&pool).await.unwrap();
+    assert_eq!(status, "WAIT_PAY", "nothing changed");
 }

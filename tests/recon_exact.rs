@@ -58,13 +58,15 @@ async fn thousands_of_readings_under_live_traffic_show_no_phantom_drift(pool: My
     let cancelling = tokio::spawn(async move {
         let mut cancelled = 0;
         while !cancel_done.load(Ordering::Relaxed) {
-            let victim: Option<String> =
-                sqlx::query_scalar("SELECT order_no FROM orders WHERE status = 'WAIT_PAY' ORDER BY RAND() LIMIT 1")
-                    .fetch_optional(&cancel_pool)
-                    .await
-                    .unwrap();
-            if let Some(no) = victim {
-                close_order(&cancel_pool, &no, CloseKind::Cancel, chrono::Utc::now().naive_utc()).await.unwrap();
+            let victim: Option<(String, u64)> = sqlx::query_as(
+                "SELECT order_no, user_id FROM orders WHERE status = 'WAIT_PAY' ORDER BY RAND() LIMIT 1",
+            )
+            .fetch_optional(&cancel_pool)
+            .await
+            .unwrap();
+            if let Some((no, user_id)) = victim {
+                let cancel = CloseKind::Cancel { user_id };
+                close_order(&cancel_pool, &no, cancel, chrono::Utc::now().naive_utc()).await.unwrap();
                 cancelled += 1;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use sqlx::MySqlPool;
 use stockguard::connect::Connections;
 use stockguard::engine::consumer::{self, ConsumerConfig};
-use stockguard::engine::reserve::{ReserveOutcome, ReserveRequest, Reserver};
+use stockguard::engine::reserve::{ReserveOutcome, ReserveRequest};
 use stockguard::recon::{read_products, DriftStatus, Reading};
 use stockguard::rewrite::{self, Outcome, RewriteRequest};
 use support::redis_server::RedisServer;
@@ -23,7 +23,7 @@ async fn reading(conns: &Connections) -> Reading {
 
 /// Buyers `users` each ask for one unit through Redis; returns how many were reserved.
 async fn sell(conns: &Connections, users: std::ops::Range<u64>) -> usize {
-    let reserver = Reserver::new();
+    let reserver = support::reserver(&conns.mysql).await;
     let mut r = conns.redis.clone();
     let mut reserved = 0;
     for user in users {
@@ -212,7 +212,7 @@ async fn after_redis_restarts_empty_in_db_mode_the_guided_exit_sets_what_the_db_
     // Redis trouble: DB mode, two sales straight through the DB, and Redis comes back empty.
     let changer = Changer::person(&conns.settings).unwrap();
     store::set(&pool, &changer, Scope::Global, Mode::Degraded, "Redis is failing").await.unwrap();
-    let numbers = Reserver::new();
+    let numbers = support::reserver(&pool).await;
     for user in 50..52 {
         let req = ReserveRequest {
             user_id: user,

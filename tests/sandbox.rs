@@ -148,3 +148,49 @@ async fn sandbox_up_starts_private_servers_when_none_answer_and_down_stops_them(
     assert!(!process::is_alive(mysql.pid) && !process::is_alive(redis.pid));
     outcome
 }
+
+/// Every file `up` left in its folder, as text.
+fn files_under(dir: &std::path::Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else if let Ok(text) = std::fs::read_to_string(&path) {
+            out.push((path.display().to_string(), text));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn sandbox_up_never_writes_a_urls_password_into_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::env::var("DATABASE_URL").unwrap();
+    let db = format!("sgt_uppw_{}", std::process::id());
+    let mut mysql = url::Url::parse(&base).unwrap();
+    mysql.set_path(&format!("/{db}"));
+    // Redis's `default` user without a password accepts any password given with its name:
+    // the URL with a password reaches the shared Redis, as a real password would.
+    let redis = TestRedis::new("uppw").await;
+    let mut redis_url = url::Url::parse(&redis.url).unwrap();
+    redis_url.set_username("default").unwrap();
+    redis_url.set_password(Some("hunter2")).unwrap();
+    let opts = UpOptions {
+        dir: dir.path().to_path_buf(),
+        mysql_url: mysql.to_string(),
+        redis_url: redis_url.to_string(),
+        key_prefix: redis.keys.prefix().to_string(),
+        profile_store: Some(dir.path().join("profiles.toml")),
+    };
+
+    let result = sandbox::up(&opts, &mut |_| {}).await;
+
+    for (path, text) in files_under(dir.path()) {
+        assert!(!text.contains("hunter2"), "{path} holds the password:\n{text}");
+    }
+    let err = result.expect_err("a URL with a password is refused");
+    assert!(err.to_string().contains("password"), "{err}");
+    let pool = MySqlPool::connect(&base).await.unwrap();
+    sqlx::query(&format!("DROP DATABASE IF EXISTS `{db}`")).execute(&pool).await.unwrap();
+}

@@ -6,7 +6,7 @@ mod support;
 use sqlx::{MySqlPool, Row as _};
 use stockguard::connect::MIGRATOR;
 
-const TABLES: [&str; 13] = [
+const TABLES: [&str; 14] = [
     "audit_log",
     "compensation_actions",
     "compensation_cases",
@@ -14,6 +14,7 @@ const TABLES: [&str; 13] = [
     "drill_events",
     "drill_runs",
     "engine_heartbeats",
+    "engine_instances",
     "inventory",
     "order_failures",
     "orders",

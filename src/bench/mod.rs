@@ -32,6 +32,12 @@ pub enum BenchError {
     Production,
     #[error("`redis-benchmark` failed: {0} (install redis-tools)")]
     RedisBenchmark(String),
+    #[error(
+        "the Redis URL holds a password, and `redis-benchmark` takes one only on its command line (`-a`), where \
+         any user of this machine can read it (`ps`); it ignores REDISCLI_AUTH. Run `bench reserve` against a Redis \
+         without a password (the sandbox's)"
+    )]
+    PasswordOnCommandLine,
     #[error("the engine under test failed: {0}")]
     Engine(String),
     #[error("DB: {0}")]

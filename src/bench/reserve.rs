@@ -7,6 +7,7 @@ use secrecy::ExposeSecret as _;
 
 use super::{BenchError, BenchProduct, BenchReport, Figure};
 use crate::connect::Connections;
+use crate::engine::order_no::InstanceTag;
 use crate::engine::reserve::{ReserveRequest, Reserver};
 
 /// `redis-benchmark` of EVALSHA of the reserve script: requests per second.
@@ -23,10 +24,14 @@ pub async fn ceiling(
 ) -> Result<f64, BenchError> {
     let url = url::Url::parse(conns.settings.redis_url.expose_secret())
         .map_err(|e| BenchError::RedisBenchmark(e.to_string()))?;
+    // Checked on the installed redis-benchmark 7.0: it authenticates only with `-a` (and
+    // `-u`), both on its command line; REDISCLI_AUTH, which redis-cli reads, it ignores.
+    if url.password().is_some() {
+        return Err(BenchError::PasswordOnCommandLine);
+    }
     let host = url.host_str().unwrap_or("127.0.0.1").to_string();
     let port = url.port().unwrap_or(6379).to_string();
     let keys = &conns.keys;
-    let reserver = Reserver::new();
     // Make sure the server knows the script, so EVALSHA finds it.
     let mut r = conns.redis.clone();
     let _: String = redis::cmd("SCRIPT").arg("LOAD").arg(Reserver::source()).query_async(&mut r).await?;
@@ -44,10 +49,7 @@ pub async fn ceiling(
         &pipeline.to_string(),
     ])
     .args(["-r", "1000000000", "--csv"]);
-    if let Some(pw) = url.password() {
-        cmd.args(["-a", pw]);
-    }
-    cmd.args(["EVALSHA", reserver.sha(), "7"])
+    cmd.args(["EVALSHA", &Reserver::sha(), "7"])
         .args([
             keys.stock(product),
             keys.inflight(product),
@@ -95,7 +97,9 @@ pub async fn reserve_many(
     clients: u32,
     tag: &str,
 ) -> Result<std::time::Duration, BenchError> {
-    let reserver = Arc::new(Reserver::new());
+    // A registered instance tag, as an engine has: the numbers never clash with an engine's.
+    let instance = InstanceTag::claim(&conns.mysql, &format!("bench-{tag}")).await?;
+    let reserver = Arc::new(Reserver::new(instance));
     let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let started = Instant::now();
     let mut workers = Vec::new();
@@ -134,6 +138,10 @@ pub async fn ours(conns: &Connections, product: u64, requests: u64, clients: u32
 /// The `reserve` benchmark.
 pub async fn run(conns: &Connections, quick: bool) -> Result<BenchReport, BenchError> {
     let requests = if quick { 5_000 } else { 200_000 };
+    // Refused before anything is written (the ceiling would refuse it after).
+    if url::Url::parse(conns.settings.redis_url.expose_secret()).is_ok_and(|u| u.password().is_some()) {
+        return Err(BenchError::PasswordOnCommandLine);
+    }
     let product = BenchProduct::create(conns, 1_000_000_000, 1_000_000_000).await?;
     let result = async {
         let ceiling = ceiling(conns, product.id, requests, 50, 1).await?;

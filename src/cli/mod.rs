@@ -21,7 +21,8 @@ use stockguard::profile::{resolve_for_process, ConnectionSettings};
 #[command(name = "stockguard", version, about = "Flash-sale anti-oversell console and reference engine")]
 pub struct Cli {
     /// Connection profile to use (see `stockguard profile list`). STOCKGUARD_MYSQL_URL,
-    /// STOCKGUARD_REDIS_URL and STOCKGUARD_KEY_PREFIX override its fields.
+    /// STOCKGUARD_REDIS_URL and STOCKGUARD_KEY_PREFIX override its fields; with a URL
+    /// overridden it counts as production unless STOCKGUARD_ENVIRONMENT says otherwise.
     #[arg(long, global = true, env = "STOCKGUARD_PROFILE")]
     profile: Option<String>,
     #[command(subcommand)]

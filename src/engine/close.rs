@@ -3,7 +3,8 @@
 //! In one transaction: lock the product's inventory row (inventory before orders, always),
 //! compare-and-set the order `WAIT_PAY -> CLOSED|CANCELLED`, and only if that changed a row,
 //! return the stock to `inventory` and write the release to the outbox. A close that runs
-//! twice, or races a cancel, changes the order once and returns the stock once.
+//! twice, or races a cancel, changes the order once and returns the stock once. A cancel
+//! names its buyer and changes only that buyer's order: order numbers are guessable.
 
 use chrono::NaiveDateTime;
 use sqlx::MySqlPool;
@@ -13,15 +14,15 @@ use sqlx::MySqlPool;
 pub enum CloseKind {
     /// The payment deadline passed.
     Timeout,
-    /// The buyer cancelled.
-    Cancel,
+    /// The buyer cancelled. To anyone else the order is [`CloseOutcome::NotFound`].
+    Cancel { user_id: u64 },
 }
 
 impl CloseKind {
     fn status(self) -> &'static str {
         match self {
             Self::Timeout => "CLOSED",
-            Self::Cancel => "CANCELLED",
+            Self::Cancel { .. } => "CANCELLED",
         }
     }
 }
@@ -42,25 +43,35 @@ pub async fn close_order(
     kind: CloseKind,
     now: NaiveDateTime,
 ) -> Result<CloseOutcome, sqlx::Error> {
-    let Some((product_id, qty)) =
-        sqlx::query_as::<_, (u64, i32)>("SELECT product_id, buy_count FROM orders WHERE order_no = ?")
+    let Some((product_id, qty, owner)) =
+        sqlx::query_as::<_, (u64, i32, u64)>("SELECT product_id, buy_count, user_id FROM orders WHERE order_no = ?")
             .bind(order_no)
             .fetch_optional(pool)
             .await?
     else {
         return Ok(CloseOutcome::NotFound);
     };
+    // Another buyer's order does not exist for this one: saying otherwise would confirm a
+    // guessed number.
+    if matches!(kind, CloseKind::Cancel { user_id } if user_id != owner) {
+        return Ok(CloseOutcome::NotFound);
+    }
     let mut tx = pool.begin().await?;
     sqlx::query("SELECT stock FROM inventory WHERE product_id = ? FOR UPDATE")
         .bind(product_id)
         .execute(&mut *tx)
         .await?;
-    let deadline_clause = if kind == CloseKind::Timeout { " AND pay_deadline <= ?" } else { "" };
-    let sql = format!("UPDATE orders SET status = ? WHERE order_no = ? AND status = 'WAIT_PAY'{deadline_clause}");
-    let mut cas = sqlx::query(&sql).bind(kind.status()).bind(order_no);
-    if kind == CloseKind::Timeout {
-        cas = cas.bind(now);
-    }
+    // The compare-and-set also holds the deadline (timeout) or the buyer (cancel).
+    let guard = match kind {
+        CloseKind::Timeout => " AND pay_deadline <= ?",
+        CloseKind::Cancel { .. } => " AND user_id = ?",
+    };
+    let sql = format!("UPDATE orders SET status = ? WHERE order_no = ? AND status = 'WAIT_PAY'{guard}");
+    let cas = sqlx::query(&sql).bind(kind.status()).bind(order_no);
+    let cas = match kind {
+        CloseKind::Timeout => cas.bind(now),
+        CloseKind::Cancel { user_id } => cas.bind(user_id),
+    };
     if cas.execute(&mut *tx).await?.rows_affected() != 1 {
         tx.rollback().await?;
         let status: String = sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM orders WHERE order_no = ?")

@@ -2,7 +2,7 @@
 //!
 //! - [`reserve`] + `reserve.lua`: the one atomic Redis step (deduct, in-flight entry, buyer
 //!   count, stream message), called by SHA.
-//! - [`order_no`]: order numbers unique across instances.
+//! - [`order_no`]: order numbers unique across instances (instance tags handed out by the DB).
 //! - [`persist`]: a batch of reservations into the DB in one transaction, exactly once.
 //! - [`ledger_write`]: the conditional deduction and the order insert, shared by every path.
 //! - [`consumer`]: the `persist` group consumers: read, reclaim, persist.

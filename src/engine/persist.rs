@@ -35,6 +35,10 @@ pub struct BatchOutcome {
     pub duplicates: Vec<String>,
     /// Refused by the DB's conditional update: Redis over-issued. Recorded as FAILED.
     pub failed: Vec<String>,
+    /// Stream message ids (not order numbers: the number is shared) of reservations whose
+    /// order number is already another buyer's order. Recorded as FAILED (`ORDER_NO_CLASH`)
+    /// for that buyer; the unit goes back to Redis stock, as the DB never took it.
+    pub clashed: Vec<String>,
     /// True when the batch fell back to one transaction per order.
     pub fell_back: bool,
 }
@@ -106,11 +110,12 @@ pub async fn write_batch(
             One::Persisted => outcome.persisted.push(msg.body.order_no.clone()),
             One::Duplicate => outcome.duplicates.push(msg.body.order_no.clone()),
             One::Refused => outcome.failed.push(msg.body.order_no.clone()),
+            One::Clashed => outcome.clashed.push(msg.id.clone()),
         }
     }
     let m = super::metrics::get();
     m.persisted.inc_by(outcome.persisted.len() as u64);
-    m.failed_orders.inc_by(outcome.failed.len() as u64);
+    m.failed_orders.inc_by((outcome.failed.len() + outcome.clashed.len()) as u64);
     Ok(outcome)
 }
 
@@ -146,14 +151,44 @@ enum One {
     Persisted,
     Duplicate,
     Refused,
+    /// The order number is another buyer's order.
+    Clashed,
 }
 
-async fn order_exists(pool: &MySqlPool, order_no: &str) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query_scalar::<_, i32>("SELECT 1 FROM orders WHERE order_no = ?")
-        .bind(order_no)
+/// Whose order, if any, already holds a message's order number.
+enum Holder {
+    Nobody,
+    /// The same buyer and idempotency key: this message, delivered again.
+    ThisReservation,
+    /// A different reservation under the same number (two engines issued it).
+    Another,
+}
+
+async fn holder_of(pool: &MySqlPool, msg: &ReservationMessage) -> Result<Holder, sqlx::Error> {
+    let row: Option<(u64, Vec<u8>)> = sqlx::query_as("SELECT user_id, idempotency_key FROM orders WHERE order_no = ?")
+        .bind(&msg.order_no)
         .fetch_optional(pool)
-        .await?
-        .is_some())
+        .await?;
+    Ok(match row {
+        None => Holder::Nobody,
+        Some((user, key)) if user == msg.user_id && key == msg.idempotency_key.as_bytes() => Holder::ThisReservation,
+        Some(_) => Holder::Another,
+    })
+}
+
+/// What an order number already in the DB means for this message: a redelivery is done with;
+/// someone else's order means this buyer's reservation cannot be written, and they must be
+/// told so (FAILED), never be shown the other buyer's order.
+async fn settle_existing(pool: &MySqlPool, msg: &ReservationMessage) -> Result<Option<One>, sqlx::Error> {
+    match holder_of(pool, msg).await? {
+        Holder::Nobody => Ok(None),
+        Holder::ThisReservation => Ok(Some(One::Duplicate)),
+        Holder::Another => {
+            record_failure(pool, msg, "ORDER_NO_CLASH").await?;
+            tracing::error!(order_no = %msg.order_no, user_id = msg.user_id, "order number already another buyer's order: failed back");
+            Ok(Some(One::Clashed))
+        }
+    }
 }
 
 async fn persist_one(
@@ -161,16 +196,16 @@ async fn persist_one(
     msg: &ReservationMessage,
     payment_timeout: Duration,
 ) -> Result<One, PersistError> {
-    if order_exists(pool, &msg.order_no).await? {
-        return Ok(One::Duplicate);
+    if let Some(settled) = settle_existing(pool, msg).await? {
+        return Ok(settled);
     }
     let mut tx = super::metrics::begin(pool).await?;
     if !deduct(&mut tx, msg.product_id, msg.qty).await? {
         tx.rollback().await?;
         // Another consumer may have written it meanwhile (a reclaimed message): then it is
         // a duplicate, not a refusal.
-        if order_exists(pool, &msg.order_no).await? {
-            return Ok(One::Duplicate);
+        if let Some(settled) = settle_existing(pool, msg).await? {
+            return Ok(settled);
         }
         record_failure(pool, msg, "DB_REFUSED_STOCK").await?;
         tracing::warn!(order_no = %msg.order_no, product_id = msg.product_id, "Redis over-issued: the DB refused an accepted order");
@@ -187,11 +222,12 @@ async fn persist_one(
             // Which unique key? The order number: a message seen twice. Anything else (the
             // buyer's idempotency key taken by another order) would mean an accepted order the
             // DB cannot hold: fail it back explicitly rather than acknowledge it as done.
-            if order_exists(pool, &msg.order_no).await? {
-                Ok(One::Duplicate)
-            } else {
-                record_failure(pool, msg, "IDEMPOTENCY_CONFLICT").await?;
-                Ok(One::Refused)
+            match settle_existing(pool, msg).await? {
+                Some(settled) => Ok(settled),
+                None => {
+                    record_failure(pool, msg, "IDEMPOTENCY_CONFLICT").await?;
+                    Ok(One::Refused)
+                }
             }
         }
         Err(e) => Err(e.into()),
@@ -213,7 +249,7 @@ async fn record_failure(pool: &MySqlPool, msg: &ReservationMessage, reason: &str
 }
 
 /// After commit: remove the in-flight entries, give refused buyers their per-user allowance
-/// back, acknowledge and delete the messages, all in one MULTI.
+/// back (and clashed ones their unit), acknowledge and delete the messages, all in one MULTI.
 pub async fn confirm<C>(
     redis: &mut C,
     keys: &Keys,
@@ -228,8 +264,13 @@ where
     pipe.atomic();
     let order_nos: Vec<&str> = batch.iter().map(|m| m.body.order_no.as_str()).collect();
     pipe.hdel(keys.inflight(product_id), &order_nos).ignore();
-    for m in batch.iter().filter(|m| outcome.failed.contains(&m.body.order_no)) {
+    for m in batch.iter().filter(|m| outcome.failed.contains(&m.body.order_no) && !outcome.clashed.contains(&m.id)) {
         pipe.hincr(keys.buyers(product_id), m.body.user_id, -m.body.qty).ignore();
+    }
+    // A clashed reservation took a unit from Redis that the DB never sold: give it back.
+    for m in batch.iter().filter(|m| outcome.clashed.contains(&m.id)) {
+        pipe.hincr(keys.buyers(product_id), m.body.user_id, -m.body.qty).ignore();
+        pipe.incr(keys.stock(product_id), m.body.qty).ignore();
     }
     let ids: Vec<&str> = batch.iter().map(|m| m.id.as_str()).collect();
     pipe.xack(keys.orders_stream(product_id), PERSIST_GROUP, &ids).ignore();

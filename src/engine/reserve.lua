@@ -9,6 +9,12 @@ local existing = redis.call('HGET', KEYS[5], ARGV[5])
 if existing then
   return {2, existing}
 end
+-- 3: the order number is already in flight for another reservation (two engines issued the
+-- same number). Numbers are unique by construction (src/engine/order_no.rs); this refusal is
+-- the second line of defence: nothing is deducted and the engine retries with a new number.
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
+  return {3, ''}
+end
 local stock = redis.call('GET', KEYS[1])
 if not stock then
   return {-1, ''}

@@ -3,7 +3,7 @@
 
 use redis::Script;
 
-use super::order_no::OrderNumbers;
+use super::order_no::{InstanceTag, OrderNumbers};
 use crate::keys::Keys;
 use crate::reservation;
 
@@ -33,6 +33,9 @@ pub enum ReserveOutcome {
     LimitReached,
 }
 
+/// The script's answer when the order number is already in flight.
+const NUMBER_IN_USE: i64 = 3;
+
 /// Holds the loaded script and the order-number generator.
 #[derive(Debug)]
 pub struct Reserver {
@@ -40,15 +43,11 @@ pub struct Reserver {
     numbers: OrderNumbers,
 }
 
-impl Default for Reserver {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Reserver {
-    pub fn new() -> Self {
-        Self { script: Script::new(include_str!("reserve.lua")), numbers: OrderNumbers::new() }
+    /// A reserver numbering its orders with `tag`, which the DB handed this instance
+    /// ([`InstanceTag::claim`]).
+    pub fn new(tag: InstanceTag) -> Self {
+        Self { script: Script::new(include_str!("reserve.lua")), numbers: OrderNumbers::new(tag) }
     }
 
     /// A fresh order number for the product (the degrade path numbers its orders the same way).
@@ -57,8 +56,8 @@ impl Reserver {
     }
 
     /// The script's SHA1, as `redis-benchmark EVALSHA` needs it.
-    pub fn sha(&self) -> &str {
-        self.script.get_hash()
+    pub fn sha() -> String {
+        Script::new(include_str!("reserve.lua")).get_hash().to_string()
     }
 
     /// The script's source.
@@ -75,11 +74,44 @@ impl Reserver {
     where
         C: redis::aio::ConnectionLike + Send,
     {
+        // A number another reservation holds in flight is refused (code 3); a fresh one
+        // cannot clash again short of a second engine with our tag, so one retry is enough.
+        for _ in 0..2 {
+            let (code, returned) = self.invoke(conn, keys, req).await?;
+            return Ok(match code {
+                1 => ReserveOutcome::Reserved { order_no: returned },
+                2 => ReserveOutcome::Replayed { order_no: returned },
+                0 => ReserveOutcome::SoldOut,
+                -1 => ReserveOutcome::NotReady,
+                -2 => ReserveOutcome::LimitReached,
+                NUMBER_IN_USE => {
+                    tracing::warn!(
+                        product_id = req.product_id,
+                        "order number already in flight; retrying with a new one"
+                    );
+                    continue;
+                }
+                other => {
+                    return Err(redis::RedisError::from((
+                        redis::ErrorKind::TypeError,
+                        "unexpected reserve script answer",
+                        other.to_string(),
+                    )))
+                }
+            });
+        }
+        Err(redis::RedisError::from((redis::ErrorKind::ResponseError, "order numbers in use twice in a row")))
+    }
+
+    /// One call of the script with a fresh order number: its code and order number.
+    async fn invoke<C>(&self, conn: &mut C, keys: &Keys, req: &ReserveRequest) -> redis::RedisResult<(i64, String)>
+    where
+        C: redis::aio::ConnectionLike + Send,
+    {
         let now_ms = chrono::Utc::now().timestamp_millis();
         let order_no = self.numbers.next(req.product_id, now_ms);
         let p = req.product_id;
-        let (code, returned): (i64, String) = self
-            .script
+        self.script
             .key(keys.stock(p))
             .key(keys.inflight(p))
             .key(keys.buyers(p))
@@ -94,20 +126,6 @@ impl Reserver {
             .arg(format!("{}:{}", req.user_id, req.idempotency_key))
             .arg(reservation::body(&order_no, req.user_id, p, req.qty, now_ms, &req.idempotency_key))
             .invoke_async(conn)
-            .await?;
-        Ok(match code {
-            1 => ReserveOutcome::Reserved { order_no: returned },
-            2 => ReserveOutcome::Replayed { order_no: returned },
-            0 => ReserveOutcome::SoldOut,
-            -1 => ReserveOutcome::NotReady,
-            -2 => ReserveOutcome::LimitReached,
-            other => {
-                return Err(redis::RedisError::from((
-                    redis::ErrorKind::TypeError,
-                    "unexpected reserve script answer",
-                    other.to_string(),
-                )))
-            }
-        })
+            .await
     }
 }

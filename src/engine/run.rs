@@ -55,7 +55,9 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
             }
         }
         let busy = match consumer::run_pass(&state.pool, &mut redis, &state.keys, &products, &cfg, reclaim).await {
-            Ok(o) => !(o.persisted.is_empty() && o.duplicates.is_empty() && o.failed.is_empty()),
+            Ok(o) => {
+                !(o.persisted.is_empty() && o.duplicates.is_empty() && o.failed.is_empty() && o.clashed.is_empty())
+            }
             Err(e) => {
                 // Nothing is lost: unacknowledged messages stay pending and are retried.
                 tracing::warn!(error = %e, "persist pass failed; retrying");
@@ -99,6 +101,8 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     // Know the mode before the first order: the switch may already say DB mode.
     switching::load_initial(&state, Duration::from_secs(10)).await.map_err(std::io::Error::other)?;
+    // Register this start for an instance tag no other engine has (order numbers).
+    state.reserver().await.map_err(std::io::Error::other)?;
     let listen_addr = listener.local_addr()?.to_string();
     let (stop_tx, stop_rx) = watch::channel(false);
     let switch = tokio::spawn(switching::run_switch(state.clone(), listen_addr, stop_rx.clone()));

@@ -11,6 +11,7 @@ use tokio::sync::{Notify, RwLock};
 
 use super::breaker::{classify, Breaker, BreakerConfig, RedisFault};
 use super::limits::Limits;
+use super::order_no::InstanceTag;
 use super::reserve::Reserver;
 use crate::keys::Keys;
 use crate::switch::{Mode, SwitchView};
@@ -98,7 +99,9 @@ pub struct Shared {
     pub pool: MySqlPool,
     pub redis: redis::aio::ConnectionManager,
     pub keys: Keys,
-    pub reserver: Arc<Reserver>,
+    /// Made with the instance tag the DB hands out on first use ([`EngineState::reserver`]);
+    /// `run::serve` takes it before serving, so an engine that cannot register never sells.
+    reserver: tokio::sync::OnceCell<Reserver>,
     pub config: EngineConfig,
     pub limits: Limits,
     pub breaker: Arc<Breaker>,
@@ -119,7 +122,7 @@ impl EngineState {
             pool,
             redis,
             keys,
-            reserver: Arc::new(Reserver::new()),
+            reserver: tokio::sync::OnceCell::new(),
             limits: Limits::new(config.global_rate, config.per_user_rate),
             breaker: Arc::new(Breaker::new(config.breaker.clone())),
             tripped: Arc::default(),
@@ -129,6 +132,17 @@ impl EngineState {
             config,
             products: RwLock::default(),
         }))
+    }
+
+    /// The reserve script and this instance's order numbers. The first call registers the
+    /// instance in `engine_instances` for its tag; later calls return the same reserver.
+    pub async fn reserver(&self) -> Result<&Reserver, sqlx::Error> {
+        self.reserver
+            .get_or_try_init(|| async {
+                let tag = InstanceTag::claim(&self.pool, &self.config.instance_id).await?;
+                Ok(Reserver::new(tag))
+            })
+            .await
     }
 
     /// How this instance takes orders for `product_id` now: the switch (global row and the

@@ -1,7 +1,9 @@
 //! From a profile name (or none) and the environment to the settings a connection uses.
 //!
 //! Precedence: `STOCKGUARD_MYSQL_URL`, `STOCKGUARD_REDIS_URL` and `STOCKGUARD_KEY_PREFIX`
-//! override the profile's fields (for CI, scripts and headless use). With no profile at all,
+//! override the profile's fields (for CI, scripts and headless use). A profile whose
+//! connection (a URL) is overridden keeps no label of its own: it is labelled by
+//! `STOCKGUARD_ENVIRONMENT`, else production. With no profile at all,
 //! both URLs must come from the environment, and the environment kind comes from
 //! `STOCKGUARD_ENVIRONMENT`, defaulting to `production` so that an unlabelled connection gets
 //! the most careful treatment, never the least.
@@ -142,9 +144,10 @@ pub fn resolve(
                 (None, Some(url)) => Some(with_secret(url, "MySQL replica", MYSQL_SCHEMES, SecretSlot::MysqlReplica)?),
                 (None, None) => None,
             };
+            let environment = overridden_label(&name, profile.environment, env, &mut notices)?;
             ConnectionSettings {
                 profile_name: Some(name),
-                environment: profile.environment,
+                environment,
                 role: profile.role,
                 read_only: profile.read_only,
                 actor,
@@ -201,6 +204,46 @@ pub async fn resolve_for_process(profile: Option<&str>) -> Result<ConnectionSett
     tokio::task::spawn_blocking(move || resolve(&store, profile.as_deref(), &env, &super::KeychainStore))
         .await
         .expect("profile resolution does not panic")
+}
+
+/// The environment label of a profile whose fields the environment may override. The
+/// profile's label describes the profile's servers: once `STOCKGUARD_*_URL` points elsewhere
+/// it says nothing about where the connection goes, and a sandbox label on a production
+/// server would skip the production confirmation. So an overridden connection is labelled by
+/// `STOCKGUARD_ENVIRONMENT` when given, else production (the most careful), with a notice.
+/// `STOCKGUARD_ENVIRONMENT` alone never relabels a profile's own servers.
+fn overridden_label(
+    profile: &str,
+    label: EnvironmentKind,
+    env: &EnvOverrides,
+    notices: &mut Vec<String>,
+) -> Result<EnvironmentKind, ProfileError> {
+    let overrides: Vec<&str> = [
+        ("STOCKGUARD_MYSQL_URL", env.mysql_url.is_some()),
+        ("STOCKGUARD_MYSQL_REPLICA_URL", env.mysql_replica_url.is_some()),
+        ("STOCKGUARD_REDIS_URL", env.redis_url.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(var, set)| set.then_some(var))
+    .collect();
+    if overrides.is_empty() {
+        return Ok(label);
+    }
+    match env.environment.as_deref() {
+        Some(kind) => parse_environment(kind),
+        None => {
+            if label != EnvironmentKind::Production {
+                let verb = if overrides.len() == 1 { "overrides" } else { "override" };
+                notices.push(format!(
+                    "{} {verb} profile `{profile}`'s connection, so it is treated as production, not {}; set \
+                     STOCKGUARD_ENVIRONMENT to label it",
+                    overrides.join(" and "),
+                    label.as_str()
+                ));
+            }
+            Ok(EnvironmentKind::Production)
+        }
+    }
 }
 
 fn parse_environment(kind: &str) -> Result<EnvironmentKind, ProfileError> {
@@ -316,6 +359,77 @@ mod tests {
         let s = resolve(&store, Some("prod"), &env, &NoKeychain).unwrap();
         assert_eq!(s.mysql_url.expose_secret(), "mysql://root@127.0.0.1:3306/x");
         assert_eq!(s.key_prefix, "ci7");
+        assert_eq!(s.environment, EnvironmentKind::Production);
+    }
+
+    fn store_with_sandbox_profile() -> (tempfile::TempDir, ProfileStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
+        store
+            .upsert(
+                "sandbox",
+                Profile {
+                    environment: EnvironmentKind::Sandbox,
+                    mysql_url: "mysql://root@127.0.0.1:3306/stockguard".into(),
+                    mysql_replica_url: None,
+                    redis_url: "redis://127.0.0.1:6379/".into(),
+                    key_prefix: "sg".into(),
+                    role: Role::Oncall,
+                    read_only: false,
+                    secrets: Default::default(),
+                },
+            )
+            .unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn a_sandbox_profile_whose_connection_is_overridden_is_labelled_production() {
+        let (_dir, store) = store_with_sandbox_profile();
+        for env in [
+            EnvOverrides { mysql_url: Some("mysql://app@prod-db:3306/sale".into()), ..Default::default() },
+            EnvOverrides { redis_url: Some("redis://prod-cache:6379/".into()), ..Default::default() },
+            EnvOverrides { mysql_replica_url: Some("mysql://app@prod-replica:3306/sale".into()), ..Default::default() },
+        ] {
+            let s = resolve(&store, Some("sandbox"), &env, &NoKeychain).unwrap();
+            assert_eq!(s.environment, EnvironmentKind::Production, "{env:?}");
+            assert!(
+                s.notices.iter().any(|n| n.contains("STOCKGUARD_ENVIRONMENT")),
+                "the user is told why: {:?}",
+                s.notices
+            );
+        }
+    }
+
+    #[test]
+    fn an_overridden_connection_takes_the_label_stockguard_environment_gives() {
+        let (_dir, store) = store_with_sandbox_profile();
+        let env = EnvOverrides {
+            mysql_url: Some("mysql://root@127.0.0.1:3306/ci".into()),
+            environment: Some("sandbox".into()),
+            ..Default::default()
+        };
+        let s = resolve(&store, Some("sandbox"), &env, &NoKeychain).unwrap();
+        assert_eq!(s.environment, EnvironmentKind::Sandbox);
+    }
+
+    #[test]
+    fn a_key_prefix_override_alone_keeps_the_profiles_label() {
+        let (_dir, store) = store_with_sandbox_profile();
+        let env = EnvOverrides { key_prefix: Some("ci7".into()), ..Default::default() };
+        let s = resolve(&store, Some("sandbox"), &env, &NoKeychain).unwrap();
+        assert_eq!(s.environment, EnvironmentKind::Sandbox);
+    }
+
+    #[test]
+    fn stockguard_environment_cannot_relabel_a_profile_it_does_not_override() {
+        let (_dir, store) = store_with_secret_profile();
+        let env = EnvOverrides {
+            environment: Some("sandbox".into()),
+            passwords: vec![(SecretSlot::Mysql, SecretString::from("s3cret".to_string()))],
+            ..Default::default()
+        };
+        let s = resolve(&store, Some("prod"), &env, &NoKeychain).unwrap();
         assert_eq!(s.environment, EnvironmentKind::Production);
     }
 

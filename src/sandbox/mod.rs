@@ -41,6 +41,12 @@ pub enum SandboxError {
     SeedRedis(#[from] redis::RedisError),
     #[error("cannot stop process {pid}: {reason}")]
     Stop { pid: u32, reason: String },
+    #[error(
+        "the {what} URL {url} holds a password; the sandbox writes its URLs to plain files (`.sandbox/env`, the \
+         `sandbox` profile) and keeps no secrets: use a server without a password, or a profile whose password \
+         is in the keychain (`stockguard profile add`)"
+    )]
+    PasswordInUrl { what: &'static str, url: String },
 }
 
 /// The sandbox folder: `$STOCKGUARD_SANDBOX_DIR`, else `.sandbox` in the current directory.

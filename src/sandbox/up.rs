@@ -118,6 +118,10 @@ async fn redis_reachable(url: &str) -> Result<bool, SandboxError> {
 pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpReport, SandboxError> {
     crate::profile::parse_url("MySQL", &opts.mysql_url, crate::profile::MYSQL_SCHEMES)?;
     crate::profile::parse_url("Redis", &opts.redis_url, crate::profile::REDIS_SCHEMES)?;
+    // Refused before anything is started or written: a reused server's URL goes whole into
+    // `.sandbox/env` and the profile.
+    refuse_password("MySQL", &opts.mysql_url)?;
+    refuse_password("Redis", &opts.redis_url)?;
     let mut state = SandboxState::load(&opts.dir)?;
     let database = database_name(&opts.mysql_url);
 
@@ -201,8 +205,19 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
     })
 }
 
-/// `.sandbox/env`: shell exports for scripts and `make test` (no secrets: the sandbox has none).
+/// A sandbox URL must not hold a password: the sandbox keeps its URLs in plain files.
+fn refuse_password(what: &'static str, url: &str) -> Result<(), SandboxError> {
+    match url::Url::parse(url) {
+        Ok(u) if u.password().is_some() => Err(SandboxError::PasswordInUrl { what, url: crate::profile::redact(url) }),
+        _ => Ok(()),
+    }
+}
+
+/// `.sandbox/env`: shell exports for scripts and `make test` (no secrets: the sandbox has none,
+/// and a URL with a password is refused here too, whoever calls).
 fn write_env_file(dir: &Path, settings: &ConnectionSettings) -> Result<(), SandboxError> {
+    refuse_password("MySQL", settings.mysql_url.expose_secret())?;
+    refuse_password("Redis", settings.redis_url.expose_secret())?;
     let path = dir.join("env");
     let mysql = settings.mysql_url.expose_secret();
     let text = format!(

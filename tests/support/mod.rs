@@ -127,6 +127,13 @@ pub async fn spawn_engine(
     (url, stop, handle)
 }
 
+/// A reserver with an instance tag registered in this test's database, as an engine has.
+pub async fn reserver(pool: &MySqlPool) -> stockguard::engine::Reserver {
+    let tag =
+        stockguard::engine::order_no::InstanceTag::claim(pool, "test").await.expect("the DB registers the instance");
+    stockguard::engine::Reserver::new(tag)
+}
+
 /// A product on sale: `stock` units in the DB and in Redis, its stream group created.
 pub async fn open_sale(conns: &Connections, product_id: u64, stock: i64, per_user_limit: i64) {
     sqlx::query(

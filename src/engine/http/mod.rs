@@ -3,8 +3,10 @@
 //! - `POST /orders` -> 202 `{order_no, status: "ACCEPTED"}`; 409 `SOLD_OUT` / `LIMIT_REACHED`;
 //!   503 `NOT_READY` (stock key missing, not a sell-out); 400 bad input; 404 unknown product;
 //!   413 oversized body.
-//! - `GET /orders/{order_no}` -> `PROCESSING`, `WAIT_PAY`, `PAID`, `CLOSED`, `CANCELLED`, `FAILED`.
-//! - `POST /orders/{order_no}/pay`, `POST /orders/{order_no}/cancel`.
+//! - `GET /orders/{order_no}[?user_id=]` -> `PROCESSING`, `WAIT_PAY`, `PAID`, `CLOSED`,
+//!   `CANCELLED`, `FAILED`; with `user_id`, another buyer's order is 404.
+//! - `POST /orders/{order_no}/pay`, `POST /orders/{order_no}/cancel`, body `{user_id}`: only
+//!   the order's buyer may (anyone else gets 404 and changes nothing); 400 without a buyer.
 //! - `GET /health`, `GET /metrics` (Prometheus text).
 //! - 429 `RATE_LIMITED` when a rate limit refuses a request.
 

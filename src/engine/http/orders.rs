@@ -1,7 +1,8 @@
 //! Order handlers: parse, validate, call the order path, answer.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,28 @@ pub struct OrderAnswer {
 }
 
 const MAX_IDEMPOTENCY_KEY: usize = 64;
+
+/// Who pays or cancels: the body of `POST /orders/{order_no}/pay` and `.../cancel`. Order
+/// numbers are guessable (product, time, instance, counter), so the number alone proves
+/// nothing; an order acted on by anyone but its buyer is answered 404, as if it did not exist.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Buyer {
+    pub user_id: u64,
+}
+
+/// `GET /orders/{order_no}?user_id=`: with a buyer, only that buyer's order is shown (or
+/// their reservation's FAILED, when its number turned out to be another buyer's order).
+#[derive(Debug, Deserialize)]
+pub struct Viewer {
+    pub user_id: Option<u64>,
+}
+
+fn parse_buyer(body: Result<Bytes, BytesRejection>) -> Result<Buyer, ApiError> {
+    let body = body.map_err(|r| ApiError::BadRequest(r.body_text()))?;
+    serde_json::from_slice(&body)
+        .map_err(|e| ApiError::BadRequest(format!("say who you are: a JSON body {{\"user_id\": ...}} ({e})")))
+}
 
 fn parse_body(body: &Bytes) -> Result<CreateOrder, ApiError> {
     let req: CreateOrder =
@@ -94,7 +117,7 @@ async fn create_order(
         Mode::Paused => return Err(ApiError::Paused),
         Mode::Degraded => {
             // Degraded: Redis is not touched at all, not even for the per-user rate.
-            let order_no = state.reserver.next_order_no(request.product_id);
+            let order_no = state.reserver().await?.next_order_no(request.product_id);
             degraded::place_order(&state.pool, &request, &order_no, state.config.payment_timeout).await?
         }
         Mode::Normal => {
@@ -104,7 +127,8 @@ async fn create_order(
             {
                 return Err(ApiError::RateLimited);
             }
-            let reserve = state.reserver.reserve(&mut redis, &state.keys, &request);
+            let reserver = state.reserver().await?;
+            let reserve = reserver.reserve(&mut redis, &state.keys, &request);
             metrics::timed(&metrics::get().redis_seconds, state.redis_call(reserve)).await?
         }
     };
@@ -135,20 +159,31 @@ pub async fn metrics_text(State(state): State<EngineState>) -> ([(axum::http::He
 
 /// Where an order is: in the DB (its status), refused by the DB (FAILED), or still in flight
 /// (PROCESSING).
-async fn status_of(state: &EngineState, order_no: &str) -> Result<String, ApiError> {
-    let status: Option<String> = sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM orders WHERE order_no = ?")
-        .bind(order_no)
-        .fetch_optional(&state.pool)
-        .await?;
-    if let Some(status) = status {
-        return Ok(status);
-    }
-    let failed: Option<i32> = sqlx::query_scalar("SELECT 1 FROM order_failures WHERE order_no = ?")
-        .bind(order_no)
-        .fetch_optional(&state.pool)
-        .await?;
+/// With a `viewer`, another buyer's order is not shown: the viewer's own reservation under
+/// that number failed (`ORDER_NO_CLASH`), or the number is not theirs (404).
+async fn status_of(state: &EngineState, order_no: &str, viewer: Option<u64>) -> Result<String, ApiError> {
+    let row: Option<(String, u64)> =
+        sqlx::query_as("SELECT CAST(status AS CHAR), user_id FROM orders WHERE order_no = ?")
+            .bind(order_no)
+            .fetch_optional(&state.pool)
+            .await?;
+    let someone_elses = match row {
+        Some((status, owner)) if viewer.is_none_or(|v| v == owner) => return Ok(status),
+        Some(_) => true,
+        None => false,
+    };
+    let failed: Option<i32> =
+        sqlx::query_scalar("SELECT 1 FROM order_failures WHERE order_no = ? AND (? IS NULL OR user_id = ?) LIMIT 1")
+            .bind(order_no)
+            .bind(viewer)
+            .bind(viewer)
+            .fetch_optional(&state.pool)
+            .await?;
     if failed.is_some() {
         return Ok("FAILED".into());
+    }
+    if someone_elses {
+        return Err(ApiError::UnknownOrder(order_no.to_string()));
     }
     if let Some(product) = product_of(order_no) {
         let mut redis = state.redis.clone();
@@ -164,26 +199,33 @@ async fn status_of(state: &EngineState, order_no: &str) -> Result<String, ApiErr
 pub async fn show(
     State(state): State<EngineState>,
     Path(order_no): Path<String>,
+    viewer: Result<Query<Viewer>, QueryRejection>,
 ) -> Result<Json<OrderAnswer>, ApiError> {
-    let status = status_of(&state, &order_no).await?;
+    let Query(viewer) = viewer.map_err(|r| ApiError::BadRequest(r.body_text()))?;
+    let status = status_of(&state, &order_no, viewer.user_id).await?;
     Ok(Json(OrderAnswer { order_no, status }))
 }
 
-/// Compare-and-set `WAIT_PAY -> PAID`. Paying twice is answered PAID; paying a closed,
-/// cancelled, failed or not yet persisted order fails cleanly.
+/// Compare-and-set `WAIT_PAY -> PAID` of the buyer's own order. Paying twice is answered
+/// PAID; paying a closed, cancelled, failed or not yet persisted order fails cleanly;
+/// another buyer's order is unknown (404) and unchanged.
 pub async fn pay(
     State(state): State<EngineState>,
     Path(order_no): Path<String>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<OrderAnswer>, ApiError> {
-    let updated = sqlx::query("UPDATE orders SET status = 'PAID' WHERE order_no = ? AND status = 'WAIT_PAY'")
-        .bind(&order_no)
-        .execute(&state.pool)
-        .await?
-        .rows_affected();
+    let buyer = parse_buyer(body)?;
+    let updated =
+        sqlx::query("UPDATE orders SET status = 'PAID' WHERE order_no = ? AND user_id = ? AND status = 'WAIT_PAY'")
+            .bind(&order_no)
+            .bind(buyer.user_id)
+            .execute(&state.pool)
+            .await?
+            .rows_affected();
     if updated == 1 {
         return Ok(Json(OrderAnswer { order_no, status: "PAID".into() }));
     }
-    match status_of(&state, &order_no).await?.as_str() {
+    match status_of(&state, &order_no, Some(buyer.user_id)).await?.as_str() {
         "PAID" => Ok(Json(OrderAnswer { order_no, status: "PAID".into() })),
         "CLOSED" => Err(ApiError::NotPayable(order_no, "CLOSED")),
         "CANCELLED" => Err(ApiError::NotPayable(order_no, "CANCELLED")),
@@ -192,20 +234,23 @@ pub async fn pay(
     }
 }
 
-/// The buyer cancels: the same compare-and-set path as the timeout close, at once.
+/// The buyer cancels their own order: the same compare-and-set path as the timeout close,
+/// at once. Another buyer's order is unknown (404) and unchanged.
 pub async fn cancel(
     State(state): State<EngineState>,
     Path(order_no): Path<String>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<OrderAnswer>, ApiError> {
+    let buyer = parse_buyer(body)?;
     let now = chrono::Utc::now().naive_utc();
-    match close_order(&state.pool, &order_no, CloseKind::Cancel, now).await? {
+    match close_order(&state.pool, &order_no, CloseKind::Cancel { user_id: buyer.user_id }, now).await? {
         CloseOutcome::Closed => Ok(Json(OrderAnswer { order_no, status: "CANCELLED".into() })),
         CloseOutcome::NotWaiting(status) if status == "CANCELLED" => Ok(Json(OrderAnswer { order_no, status })),
         CloseOutcome::NotWaiting(status) => Err(ApiError::NotCancellable(order_no, status)),
         CloseOutcome::NotFound => {
             // Still in flight (PROCESSING): not in the DB yet, so nothing to cancel until it
             // is; or unknown (404).
-            let status = status_of(&state, &order_no).await?;
+            let status = status_of(&state, &order_no, Some(buyer.user_id)).await?;
             Err(ApiError::NotCancellable(order_no, status))
         }
     }
