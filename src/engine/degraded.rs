@@ -44,7 +44,10 @@ pub enum DbPathError {
 /// row, the shared-lock read finds nothing and only REPEATABLE READ leaves a gap lock where
 /// the row would go, so a product-scope pause inserting that row waits for this order too.
 /// Under READ COMMITTED (common on MySQL 8 sites) the read would lock nothing and that pause
-/// would not wait.
+/// would not wait. (Unlike a waiting exclusive record lock, a waiting insert does not queue
+/// later gap locks behind it: under a steady stream of DB-path orders whose products share
+/// that gap, writing a product's first switch row can wait up to the lock wait timeout. Only a
+/// product's first change made while the DB path sells is exposed; a row once written stays.)
 const BEGIN: &str = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION";
 
 async fn existing_order<'e>(
