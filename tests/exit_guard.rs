@@ -318,7 +318,7 @@ async fn a_retry_after_the_exit_of_an_order_placed_in_db_mode_gets_the_first_ord
 async fn the_buyers_rebuild_counts_an_order_closed_meanwhile_once(pool: MySqlPool) {
     let redis = TestRedis::new("xbuy").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    const USERS: u64 = 1500;
+    const USERS: u64 = 500;
     support::open_sale(&conns, PRODUCT, USERS as i64, 1).await;
     for chunk in (1..=USERS).collect::<Vec<_>>().chunks(500) {
         let mut qb = sqlx::QueryBuilder::new(
