@@ -102,3 +102,9 @@ fn a_bad_key_prefix_override_is_refused() {
     );
     assert_one_line_error(&out, "invalid key prefix");
 }
+
+#[test]
+fn engine_serve_degraded_is_refused_with_a_pointer_to_the_shared_switch() {
+    let out = stockguard(&["engine", "serve", "--degraded", "--listen", "127.0.0.1:0"], &[]);
+    assert_one_line_error(&out, "stockguard degrade on");
+}

@@ -220,7 +220,6 @@ async fn degrade_on_under_load_is_applied_by_three_instances_within_a_second_and
     // The guided exit, with buyers still buying.
     let report = switch::guided_exit(&conns, &ExitOptions::new(Scope::Global, "drill over"), &|_| {}).await.unwrap();
     eprintln!("guided exit: paused {} ms, resume {:?}", report.paused_ms, report.resume.propagation_ms);
-    assert!(report.drifting_after.is_empty(), "{report:?}");
     assert!(report.not_back_on_redis.is_empty(), "{report:?}");
     assert_eq!(report.resume.applied, 3);
     let redis_before = orders_by_source(&pool, "REDIS").await;
@@ -301,7 +300,6 @@ async fn redis_cut_off_mid_sale_trips_the_engines_and_the_guided_exit_brings_the
     .await;
     let report =
         switch::guided_exit(&conns, &ExitOptions::new(Scope::Global, "Redis restored"), &|_| {}).await.unwrap();
-    assert!(report.drifting_after.is_empty(), "{report:?}");
     assert!(report.not_back_on_redis.is_empty(), "{report:?}");
     assert!(engines.iter().all(|e| !e.state.breaker.is_tripped() && e.state.global_mode() == Mode::Normal));
     let redis_before = orders_by_source(&pool, "REDIS").await;
@@ -461,7 +459,6 @@ async fn a_product_scope_sends_only_that_product_to_the_db_and_a_stale_instance_
     // A global exit leaves the product held by its own row alone.
     let report = switch::guided_exit(&conns, &ExitOptions::new(Scope::Global, "global back"), &|_| {}).await.unwrap();
     assert_eq!(report.rewrites.iter().map(|r| r.product_id).collect::<Vec<_>>(), vec![PRODUCT]);
-    assert!(report.drifting_after.is_empty(), "{report:?}");
     let view = store::read_view(&pool).await.unwrap();
     assert_eq!((view.mode_for(PRODUCT), view.mode_for(PRODUCT + 1)), (Mode::Normal, Mode::Degraded));
     let _ = stop.send(());

@@ -10,6 +10,7 @@ use sqlx::MySqlPool;
 use stockguard::engine::http::router;
 use stockguard::engine::state::{EngineConfig, EngineState};
 use stockguard::profile::EnvironmentKind;
+use stockguard::switch::{store, Changer, Mode, Scope};
 use support::TestRedis;
 use tower::ServiceExt as _;
 
@@ -40,14 +41,22 @@ async fn scalar(pool: &MySqlPool, sql: &str) -> i64 {
     sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
 }
 
-fn degraded() -> EngineConfig {
-    EngineConfig { degraded: true, ..EngineConfig::default() }
+/// The product sent to the DB through the switch (as `stockguard degrade on --product`
+/// does), and an instance that applied it: the DB path sells only while the switch in the DB
+/// says DEGRADED.
+async fn db_mode_engine(pool: &MySqlPool, redis: &TestRedis, stock: i64, limit: i64) -> EngineState {
+    let state = engine(pool, redis, stock, limit, EngineConfig::default()).await;
+    let conns = support::connections(pool, redis, EnvironmentKind::Sandbox).await;
+    let person = Changer::person(&conns.settings).unwrap();
+    store::set(pool, &person, Scope::Product(PRODUCT), Mode::Degraded, "tests: the DB path").await.unwrap();
+    state.apply_switch(store::read_view(pool).await.unwrap());
+    state
 }
 
 #[sqlx::test(migrations = "./migrations")]
 async fn in_degraded_mode_many_buyers_never_oversell_and_redis_is_untouched(pool: MySqlPool) {
     let redis = TestRedis::new("d1").await;
-    let state = engine(&pool, &redis, 100, 1, degraded()).await;
+    let state = db_mode_engine(&pool, &redis, 100, 1).await;
 
     let tasks: Vec<_> = (0..400u64)
         .map(|user| {
@@ -75,7 +84,7 @@ async fn in_degraded_mode_many_buyers_never_oversell_and_redis_is_untouched(pool
 #[sqlx::test(migrations = "./migrations")]
 async fn in_degraded_mode_the_limit_and_idempotency_still_hold(pool: MySqlPool) {
     let redis = TestRedis::new("d2").await;
-    let state = engine(&pool, &redis, 10, 2, degraded()).await;
+    let state = db_mode_engine(&pool, &redis, 10, 2).await;
     let (s1, first) = post_order(&state, 1, 2, "a").await;
     let (s2, replay) = post_order(&state, 1, 2, "a").await;
     let (s3, over) = post_order(&state, 1, 1, "b").await;
@@ -103,7 +112,7 @@ async fn in_degraded_mode_the_limit_and_idempotency_still_hold(pool: MySqlPool) 
 #[sqlx::test(migrations = "./migrations")]
 async fn in_degraded_mode_keys_that_differ_only_in_case_or_a_trailing_space_are_different_orders(pool: MySqlPool) {
     let redis = TestRedis::new("d-idem-bytes").await;
-    let state = engine(&pool, &redis, 10, 3, degraded()).await;
+    let state = db_mode_engine(&pool, &redis, 10, 3).await;
     let mut order_of = std::collections::BTreeMap::new();
     for key in ["pay", "PAY", "pay "] {
         let (status, body) = post_order(&state, 1, 1, key).await;

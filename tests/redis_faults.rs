@@ -228,8 +228,7 @@ async fn after_redis_restarts_empty_in_db_mode_the_guided_exit_sets_what_the_db_
     server.restart_empty().await;
     reconnected(&conns).await;
 
-    let report = switch::guided_exit(&conns, &ExitOptions::new(Scope::Global, "Redis is back"), &|_| {}).await.unwrap();
-    assert!(report.drifting_after.is_empty(), "{:?}", report.drifting_after);
+    switch::guided_exit(&conns, &ExitOptions::new(Scope::Global, "Redis is back"), &|_| {}).await.unwrap();
     assert_eq!(redis_stock(&conns).await, Some(5), "10 - 3 sold through Redis - 2 through the DB");
 
     // Back on Redis: eight buyers for five units, none failed afterwards.

@@ -6,7 +6,7 @@ mod support;
 use sqlx::{MySqlPool, Row as _};
 use stockguard::connect::MIGRATOR;
 
-const TABLES: [&str; 14] = [
+const TABLES: [&str; 15] = [
     "audit_log",
     "compensation_actions",
     "compensation_cases",
@@ -21,6 +21,7 @@ const TABLES: [&str; 14] = [
     "outbox",
     "rewrite_runs",
     "switch_changes",
+    "switch_head",
 ];
 
 #[sqlx::test(migrations = false)]

@@ -256,11 +256,7 @@ paused_ms: number, rewrites: Array<RewriteResult>, buyers_rebuilt: number, resum
  * Live instances that applied NORMAL but are not back on Redis (their breaker has not
  * seen Redis healthy yet); they hold sales (PAUSED) rather than sell through the DB.
  */
-not_back_on_redis: Array<string>, 
-/**
- * Exact readings, after the exit, of the products whose drift is not 0.
- */
-drifting_after: Array<Reading>, audit_id: number, };
+not_back_on_redis: Array<string>, audit_id: number, };
 
 export type ErrorKind = "profile" | "keychain" | "connect" | "notConnected" | "query" | "refused" | "confirmationRequired" | "invalid" | "chart";
 

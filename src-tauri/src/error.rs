@@ -144,7 +144,10 @@ impl From<SwitchError> for DesktopError {
             | SwitchError::InstancesCannotReachRedis(_)
             | SwitchError::NotAcknowledged { .. }
             | SwitchError::NotDrained(_)
-            | SwitchError::RewriteNotClean(..) => Self::Refused(e.to_string()),
+            | SwitchError::RewriteNotClean(..)
+            | SwitchError::ChangedMeanwhile { .. }
+            | SwitchError::DriftAfterExit(_)
+            | SwitchError::ExitFailed { .. } => Self::Refused(e.to_string()),
             SwitchError::NoReason => Self::Invalid(e.to_string()),
             SwitchError::RedisUnreachable(_) | SwitchError::ReadTimedOut(_) => Self::Connect(e.to_string()),
             SwitchError::Rewrite(..)

@@ -28,9 +28,10 @@ pub enum EngineCommand {
         /// Requests per second one user may make across instances (0: no limit).
         #[arg(long, default_value_t = 5)]
         per_user_rate: u32,
-        /// Pin this instance to degraded mode (orders straight to the DB, Redis untouched),
-        /// whatever the shared switch says.
-        #[arg(long)]
+        /// Removed: one instance pinned to the DB path beside others selling from Redis is a
+        /// split brain, and the DB path now sells only while the shared switch says DEGRADED.
+        /// Kept (hidden) to refuse with a pointer to `stockguard degrade on`.
+        #[arg(long, hide = true)]
         degraded: bool,
     },
 }
@@ -38,6 +39,13 @@ pub enum EngineCommand {
 pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliError> {
     let EngineCommand::Serve { listen, instance_id, payment_timeout, batch_size, global_rate, per_user_rate, degraded } =
         cmd;
+    if degraded {
+        return Err(CliError::Refused(
+            "--degraded was removed: an instance pinned to the DB path beside Redis-path instances oversells Redis. \
+             Send the sale (or one product) to the DB for every instance with `stockguard degrade on --reason ...`"
+                .into(),
+        ));
+    }
     if batch_size == 0 {
         return Err(CliError::Refused("--batch-size must be at least 1".into()));
     }
@@ -47,7 +55,6 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
         batch_size,
         global_rate,
         per_user_rate,
-        degraded,
         ..EngineConfig::default()
     };
     if let Some(id) = instance_id {

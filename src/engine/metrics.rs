@@ -79,6 +79,15 @@ pub async fn begin(pool: &MySqlPool) -> Result<Transaction<'static, MySql>, sqlx
     tx
 }
 
+/// [`begin`], with `statement` (one or more statements ending in `START TRANSACTION`) in
+/// place of `BEGIN`: for a transaction that sets its own isolation level.
+pub async fn begin_with(pool: &MySqlPool, statement: &'static str) -> Result<Transaction<'static, MySql>, sqlx::Error> {
+    let started = Instant::now();
+    let tx = pool.begin_with(statement).await;
+    get().db_pool_wait_seconds.observe(started.elapsed().as_secs_f64());
+    tx
+}
+
 /// Runs `f`, recording its duration in `histogram`.
 pub async fn timed<T>(histogram: &Histogram, f: impl std::future::Future<Output = T>) -> T {
     let started = Instant::now();

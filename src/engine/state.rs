@@ -1,7 +1,6 @@
 //! What every request handler of one engine instance shares.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,9 +30,6 @@ pub struct EngineConfig {
     pub global_rate: u32,
     /// Requests per second one user may make, across instances (0: no limit).
     pub per_user_rate: u32,
-    /// Pin this instance to degraded mode (orders straight to the DB) whatever the switch
-    /// says; for tests and for an instance kept aside.
-    pub degraded: bool,
     /// How often the switch is read.
     pub switch_poll: Duration,
     /// A switch read or heartbeat write slower than this is abandoned; the last known mode
@@ -57,7 +53,6 @@ impl Default for EngineConfig {
             close_interval: Duration::from_millis(500),
             global_rate: 0,
             per_user_rate: 0,
-            degraded: false,
             switch_poll: Duration::from_millis(100),
             switch_timeout: Duration::from_millis(400),
             heartbeat_every: Duration::from_millis(500),
@@ -107,7 +102,6 @@ pub struct Shared {
     pub breaker: Arc<Breaker>,
     /// Woken when the breaker trips, so the switch task escalates at once.
     pub tripped: Arc<Notify>,
-    pinned_degraded: AtomicBool,
     switch: ArcSwap<SwitchView>,
     /// Held (shared) by every order request from its mode check to its answer; the switch
     /// task takes it exclusively after a change, so "applied" means no request decided
@@ -126,7 +120,6 @@ impl EngineState {
             limits: Limits::new(config.global_rate, config.per_user_rate),
             breaker: Arc::new(Breaker::new(config.breaker.clone())),
             tripped: Arc::default(),
-            pinned_degraded: AtomicBool::new(config.degraded),
             switch: ArcSwap::default(),
             admission: tokio::sync::RwLock::default(),
             config,
@@ -146,7 +139,11 @@ impl EngineState {
     }
 
     /// How this instance takes orders for `product_id` now: the switch (global row and the
-    /// product's row), raised to DB mode by a pin or a tripped breaker.
+    /// product's row), raised to DB mode by a tripped breaker. There is no per-instance pin:
+    /// one instance selling through the DB beside others selling from Redis is a split brain
+    /// (Redis accepts units the DB path already sold), and the DB path refuses to sell unless
+    /// the switch in the DB says DEGRADED (`engine::degraded`). To send orders to the DB, flip
+    /// the switch (`stockguard degrade on`: audited, role-checked, confirmed on production).
     pub fn mode_for(&self, product_id: u64) -> Mode {
         let view = self.switch.load();
         self.raise(view.mode_for(product_id), view.global_revision)
@@ -165,14 +162,8 @@ impl EngineState {
             // the rebuilt stock wrong, so it waits instead.
             Some(tripped) if mode == Mode::Normal && global_revision > tripped => Mode::Paused,
             Some(_) => mode.max(Mode::Degraded),
-            None if self.pinned_degraded.load(Ordering::Relaxed) => mode.max(Mode::Degraded),
             None => mode,
         }
-    }
-
-    /// Pins (or unpins) this instance to DB mode.
-    pub fn set_degraded(&self, on: bool) {
-        self.pinned_degraded.store(on, Ordering::Relaxed);
     }
 
     /// The switch as last read.

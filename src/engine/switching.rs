@@ -94,9 +94,7 @@ pub async fn run_switch(state: EngineState, listen_addr: String, mut stop: watch
             // hand or after another instance's breaker tripped): no order calls Redis, so
             // only a probe finds out whether this instance could go back. Failed probes count
             // like failed orders and trip the breaker, so the heartbeat says OPEN and the
-            // guided exit waits for this instance too. (An instance pinned to the DB path by
-            // its own flag while the switch is NORMAL does not probe: a trip would escalate
-            // and move every instance.)
+            // guided exit waits for this instance too.
             probed_at = Instant::now();
             let mut redis = state.redis.clone();
             let _ = state.redis_call(redis::cmd("PING").query_async::<String>(&mut redis)).await;

@@ -32,12 +32,24 @@ pub async fn rebuild(
     product_id: u64,
 ) -> Result<usize, SwitchError> {
     let mut users: BTreeMap<u64, UserCount> = BTreeMap::new();
+    // Both reads from one snapshot. The closer and the relay keep running during the exit:
+    // an order closed between two independent reads would be counted live by the first and
+    // as a pending release by the second (twice: the buyer is refused below their limit),
+    // and a release the relay finished in between would be missed. The isolation level is
+    // set explicitly because only REPEATABLE READ keeps one snapshot for a transaction (many
+    // MySQL 8 sites default to READ COMMITTED, a snapshot per statement); WITH CONSISTENT
+    // SNAPSHOT takes it at once, READ ONLY says it writes nothing.
+    let mut tx = pool
+        .begin_with(
+            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+        )
+        .await?;
     let live: Vec<(u64, i64)> = sqlx::query_as(
         "SELECT user_id, CAST(SUM(buy_count) AS SIGNED) FROM orders \
          WHERE product_id = ? AND status IN ('WAIT_PAY', 'PAID') GROUP BY user_id",
     )
     .bind(product_id)
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
     .await?;
     for (user, units) in live {
         users.entry(user).or_default().live = units;
@@ -47,8 +59,9 @@ pub async fn rebuild(
          WHERE x.status = 'PENDING' AND x.product_id = ?",
     )
     .bind(product_id)
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
     .await?;
+    tx.commit().await?;
     for (user, order_no, qty) in pending {
         users.entry(user).or_default().pending.push((order_no, qty));
     }

@@ -2,16 +2,25 @@
 //! made through the DB and without accepting an order the DB will refuse.
 //!
 //! 1. Check: Redis answers, and no live engine's breaker still fails to reach it.
-//! 2. Pause the scope (`PAUSED`) and wait until every live instance applied it: from here
-//!    nothing sells, so the DB stops moving under the rebuild.
+//! 2. Pause the scope (`PAUSED`, a compare-and-set on the scope's revision) and wait until
+//!    every live instance applied it. The pause is a barrier in the DB itself: a DB-path order
+//!    reads its scopes' switch rows with a shared lock as its first statement and sells only
+//!    if they say DEGRADED, and the pause's write takes the row exclusively. So the pause
+//!    commits only after every DB-path order already past its check has committed (however
+//!    stale its instance's heartbeat), and every later one is refused. From here nothing
+//!    sells, so the DB stops moving under the rebuild.
 //! 3. Wait until every reservation still in flight in Redis is persisted.
-//! 4. Rebuild per-user counts ([`super::buyers`]) and Redis stock (the fenced rewrite, one
-//!    per product, each audited) from the DB.
-//! 5. `NORMAL`, and wait until every live instance applied it (tripped breakers close).
-//! 6. Verify: an exact reading of every product in scope.
+//! 4. Rebuild per-user counts ([`super::buyers`]), the idempotency hash for orders sold
+//!    through the DB ([`super::idem`]) and Redis stock (the fenced rewrite, one per product,
+//!    each audited) from the DB.
+//! 5. `NORMAL`, as a compare-and-set on the pause's revision, and wait until every live
+//!    instance applied it (tripped breakers close).
+//! 6. Verify: an exact reading of every product in scope; drift is a failure.
 //!
 //! Any failure after step 2 puts the scope back to `DEGRADED` (sales continue through the DB)
-//! and reports what failed. Sales stop only between 2 and 5; the report says for how long.
+//! as a compare-and-set on the revision the exit wrote last: if someone changed the scope
+//! meanwhile, their change stands and the error says so ([`ScopeLeft`]). Sales stop only
+//! between 2 and 5; the report says for how long.
 
 use std::time::{Duration, Instant};
 
@@ -20,11 +29,11 @@ use serde::Serialize;
 use super::acks::{self, Acknowledgement};
 use super::mode::{Mode, Scope};
 use super::store::{self, Changer};
-use super::{buyers, SwitchError};
+use super::{buyers, idem, SwitchError};
 use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
 use crate::profile::EnvironmentKind;
-use crate::recon::{read_products, reading::product_ids, Reading};
+use crate::recon::{read_products, reading::product_ids};
 use crate::rewrite::{self, Outcome, RewriteRequest, RewriteResult};
 
 #[derive(Debug, Clone)]
@@ -84,9 +93,41 @@ pub struct ExitReport {
     /// Live instances that applied NORMAL but are not back on Redis (their breaker has not
     /// seen Redis healthy yet); they hold sales (PAUSED) rather than sell through the DB.
     pub not_back_on_redis: Vec<String>,
-    /// Exact readings, after the exit, of the products whose drift is not 0.
-    pub drifting_after: Vec<Reading>,
     pub audit_id: u64,
+}
+
+/// A product the exit's verification found drifting (`None`: no exact reading).
+#[derive(Debug, Clone, Serialize)]
+pub struct ProductDrift {
+    pub product_id: u64,
+    pub drift: Option<i64>,
+}
+
+/// Where a failed exit left its scope.
+#[derive(Debug)]
+pub enum ScopeLeft {
+    /// Back in DB mode at this revision: sales continue through the DB.
+    BackInDbMode { revision: u64 },
+    /// Someone changed the scope meanwhile; their change stands.
+    ChangedMeanwhile { revision: u64, mode: Mode, changed_by: String },
+    /// Going back to DB mode failed too: the scope may still be PAUSED (no sales). Set it by
+    /// hand (`stockguard degrade on`).
+    NotRestored(Box<SwitchError>),
+}
+
+impl std::fmt::Display for ScopeLeft {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::BackInDbMode { revision } => write!(f, "back in DB mode (revision {revision})"),
+            Self::ChangedMeanwhile { revision, mode, changed_by } => {
+                write!(
+                    f,
+                    "the scope was changed meanwhile to {mode} (revision {revision} by {changed_by:?}); left as it is"
+                )
+            }
+            Self::NotRestored(e) => write!(f, "could not go back to DB mode ({e}); the scope may still be PAUSED"),
+        }
+    }
 }
 
 /// Runs the guided exit. `progress` sees each step.
@@ -127,71 +168,113 @@ pub async fn guided_exit(
     }
     progress(&ExitStep::Checked { products: products.len(), live_instances: now.live });
 
-    // 2. Pause.
+    // 2. Pause, on the revision the scope was read at: a change made since is not ours to
+    // pause over.
+    let before =
+        store::scopes(&conns.mysql).await?.into_iter().find(|s| s.scope == opts.scope).map_or(0, |s| s.revision);
     let started = Instant::now();
-    let pause =
-        store::set(&conns.mysql, &changer, opts.scope, Mode::Paused, &format!("guided exit: {}", opts.reason)).await?;
-    let result = rebuild_and_resume(conns, opts, &changer, &products, pause.revision, progress).await;
-    let (rewrites, buyers_rebuilt, normal, resume) = match result {
+    let why = format!("guided exit: {}", opts.reason);
+    let pause = store::set_if(&conns.mysql, &changer, opts.scope, Mode::Paused, &why, before).await?;
+    // The revision the exit wrote last: a step back to DB mode is a compare-and-set on it.
+    let mut written = pause.revision;
+    let done = match rebuild_and_resume(conns, opts, &changer, &products, &mut written, progress).await {
         Ok(done) => done,
-        Err(e) => {
-            let why = format!("guided exit aborted, back to DB mode: {e}");
-            let back = store::set(&conns.mysql, &changer, opts.scope, Mode::Degraded, &why).await;
-            audit_exit(conns, opts, "ABORTED", serde_json::json!({ "error": e.to_string() })).await?;
-            back?;
-            return Err(e);
-        }
+        Err(e) => return Err(abort(conns, opts, &changer, written, e).await),
     };
     let paused_ms = started.elapsed().as_millis() as u64;
-    let not_back_on_redis = resume
+    let not_back_on_redis = done
+        .resume
         .instances
         .iter()
         .filter(|i| i.live && i.effective_mode != Mode::Normal)
         .map(|i| i.instance_id.clone())
         .collect();
 
-    // 6. Verify.
+    // 6. Verify. Drift now means Redis would sell what the DB does not have (or refuse what
+    // it has): a failure, back to DB mode.
     let mut redis = conns.redis.clone();
-    let readings = read_products(&conns.mysql, &mut redis, &conns.keys, &products).await?;
-    let total = readings.len();
-    let drifting_after: Vec<Reading> = readings.into_iter().filter(|r| r.drift != Some(0)).collect();
-    let drifting: Vec<u64> = drifting_after.iter().map(|r| r.product_id).collect();
-    progress(&ExitStep::Verified { products: total, drifting: drifting.clone() });
+    let readings = match read_products(&conns.mysql, &mut redis, &conns.keys, &products).await {
+        Ok(readings) => readings,
+        Err(e) => return Err(abort(conns, opts, &changer, written, e.into()).await),
+    };
+    let drifting: Vec<ProductDrift> = readings
+        .iter()
+        .filter(|r| r.drift != Some(0))
+        .map(|r| ProductDrift { product_id: r.product_id, drift: r.drift })
+        .collect();
+    progress(&ExitStep::Verified {
+        products: readings.len(),
+        drifting: drifting.iter().map(|d| d.product_id).collect(),
+    });
+    if !drifting.is_empty() {
+        return Err(abort(conns, opts, &changer, written, SwitchError::DriftAfterExit(drifting)).await);
+    }
     let details = serde_json::json!({
         "pause_revision": pause.revision,
-        "normal_revision": normal,
+        "normal_revision": written,
         "paused_ms": paused_ms,
         "products": products.len(),
-        "buyers_rebuilt": buyers_rebuilt,
-        "drifting_after": drifting,
-        "propagation_ms": resume.propagation_ms,
+        "buyers_rebuilt": done.buyers_rebuilt,
+        "idempotency_rebuilt": done.idempotency_rebuilt,
+        "propagation_ms": done.resume.propagation_ms,
     });
     let audit_id = audit_exit(conns, opts, "COMPLETED", details).await?;
     Ok(ExitReport {
         scope: opts.scope,
         pause_revision: pause.revision,
-        normal_revision: normal,
+        normal_revision: written,
         paused_ms,
-        rewrites,
-        buyers_rebuilt,
-        resume,
+        rewrites: done.rewrites,
+        buyers_rebuilt: done.buyers_rebuilt,
+        resume: done.resume,
         not_back_on_redis,
-        drifting_after,
         audit_id,
     })
 }
 
-type Rebuilt = (Vec<RewriteResult>, usize, u64, Acknowledgement);
+/// Back to DB mode after a failure, as a compare-and-set on `written` (the revision the exit
+/// wrote last), audited; returns the error to report.
+async fn abort(
+    conns: &Connections,
+    opts: &ExitOptions,
+    changer: &Changer,
+    written: u64,
+    cause: SwitchError,
+) -> SwitchError {
+    let why = format!("guided exit aborted, back to DB mode: {cause}");
+    let left = match store::set_if(&conns.mysql, changer, opts.scope, Mode::Degraded, &why, written).await {
+        Ok(change) => ScopeLeft::BackInDbMode { revision: change.revision },
+        Err(SwitchError::ChangedMeanwhile { found, mode, changed_by, .. }) => {
+            ScopeLeft::ChangedMeanwhile { revision: found, mode, changed_by }
+        }
+        Err(e) => ScopeLeft::NotRestored(Box::new(e)),
+    };
+    let details = serde_json::json!({ "error": cause.to_string(), "left": left.to_string() });
+    // The switch changes themselves are audited in their own transactions; a failed audit of
+    // the exit must not hide why the exit failed.
+    if let Err(e) = audit_exit(conns, opts, "ABORTED", details).await {
+        tracing::error!(error = %e, "cannot audit the aborted guided exit");
+    }
+    SwitchError::ExitFailed { cause: Box::new(cause), left }
+}
 
-/// Steps 2 (waiting) to 5.
+struct Rebuilt {
+    rewrites: Vec<RewriteResult>,
+    buyers_rebuilt: usize,
+    idempotency_rebuilt: usize,
+    resume: Acknowledgement,
+}
+
+/// Steps 2 (waiting) to 5. `written` holds the pause's revision, and NORMAL's once written.
 async fn rebuild_and_resume(
     conns: &Connections,
     opts: &ExitOptions,
     changer: &Changer,
     products: &[u64],
-    pause_revision: u64,
+    written: &mut u64,
     progress: &(dyn Fn(&ExitStep) + Sync),
 ) -> Result<Rebuilt, SwitchError> {
+    let pause_revision = *written;
     let ack = acks::wait_applied(&conns.mysql, pause_revision, opts.stale_after, opts.ack_timeout, &|_| {}).await?;
     if !ack.complete && ack.live > 0 {
         return Err(SwitchError::NotAcknowledged { revision: pause_revision, applied: ack.applied, live: ack.live });
@@ -224,7 +307,7 @@ async fn rebuild_and_resume(
     let mut pending = products.iter().copied();
     let mut running = tokio::task::JoinSet::new();
     let mut rewrites = Vec::with_capacity(products.len());
-    let mut buyers_rebuilt = 0;
+    let (mut buyers_rebuilt, mut idempotency_rebuilt) = (0, 0);
     loop {
         while running.len() < REBUILD_PARALLELISM {
             let Some(p) = pending.next() else { break };
@@ -233,33 +316,42 @@ async fn rebuild_and_resume(
         }
         let Some(joined) = running.join_next().await else { break };
         let (p, rebuilt) = joined.map_err(|e| SwitchError::Corrupt(format!("a rebuild task failed: {e}")))?;
-        let (users, result) = rebuilt?;
+        let (users, replays, result) = rebuilt?;
         if !matches!(result.outcome, Outcome::Applied | Outcome::Rebuilt | Outcome::Noop) {
             return Err(SwitchError::RewriteNotClean(p, result.outcome));
         }
         buyers_rebuilt += users;
+        idempotency_rebuilt += replays;
         progress(&ExitStep::Rebuilt { product_id: p, buyers: users, outcome: result.outcome, delta: result.delta });
         rewrites.push(result);
     }
     rewrites.sort_by_key(|r| r.product_id);
 
-    // 5. Resume.
-    let normal = store::set(&conns.mysql, changer, opts.scope, Mode::Normal, &reason).await?;
-    let ack = wait_normal(conns, opts, normal.revision).await?;
-    progress(&ExitStep::Resumed { revision: normal.revision, ack: ack.clone() });
-    Ok((rewrites, buyers_rebuilt, normal.revision, ack))
+    // 5. Resume, only over our own pause: a `degrade on` (or another exit) written meanwhile
+    // stands, and this exit fails.
+    let normal = store::set_if(&conns.mysql, changer, opts.scope, Mode::Normal, &reason, pause_revision).await?;
+    *written = normal.revision;
+    let resume = wait_normal(conns, opts, normal.revision).await?;
+    progress(&ExitStep::Resumed { revision: normal.revision, ack: resume.clone() });
+    Ok(Rebuilt { rewrites, buyers_rebuilt, idempotency_rebuilt, resume })
 }
 
 /// Products rebuilt at once during the pause.
 const REBUILD_PARALLELISM: usize = 8;
 
-/// One product's per-user counts, then its stock by the fenced rewrite.
-async fn rebuild_product(conns: &Connections, p: u64, reason: &str) -> Result<(usize, RewriteResult), SwitchError> {
+/// One product's per-user counts and idempotency entries, then its stock by the fenced
+/// rewrite.
+async fn rebuild_product(
+    conns: &Connections,
+    p: u64,
+    reason: &str,
+) -> Result<(usize, usize, RewriteResult), SwitchError> {
     let mut redis = conns.redis.clone();
     let users = buyers::rebuild(&conns.mysql, &mut redis, &conns.keys, p).await?;
+    let replays = idem::rebuild(&conns.mysql, &mut redis, &conns.keys, p).await?;
     let req = RewriteRequest { confirm: Some(p), ..RewriteRequest::new(p, reason) };
     let result = rewrite::rewrite(conns, &req).await.map_err(|e| SwitchError::Rewrite(p, Box::new(e)))?;
-    Ok((users, result))
+    Ok((users, replays, result))
 }
 
 /// Waits until every live instance applied `revision` and reports NORMAL (tripped breakers

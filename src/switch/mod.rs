@@ -5,7 +5,8 @@
 //! - [`store`]: reading and changing it; every change is a revision and an audit row.
 //! - [`acks`]: engine heartbeats; "applied by k of n live instances in N ms".
 //! - [`toggle`]: status, and entering DB mode with the fleet's acknowledgements.
-//! - [`exit`] + [`buyers`]: the guided exit from DB mode (pause, drain, rebuild, resume).
+//! - [`exit`] + [`buyers`] + [`idem`]: the guided exit from DB mode (pause, drain, rebuild,
+//!   resume, verify).
 //!
 //! The engine side (polling, applying, the circuit breaker) is in `engine::switching` and
 //! `engine::breaker`.
@@ -13,12 +14,13 @@
 pub mod acks;
 pub mod buyers;
 pub mod exit;
+pub mod idem;
 pub mod mode;
 pub mod store;
 pub mod toggle;
 
 pub use acks::{Acknowledgement, InstanceAck};
-pub use exit::{guided_exit, ExitOptions, ExitReport, ExitStep};
+pub use exit::{guided_exit, ExitOptions, ExitReport, ExitStep, ProductDrift, ScopeLeft};
 pub use mode::{Mode, Scope, SwitchView};
 pub use store::{Change, Changer, ScopeState};
 pub use toggle::{enter_db_mode, status, SwitchStatus, Toggled};
@@ -49,6 +51,14 @@ pub enum SwitchError {
     Rewrite(u64, #[source] Box<RewriteError>),
     #[error("the rewrite of product {0} ended {1:?}; Redis stock was not rebuilt")]
     RewriteNotClean(u64, Outcome),
+    #[error(
+        "{scope} was changed meanwhile (now revision {found}, {mode} by {changed_by:?}; expected revision {expected}): left as it is"
+    )]
+    ChangedMeanwhile { scope: Scope, expected: u64, found: u64, mode: Mode, changed_by: String },
+    #[error("after the exit, Redis stock drifts from the DB for products {0:?}")]
+    DriftAfterExit(Vec<ProductDrift>),
+    #[error("the guided exit failed: {cause}; {left}")]
+    ExitFailed { cause: Box<SwitchError>, left: ScopeLeft },
     #[error("the switch table holds something unexpected: {0}")]
     Corrupt(String),
     #[error(

@@ -2,7 +2,15 @@
 //! engine's breaker).
 //!
 //! Every change appends to `switch_changes` (its id is the revision, global and monotonic),
-//! moves the scope's row in `degrade_switch`, and is audited, all in one transaction.
+//! moves the scope's row in `degrade_switch`, and is audited, all in one transaction. Every
+//! change first locks the one `switch_head` row, so changes commit one at a time in revision
+//! order: a reader that sees revision R sees every change before it, which is what lets an
+//! engine acknowledge "R applied" with one number.
+//!
+//! Lock order, kept by every transaction that touches the switch: `switch_head`, then
+//! `degrade_switch` rows. The DB-path order transaction (`engine::degraded`) takes the scope
+//! rows shared, then inventory, then orders; switch changes never lock inventory, so the two
+//! cannot deadlock, and a change waits for every DB-path order already past its switch check.
 
 use std::collections::HashMap;
 
@@ -114,7 +122,8 @@ pub async fn read_view(pool: &MySqlPool) -> Result<SwitchView, SwitchError> {
     Ok(view)
 }
 
-/// Sets `scope` to `mode`. Returns the change with its revision and audit id.
+/// Sets `scope` to `mode`, whatever it says now. Returns the change with its revision and
+/// audit id.
 pub async fn set(
     pool: &MySqlPool,
     changer: &Changer,
@@ -126,9 +135,55 @@ pub async fn set(
         return Err(SwitchError::NoReason);
     }
     let mut tx = pool.begin().await?;
+    lock_head(&mut tx).await?;
     let change = write_change(&mut tx, changer, scope, mode, reason).await?;
     tx.commit().await?;
     Ok(change)
+}
+
+/// Sets `scope` to `mode` only if its row still carries revision `expected` (a
+/// compare-and-set): a change made meanwhile by someone else is left as it is, and
+/// reported as [`SwitchError::ChangedMeanwhile`].
+pub async fn set_if(
+    pool: &MySqlPool,
+    changer: &Changer,
+    scope: Scope,
+    mode: Mode,
+    reason: &str,
+    expected: u64,
+) -> Result<Change, SwitchError> {
+    if reason.trim().is_empty() {
+        return Err(SwitchError::NoReason);
+    }
+    let mut tx = pool.begin().await?;
+    lock_head(&mut tx).await?;
+    // The head lock serialises changes, so the row cannot move between this read and the
+    // write below.
+    let now: Option<(u64, String, String)> = sqlx::query_as(
+        "SELECT revision, CAST(mode AS CHAR), changed_by FROM degrade_switch WHERE scope = ? FOR UPDATE",
+    )
+    .bind(scope.key())
+    .fetch_optional(&mut *tx)
+    .await?;
+    let (revision, found_mode, changed_by) = now.unwrap_or((0, Mode::Normal.as_str().into(), String::new()));
+    if revision != expected {
+        tx.rollback().await?;
+        let found_mode =
+            found_mode.parse().map_err(|e: super::mode::UnknownMode| SwitchError::Corrupt(e.to_string()))?;
+        return Err(SwitchError::ChangedMeanwhile { scope, expected, found: revision, mode: found_mode, changed_by });
+    }
+    let change = write_change(&mut tx, changer, scope, mode, reason).await?;
+    tx.commit().await?;
+    Ok(change)
+}
+
+/// Takes the `switch_head` row: from here until commit no other change can take a revision.
+async fn lock_head(tx: &mut sqlx::MySqlConnection) -> Result<(), SwitchError> {
+    let head: Option<u64> =
+        sqlx::query_scalar("SELECT revision FROM switch_head WHERE id = 1 FOR UPDATE").fetch_optional(&mut *tx).await?;
+    // Without the row, FOR UPDATE would take only gap locks, which do not exclude each other:
+    // changes would silently stop being serialised.
+    head.map(|_| ()).ok_or_else(|| SwitchError::Corrupt("the switch_head row (id 1) is missing".into()))
 }
 
 /// An engine's breaker tripped: put the whole sale in DB mode, unless it already is (or is
@@ -136,9 +191,9 @@ pub async fn set(
 /// switch already said so.
 pub async fn escalate_breaker(pool: &MySqlPool, instance_id: &str, why: &str) -> Result<Option<Change>, SwitchError> {
     let mut tx = pool.begin().await?;
-    // FOR UPDATE serialises escalations once the global row exists. Before the switch was
-    // ever set, two engines may both write a change: harmless, both say DEGRADED (and a
-    // deadlock between them is an error the caller retries on its next tick).
+    // The head lock serialises escalations with each other and with every other change, so
+    // two engines tripping at once write one change.
+    lock_head(&mut tx).await?;
     let current: Option<String> =
         sqlx::query_scalar("SELECT CAST(mode AS CHAR) FROM degrade_switch WHERE scope = 'global' FOR UPDATE")
             .fetch_optional(&mut *tx)
@@ -161,6 +216,7 @@ async fn write_change(
     reason: &str,
 ) -> Result<Change, SwitchError> {
     let key = scope.key();
+    // The caller holds the head lock (see `lock_head`).
     let revision = sqlx::query("INSERT INTO switch_changes (scope, mode, changed_by, reason) VALUES (?, ?, ?, ?)")
         .bind(&key)
         .bind(mode.as_str())
@@ -169,12 +225,14 @@ async fn write_change(
         .execute(&mut *tx)
         .await?
         .last_insert_id();
+    sqlx::query("UPDATE switch_head SET revision = ? WHERE id = 1").bind(revision).execute(&mut *tx).await?;
     let changed_at: NaiveDateTime = sqlx::query_scalar("SELECT changed_at FROM switch_changes WHERE revision = ?")
         .bind(revision)
         .fetch_one(&mut *tx)
         .await?;
-    // Two changes of one scope may commit in either order; the row keeps the higher
-    // revision. Assignments run left to right, so `revision` is compared before it moves.
+    // Changes commit in revision order (the head lock), so the new revision is always the
+    // higher; the guard stays as a second line. Assignments run left to right, so
+    // `revision` is compared before it moves.
     sqlx::query(
         "INSERT INTO degrade_switch (scope, product_id, mode, revision, changed_by, reason, changed_at) \
          VALUES (?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE \

@@ -62,6 +62,18 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
+impl From<crate::engine::degraded::DbPathError> for ApiError {
+    fn from(e: crate::engine::degraded::DbPathError) -> Self {
+        match e {
+            // The DB's switch says NORMAL (this instance's reading is behind, or its breaker
+            // tripped before the escalation committed) or PAUSED (the guided exit): either
+            // way the buyer should retry in a moment.
+            crate::engine::degraded::DbPathError::NotDegraded(_) => Self::Paused,
+            other => Self::Unavailable(Box::new(other)),
+        }
+    }
+}
+
 impl From<redis::RedisError> for ApiError {
     fn from(e: redis::RedisError) -> Self {
         Self::Unavailable(Box::new(e))

@@ -1,0 +1,149 @@
+//! The DB path of degraded mode against the real MariaDB and Redis: it sells only while the
+//! switch in the DB says DEGRADED, and answers a concurrent retry with the first order.
+
+mod support;
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt as _;
+use sqlx::MySqlPool;
+use stockguard::engine::degraded;
+use stockguard::engine::http::router;
+use stockguard::engine::state::{EngineConfig, EngineState};
+use stockguard::engine::{ReserveOutcome, ReserveRequest};
+use stockguard::profile::EnvironmentKind;
+use stockguard::switch::{store, Changer, Mode, Scope};
+use support::TestRedis;
+use tower::ServiceExt as _;
+
+const PRODUCT: u64 = 1301;
+
+async fn post_order(state: &EngineState, user: u64, idem: &str) -> (StatusCode, serde_json::Value) {
+    let body = serde_json::json!({ "user_id": user, "product_id": PRODUCT, "qty": 1, "idempotency_key": idem });
+    let req = Request::builder()
+        .method("POST")
+        .uri("/orders")
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let resp = router(state.clone()).oneshot(req).await.unwrap();
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
+}
+
+async fn scalar(pool: &MySqlPool, sql: &str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+}
+
+async fn wait_for(what: &str, timeout: Duration, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits until `n` statements of this test's database starting with `prefix` are running
+/// (blocked on a lock, in these tests). PROCESSLIST, not INNODB_TRX: the latter is a cache
+/// refreshed only when nobody read it for 0.1 s.
+async fn wait_for_running(pool: &MySqlPool, prefix: &str, n: i64) {
+    for _ in 0..250 {
+        let running: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+             WHERE DB = DATABASE() AND COMMAND IN ('Query', 'Execute') AND INFO LIKE CONCAT(?, '%')",
+        )
+        .bind(prefix)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        if running >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("timed out waiting until {n} `{prefix}...` run");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn an_instance_on_the_db_path_beside_a_redis_path_instance_cannot_sell_while_the_switch_is_normal(
+    pool: MySqlPool,
+) {
+    let redis = TestRedis::new("pin").await;
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    support::open_sale(&conns, PRODUCT, 5, 1).await;
+    let engine =
+        EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
+    let (url, stop, handle) = support::spawn_engine(engine).await;
+
+    // What a pinned instance (`engine serve --degraded`) did: the DB path, switch NORMAL.
+    let req = ReserveRequest {
+        user_id: 99,
+        product_id: PRODUCT,
+        qty: 1,
+        idempotency_key: "pinned".into(),
+        per_user_limit: 1,
+    };
+    let pinned = degraded::place_order(&pool, &req, "pinned-1", Duration::from_secs(900)).await;
+    assert!(!matches!(pinned, Ok(ReserveOutcome::Reserved { .. } | ReserveOutcome::Replayed { .. })), "{pinned:?}");
+    assert_eq!(scalar(&pool, "SELECT stock FROM inventory").await, 5, "the DB path sold nothing");
+
+    // The Redis-path instance sells the sale out; the DB refuses none of its orders.
+    let client = reqwest::Client::new();
+    let mut accepted = 0;
+    for user in 1..=7u64 {
+        let body = serde_json::json!({ "user_id": user, "product_id": PRODUCT, "qty": 1, "idempotency_key": "k" });
+        if client.post(format!("{url}/orders")).json(&body).send().await.unwrap().status() == 202 {
+            accepted += 1;
+        }
+    }
+    assert_eq!(accepted, 5);
+    wait_for("the reservations are persisted", Duration::from_secs(10), async || {
+        scalar(&pool, "SELECT COUNT(*) FROM orders").await + scalar(&pool, "SELECT COUNT(*) FROM order_failures").await
+            == 5
+    })
+    .await;
+    assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM order_failures").await, 0, "none FAILED");
+    assert_eq!(scalar(&pool, "SELECT stock FROM inventory").await, 0);
+    let _ = stop.send(());
+    handle.await.unwrap();
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn two_identical_requests_at_once_in_db_mode_both_get_the_same_order_number(pool: MySqlPool) {
+    let redis = TestRedis::new("twin").await;
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    support::open_sale(&conns, PRODUCT, 10, 1).await;
+    let person = Changer::person(&conns.settings).unwrap();
+    store::set(&pool, &person, Scope::Product(PRODUCT), Mode::Degraded, "drill").await.unwrap();
+    let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
+    state.apply_switch(store::read_view(&pool).await.unwrap());
+
+    // Both pass any check made before the hot row is theirs.
+    let mut hold = pool.begin().await.unwrap();
+    sqlx::query("SELECT stock FROM inventory WHERE product_id = ? FOR UPDATE")
+        .bind(PRODUCT)
+        .fetch_one(&mut *hold)
+        .await
+        .unwrap();
+    let twins: Vec<_> = (0..2)
+        .map(|_| {
+            let state = state.clone();
+            tokio::spawn(async move { post_order(&state, 1, "same").await })
+        })
+        .collect();
+    wait_for_running(&pool, "UPDATE inventory", 2).await;
+    hold.commit().await.unwrap();
+
+    let mut numbers = Vec::new();
+    for t in twins {
+        let (status, body) = t.await.unwrap();
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        numbers.push(body["order_no"].as_str().unwrap().to_string());
+    }
+    assert_eq!(numbers[0], numbers[1]);
+    assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM orders").await, 1);
+    assert_eq!(scalar(&pool, "SELECT stock FROM inventory").await, 9);
+}
