@@ -40,7 +40,22 @@ pub enum ConnectError {
     RedisUnreachable { url: String, reason: String },
     #[error("migrating {url} failed: {reason}")]
     Migrate { url: String, reason: String },
+    /// MySQL 8 (binary logging is on by default) and MariaDB with binary logging refuse to
+    /// create a trigger unless the user has SUPER or `log_bin_trust_function_creators` is on;
+    /// the audit log's append-only triggers are such triggers.
+    #[error(
+        "migrating {url}: the server has binary logging on, so creating the audit log's append-only triggers \
+         needs the SUPER privilege, or the server setting log_bin_trust_function_creators = 1 (on RDS or Aurora: \
+         the DB parameter group). Do one of them, then, because MySQL cannot roll back DDL, remove what the failed \
+         step left: DELETE FROM _sqlx_migrations WHERE version = {version} AND success = 0; \
+         DROP TRIGGER IF EXISTS audit_log_refuses_update; DROP TRIGGER IF EXISTS audit_log_refuses_delete; \
+         DROP TABLE IF EXISTS audit_log, rewrite_runs; and run `stockguard migrate` again"
+    )]
+    MigrateNeedsTriggerPrivilege { url: String, version: i64 },
 }
+
+/// MySQL/MariaDB `ER_BINLOG_CREATE_ROUTINE_NEED_SUPER`.
+const NEED_SUPER_FOR_TRIGGER: u16 = 1419;
 
 /// An open connection to one sale: the DB pool, a Redis connection and the key names.
 #[derive(Clone)]
@@ -106,10 +121,20 @@ pub async fn probe(settings: ConnectionSettings) -> Result<Probe, ConnectError> 
 
 /// Applies the embedded migrations to a pool.
 pub async fn migrate(pool: &MySqlPool, url_for_messages: &str) -> Result<(), ConnectError> {
-    MIGRATOR
-        .run(pool)
-        .await
-        .map_err(|e| ConnectError::Migrate { url: url_for_messages.to_string(), reason: e.to_string() })
+    MIGRATOR.run(pool).await.map_err(|e| {
+        let url = url_for_messages.to_string();
+        match &e {
+            sqlx::migrate::MigrateError::ExecuteMigration(db, version)
+                if db
+                    .as_database_error()
+                    .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+                    .is_some_and(|d| d.number() == NEED_SUPER_FOR_TRIGGER) =>
+            {
+                ConnectError::MigrateNeedsTriggerPrivilege { url, version: *version }
+            }
+            _ => ConnectError::Migrate { url, reason: e.to_string() },
+        }
+    })
 }
 
 /// Parses a MySQL URL into connect options, classifying a malformed one.

@@ -122,3 +122,41 @@ async fn a_duplicate_order_number_is_refused_by_the_unique_index(pool: MySqlPool
     let code = err.as_database_error().and_then(|e| e.code()).map(|c| c.to_string());
     assert_eq!(code.as_deref(), Some("23000"), "{err}");
 }
+
+#[tokio::test]
+async fn migrating_without_super_on_a_binary_logging_server_says_what_to_do_and_that_remedy_works() {
+    use stockguard::connect::{self, ConnectError};
+    // Binary logging is on by default on MySQL 8; this private MariaDB has it on too, and
+    // both refuse triggers to a user without SUPER unless log_bin_trust_function_creators.
+    let server = support::mariadb_server::MariadbServer::start(&["--log-bin=binlog", "--server-id=1"]).await;
+    let root = MySqlPool::connect(&server.url("root", "mysql")).await.unwrap();
+    sqlx::query("CREATE DATABASE sale").execute(&root).await.unwrap();
+    for host in ["%", "localhost", "127.0.0.1"] {
+        sqlx::query(&format!("CREATE USER 'app'@'{host}'")).execute(&root).await.unwrap();
+        sqlx::query(&format!("GRANT ALL ON sale.* TO 'app'@'{host}'")).execute(&root).await.unwrap();
+    }
+    let app = MySqlPool::connect(&server.url("app", "sale")).await.unwrap();
+
+    let refused = connect::migrate(&app, "the sale DB").await.unwrap_err();
+    let ConnectError::MigrateNeedsTriggerPrivilege { version, .. } = refused else {
+        panic!("a raw error instead of the remedy: {refused}");
+    };
+    assert_eq!(version, 20261129000004);
+    let message = refused.to_string();
+    assert!(message.contains("log_bin_trust_function_creators = 1"), "{message}");
+
+    // The remedy the message gives, step by step, then the migration goes through.
+    sqlx::query("SET GLOBAL log_bin_trust_function_creators = 1").execute(&root).await.unwrap();
+    let cleanup = message.split("left: ").nth(1).and_then(|m| m.split(" and run").next()).expect("cleanup statements");
+    for statement in cleanup.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+        sqlx::query(statement).execute(&app).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+    connect::migrate(&app, "the sale DB").await.unwrap();
+    let triggers: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = 'sale' AND EVENT_OBJECT_TABLE = 'audit_log'",
+    )
+    .fetch_one(&app)
+    .await
+    .unwrap();
+    assert_eq!(triggers, 2);
+}

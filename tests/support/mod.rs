@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod mariadb_server;
 pub mod redis_server;
 
 use std::sync::atomic::{AtomicU64, Ordering};
