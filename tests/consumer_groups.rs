@@ -4,7 +4,6 @@
 
 mod support;
 
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use redis::AsyncCommands as _;
@@ -15,66 +14,10 @@ use stockguard::engine::state::{EngineConfig, EngineState};
 use stockguard::engine::{ReserveOutcome, ReserveRequest};
 use stockguard::keys::PERSIST_GROUP;
 use stockguard::profile::{ConnectionSettings, EnvironmentKind};
+use support::redis_server::RedisServer;
 use support::TestRedis;
 
 const PRODUCT: u64 = 77;
-
-/// A `redis-server` of this test's own, without persistence: a restart loses every key.
-struct PrivateRedis {
-    port: u16,
-    child: Child,
-    dir: tempfile::TempDir,
-}
-
-impl PrivateRedis {
-    async fn start() -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let dir = tempfile::tempdir().unwrap();
-        let child = Self::spawn(port, &dir).await;
-        Self { port, child, dir }
-    }
-
-    async fn spawn(port: u16, dir: &tempfile::TempDir) -> Child {
-        let mut child = Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server is installed (redis-server package)");
-        let url = format!("redis://127.0.0.1:{port}/");
-        for _ in 0..100 {
-            if let Ok(mut c) = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await {
-                if redis::cmd("PING").query_async::<String>(&mut c).await.is_ok() {
-                    return child;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the private redis-server on port {port} did not answer");
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-
-    /// Kills the server (its data goes with it) and starts it again on the same port.
-    async fn restart(&mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-        self.child = Self::spawn(self.port, &self.dir).await;
-    }
-}
-
-impl Drop for PrivateRedis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn request(user_id: u64) -> ReserveRequest {
     ReserveRequest { user_id, product_id: PRODUCT, qty: 1, idempotency_key: "k".into(), per_user_limit: 5 }
@@ -113,7 +56,7 @@ async fn persisted_within(pool: &MySqlPool, order_no: &str, secs: u64) -> bool {
 
 #[sqlx::test(migrations = "./migrations")]
 async fn after_a_redis_restart_new_orders_are_persisted_without_restarting_the_engine(pool: MySqlPool) {
-    let mut server = PrivateRedis::start().await;
+    let mut server = RedisServer::start().await;
     let settings = ConnectionSettings::from_urls(
         EnvironmentKind::Sandbox,
         &support::mysql_url_of(&pool).await,
@@ -129,7 +72,7 @@ async fn after_a_redis_restart_new_orders_are_persisted_without_restarting_the_e
     let before = reserve(&state, 1).await;
     assert!(persisted_within(&pool, &before, 10).await, "the consumers work before the restart");
 
-    server.restart().await;
+    server.restart_empty().await;
     // Stock is put back after the loss (the rewrite would rebuild it); the stream comes back
     // with the next reservation, without its group.
     let mut r = conns.redis.clone();

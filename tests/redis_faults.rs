@@ -92,6 +92,30 @@ async fn redis_stock(conns: &Connections) -> Option<i64> {
     redis::cmd("GET").arg(conns.keys.stock(P)).query_async(&mut r).await.unwrap()
 }
 
+/// A sale of 20 units on a master with a replica: five sold and replicated, then the
+/// replica stops receiving (it is promoted), the master sells three more, all persisted, and
+/// dies. Returns the promoted replica and connections to it: three deductions behind the DB.
+async fn failed_over_three_behind(pool: &MySqlPool, tag: &str) -> (RedisServer, Connections) {
+    let master = RedisServer::start().await;
+    let mut replica = RedisServer::replica_of(&master).await;
+    let on_master = support::connections_to(pool, &master.url(), tag).await;
+    support::open_sale(&on_master, P, 20, 5).await;
+    assert_eq!(sell(&on_master, 1..6).await, 5);
+    persist_all(&on_master).await;
+    master.wait_replicated(1).await;
+    replica.promote().await;
+    assert_eq!(sell(&on_master, 6..9).await, 3);
+    persist_all(&on_master).await;
+    drop(master);
+    let settings = stockguard::profile::ConnectionSettings::from_urls(
+        stockguard::profile::EnvironmentKind::Sandbox,
+        &support::mysql_url_of(pool).await,
+        &replica.url(),
+        on_master.keys.prefix(),
+    );
+    (replica, Connections::open(settings).await.unwrap())
+}
+
 #[sqlx::test(migrations = "./migrations")]
 async fn after_redis_restarts_empty_the_rebuild_sets_what_the_db_says_and_no_buyer_is_failed(pool: MySqlPool) {
     let mut server = RedisServer::start().await;
@@ -122,27 +146,7 @@ async fn after_redis_restarts_empty_the_rebuild_sets_what_the_db_says_and_no_buy
 
 #[sqlx::test(migrations = "./migrations")]
 async fn a_failover_to_a_replica_that_lagged_is_history_lost_and_the_rewrite_resets_it(pool: MySqlPool) {
-    let master = RedisServer::start().await;
-    let mut replica = RedisServer::replica_of(&master).await;
-    let on_master = support::connections_to(&pool, &master.url(), "flt2").await;
-    support::open_sale(&on_master, P, 20, 5).await;
-    assert_eq!(sell(&on_master, 1..6).await, 5);
-    persist_all(&on_master).await;
-    master.wait_replicated(1).await;
-
-    // The replica stops receiving; the master sells three more, all persisted; then the
-    // master dies and the replica is promoted, three deductions behind the DB.
-    replica.promote().await;
-    assert_eq!(sell(&on_master, 6..9).await, 3);
-    persist_all(&on_master).await;
-    drop(master);
-    let settings = stockguard::profile::ConnectionSettings::from_urls(
-        stockguard::profile::EnvironmentKind::Sandbox,
-        &support::mysql_url_of(&pool).await,
-        &replica.url(),
-        on_master.keys.prefix(),
-    );
-    let conns = Connections::open(settings).await.unwrap();
+    let (_replica, conns) = failed_over_three_behind(&pool, "flt2").await;
 
     let after = reading(&conns).await;
     assert_eq!(after.redis_stock, Some(15), "the replica's stale stock");
@@ -167,24 +171,7 @@ async fn a_failover_to_a_replica_that_lagged_is_history_lost_and_the_rewrite_res
 
 #[sqlx::test(migrations = "./migrations")]
 async fn once_the_new_master_outsells_the_lost_numbers_the_lag_shows_as_redis_high(pool: MySqlPool) {
-    let master = RedisServer::start().await;
-    let mut replica = RedisServer::replica_of(&master).await;
-    let on_master = support::connections_to(&pool, &master.url(), "flt3").await;
-    support::open_sale(&on_master, P, 20, 5).await;
-    assert_eq!(sell(&on_master, 1..6).await, 5);
-    persist_all(&on_master).await;
-    master.wait_replicated(1).await;
-    replica.promote().await;
-    assert_eq!(sell(&on_master, 6..9).await, 3);
-    persist_all(&on_master).await;
-    drop(master);
-    let settings = stockguard::profile::ConnectionSettings::from_urls(
-        stockguard::profile::EnvironmentKind::Sandbox,
-        &support::mysql_url_of(&pool).await,
-        &replica.url(),
-        on_master.keys.prefix(),
-    );
-    let conns = Connections::open(settings).await.unwrap();
+    let (_replica, conns) = failed_over_three_behind(&pool, "flt3").await;
 
     // Sales go on on the promoted replica, reusing the numbers the lost history issued,
     // until they pass them: at no point is the product reported OK.

@@ -6,6 +6,7 @@
 
 pub mod mariadb_server;
 pub mod redis_server;
+pub mod waits;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -10,6 +10,9 @@ pub struct RedisServer {
     pub port: u16,
     child: Option<Child>,
     replica_of: Option<u16>,
+    /// Its own folder: a replica writes the snapshot it receives to disk, and a server
+    /// started in a shared folder could load another's.
+    dir: tempfile::TempDir,
 }
 
 fn free_port() -> u16 {
@@ -19,31 +22,31 @@ fn free_port() -> u16 {
 impl RedisServer {
     /// A server that keeps nothing on disk: a restart comes back empty.
     pub async fn start() -> Self {
-        Self::spawn(free_port(), None).await
+        Self::spawn(free_port(), None, tempfile::tempdir().unwrap()).await
     }
 
     /// A replica of `master`, synchronised before this returns.
     pub async fn replica_of(master: &RedisServer) -> Self {
-        let replica = Self::spawn(free_port(), Some(master.port)).await;
+        let replica = Self::spawn(free_port(), Some(master.port), tempfile::tempdir().unwrap()).await;
         replica.wait_synced().await;
         replica
     }
 
-    async fn spawn(port: u16, replica_of: Option<u16>) -> Self {
+    async fn spawn(port: u16, replica_of: Option<u16>, dir: tempfile::TempDir) -> Self {
+        // Nothing left from an earlier run of this server is loaded.
+        let _ = std::fs::remove_file(dir.path().join("dump.rdb"));
         let mut cmd = Command::new("redis-server");
-        cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"]).args([
-            "--daemonize",
-            "no",
-            "--dir",
-            "/tmp",
-        ]);
+        cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .args(["--daemonize", "no"])
+            .arg("--dir")
+            .arg(dir.path());
         if let Some(master) = replica_of {
             cmd.args(["--replicaof", "127.0.0.1", &master.to_string()]);
         }
         let child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap_or_else(|e| {
             panic!("redis-server must be installed for fault tests (`make test` installs it): {e}")
         });
-        let server = Self { port, child: Some(child), replica_of };
+        let server = Self { port, child: Some(child), replica_of, dir };
         server.wait_answering().await;
         server
     }
@@ -87,8 +90,8 @@ impl RedisServer {
     pub async fn restart_empty(&mut self) {
         self.kill();
         // The port is ours again once the old process is gone.
-        self.child = None;
-        let fresh = Self::spawn(self.port, self.replica_of).await;
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        let fresh = Self::spawn(self.port, self.replica_of, dir).await;
         *self = fresh;
     }
 
