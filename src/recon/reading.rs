@@ -312,7 +312,7 @@ where
 /// history and the check has nothing to compare with.
 fn history_lost(cut: &Cut, db: &DbProduct, now: (u64, u64)) -> bool {
     let (seq_now, epoch_now) = now;
-    db.max_epoch > cut.epoch || (epoch_now == cut.epoch && db.max_seq > seq_now.max(cut.seq))
+    epoch_now == cut.epoch && (db.max_epoch > cut.epoch || db.max_seq > seq_now.max(cut.seq))
 }
 
 /// Reads the given products (all of the sale's when `only` is empty), most severe first,
@@ -431,4 +431,38 @@ where
             .then(a.product_id.cmp(&b.product_id))
     });
     Ok((readings, timings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cut(seq: u64, epoch: u64) -> Cut {
+        Cut { stock: Some(10), seq, epoch, inflight: Vec::new() }
+    }
+
+    fn db(max_seq: u64, max_epoch: u64) -> DbProduct {
+        DbProduct { name: String::new(), initial: 10, stock: 10, live: 0, after_cut: 0, max_seq, max_epoch }
+    }
+
+    #[test]
+    fn numbers_issued_after_the_cut_and_before_the_second_read_are_not_a_lost_history() {
+        assert!(!history_lost(&cut(5, 3), &db(8, 3), (8, 3)));
+        assert!(!history_lost(&cut(5, 3), &db(0, 0), (5, 3)), "an empty DB");
+    }
+
+    #[test]
+    fn a_db_number_redis_has_not_issued_yet_is_a_lost_history() {
+        assert!(history_lost(&cut(5, 3), &db(8, 3), (6, 3)));
+    }
+
+    #[test]
+    fn an_order_of_a_newer_epoch_than_redis_has_is_a_lost_history() {
+        assert!(history_lost(&cut(50, 3), &db(2, 4), (50, 3)));
+    }
+
+    #[test]
+    fn a_reading_that_straddles_a_rebuild_does_not_judge_the_history() {
+        assert!(!history_lost(&cut(5, 3), &db(2, 9), (1, 9)));
+    }
 }
