@@ -39,18 +39,27 @@ pub struct BreakerReport {
 /// Writes (or rewrites) the instance's row. `applied_at` moves only when the applied
 /// revision does.
 pub async fn write_heartbeat(pool: &MySqlPool, hb: &Heartbeat) -> Result<(), SwitchError> {
-    // Assignments run left to right: `applied_at` compares against the old revision.
+    // Assignments run left to right: `applied_at` compares against the old revision. The new
+    // values are bound again rather than read with `VALUES(col)`, which MySQL 8.0.20+
+    // deprecates and whose replacement (a row alias) MariaDB does not accept.
     sqlx::query(
         "INSERT INTO engine_heartbeats (instance_id, listen_addr, started_at, last_seen, applied_revision, applied_at, \
          effective_mode, breaker_state, breaker_reason, breaker_tripped_at) \
          VALUES (?, ?, ?, NOW(3), ?, NOW(3), ?, ?, ?, ?) ON DUPLICATE KEY UPDATE \
-         applied_at = IF(applied_revision <> VALUES(applied_revision) OR started_at <> VALUES(started_at), NOW(3), applied_at), \
-         listen_addr = VALUES(listen_addr), started_at = VALUES(started_at), last_seen = NOW(3), \
-         applied_revision = VALUES(applied_revision), effective_mode = VALUES(effective_mode), \
-         breaker_state = VALUES(breaker_state), breaker_reason = VALUES(breaker_reason), \
-         breaker_tripped_at = VALUES(breaker_tripped_at)",
+         applied_at = IF(applied_revision <> ? OR started_at <> ?, NOW(3), applied_at), \
+         listen_addr = ?, started_at = ?, last_seen = NOW(3), applied_revision = ?, effective_mode = ?, \
+         breaker_state = ?, breaker_reason = ?, breaker_tripped_at = ?",
     )
     .bind(&hb.instance_id)
+    .bind(&hb.listen_addr)
+    .bind(hb.started_at)
+    .bind(hb.applied_revision)
+    .bind(hb.effective_mode.as_str())
+    .bind(hb.breaker.state)
+    .bind(&hb.breaker.reason)
+    .bind(hb.breaker.tripped_at)
+    .bind(hb.applied_revision)
+    .bind(hb.started_at)
     .bind(&hb.listen_addr)
     .bind(hb.started_at)
     .bind(hb.applied_revision)

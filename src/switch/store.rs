@@ -232,15 +232,16 @@ async fn write_change(
         .await?;
     // Changes commit in revision order (the head lock), so the new revision is always the
     // higher; the guard stays as a second line. Assignments run left to right, so
-    // `revision` is compared before it moves.
+    // `revision` is compared before it moves. New values are bound again rather than read
+    // with `VALUES(col)` (deprecated by MySQL 8.0.20+; MariaDB has no row alias instead).
     sqlx::query(
         "INSERT INTO degrade_switch (scope, product_id, mode, revision, changed_by, reason, changed_at) \
          VALUES (?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE \
-         mode = IF(VALUES(revision) > revision, VALUES(mode), mode), \
-         changed_by = IF(VALUES(revision) > revision, VALUES(changed_by), changed_by), \
-         reason = IF(VALUES(revision) > revision, VALUES(reason), reason), \
-         changed_at = IF(VALUES(revision) > revision, VALUES(changed_at), changed_at), \
-         revision = GREATEST(revision, VALUES(revision))",
+         mode = IF(? > revision, ?, mode), \
+         changed_by = IF(? > revision, ?, changed_by), \
+         reason = IF(? > revision, ?, reason), \
+         changed_at = IF(? > revision, ?, changed_at), \
+         revision = GREATEST(revision, ?)",
     )
     .bind(&key)
     .bind(scope.product_id())
@@ -249,6 +250,15 @@ async fn write_change(
     .bind(&changer.actor)
     .bind(reason)
     .bind(changed_at)
+    .bind(revision)
+    .bind(mode.as_str())
+    .bind(revision)
+    .bind(&changer.actor)
+    .bind(revision)
+    .bind(reason)
+    .bind(revision)
+    .bind(changed_at)
+    .bind(revision)
     .execute(&mut *tx)
     .await?;
     let entry = AuditEntry {
