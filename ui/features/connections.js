@@ -54,8 +54,9 @@ function render() {
           }
           run(async () => {
             const notices = await invoke("delete_profile", { name: p.name });
-            showNotice([t("deleted", { name: p.name }), ...notices].join(" "));
+            // The list first, then the notice: when it says "deleted", the row is gone.
             await load();
+            showNotice([t("deleted", { name: p.name }), ...notices].join(" "));
           });
         }),
       );
