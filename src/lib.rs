@@ -12,6 +12,7 @@
 //!   the embedded migrations ([`connect::MIGRATOR`]).
 //! - [`keys`]: the Redis key names of the stock contract (`sg:{P}:stock`, ...).
 //! - [`reservation`]: the reservation message the reserve step puts on a product's stream.
+//! - [`backlog`]: how much of the streams is not yet persisted (health strip, `/metrics`).
 //! - [`engine`]: the sale engine: reserve in Redis, persist to the DB exactly once, close and
 //!   cancel, relay releases, the degraded DB-only path, rate limits, metrics, HTTP.
 //! - [`recon`]: where every unit of stock is: exact readings, statuses, the ledger check, the
@@ -34,6 +35,7 @@
 //! The contract these modules implement is restated in `docs/contract.md`.
 
 pub mod audit;
+pub mod backlog;
 pub mod bench;
 pub mod catalog;
 pub mod chart;

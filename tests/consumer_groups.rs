@@ -139,3 +139,37 @@ async fn recovering_own_messages_recreates_a_destroyed_group(pool: MySqlPool) {
 
     assert_eq!(outcome.expect("no NOGROUP error").persisted, vec![order_no]);
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn one_products_missing_stream_does_not_hide_the_backlog_of_the_others(pool: MySqlPool) {
+    let redis = TestRedis::new("cg4").await;
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    let reserver = support::reserver(&pool).await;
+    let mut r = conns.redis.clone();
+    // Three products with reservations not yet persisted: 2, 3 and 1 of them.
+    for (p, buyers) in [(1u64, 2u64), (2, 3), (3, 1)] {
+        support::open_sale(&conns, p, 10, 5).await;
+        for user in 0..buyers {
+            let req =
+                ReserveRequest { user_id: user, product_id: p, qty: 1, idempotency_key: "k".into(), per_user_limit: 5 };
+            assert!(matches!(
+                reserver.reserve(&mut r, &conns.keys, &req).await.unwrap(),
+                ReserveOutcome::Reserved { .. }
+            ));
+        }
+    }
+    // Product 3's stream is lost; product 2's stream lost its group.
+    let _: () = r.del(conns.keys.orders_stream(3)).await.unwrap();
+    let _: () = redis::cmd("XGROUP")
+        .arg("DESTROY")
+        .arg(conns.keys.orders_stream(2))
+        .arg(PERSIST_GROUP)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+
+    let backlog = stockguard::backlog::sample(&mut r, &conns.keys, &[1, 2, 3]).await.unwrap();
+    assert_eq!(backlog.messages, 2 + 3, "product 1's lag, and all of product 2's stream");
+    assert_eq!(backlog.inflight_units, 6);
+    assert_eq!(backlog.missing_streams, vec![3]);
+}

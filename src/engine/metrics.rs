@@ -10,8 +10,6 @@ use prometheus::{
 };
 use sqlx::{MySql, MySqlPool, Transaction};
 
-use crate::keys::{Keys, PERSIST_GROUP};
-
 const LATENCY_BUCKETS: &[f64] = &[0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5];
 
 pub struct Metrics {
@@ -94,38 +92,6 @@ pub async fn timed<T>(histogram: &Histogram, f: impl std::future::Future<Output 
     let out = f.await;
     histogram.observe(started.elapsed().as_secs_f64());
     out
-}
-
-/// Stream backlog (undelivered + unacknowledged) and in-flight units, summed over products.
-pub async fn sample_backlog<C>(redis: &mut C, keys: &Keys, products: &[u64]) -> redis::RedisResult<(i64, i64)>
-where
-    C: redis::aio::ConnectionLike + Send,
-{
-    let mut pipe = redis::pipe();
-    for &p in products {
-        pipe.cmd("XINFO").arg("GROUPS").arg(keys.orders_stream(p));
-        pipe.hvals(keys.inflight(p));
-    }
-    let replies: Vec<redis::Value> = match pipe.query_async(redis).await {
-        Ok(r) => r,
-        // A product without a stream yet answers "no such key"; fall back to one at a time.
-        Err(_) => return Ok((0, 0)),
-    };
-    let (mut backlog, mut inflight) = (0i64, 0i64);
-    for pair in replies.chunks(2) {
-        let groups: Vec<std::collections::HashMap<String, redis::Value>> =
-            redis::from_redis_value(&pair[0]).unwrap_or_default();
-        for g in groups {
-            let name: String = g.get("name").and_then(|v| redis::from_redis_value(v).ok()).unwrap_or_default();
-            if name == PERSIST_GROUP {
-                let num = |k: &str| g.get(k).and_then(|v| redis::from_redis_value::<i64>(v).ok()).unwrap_or(0);
-                backlog += num("pending") + num("lag");
-            }
-        }
-        let qtys: Vec<i64> = redis::from_redis_value(&pair[1]).unwrap_or_default();
-        inflight += qtys.iter().sum::<i64>();
-    }
-    Ok((backlog, inflight))
 }
 
 /// The text exposition, after refreshing the scrape-time gauges.

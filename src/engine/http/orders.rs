@@ -150,10 +150,11 @@ pub async fn metrics_text(State(state): State<EngineState>) -> ([(axum::http::He
         Err(_) => state.known_products().await,
     };
     let sampled =
-        tokio::time::timeout(metrics::SCRAPE_BUDGET, metrics::sample_backlog(&mut redis, &state.keys, &products))
+        tokio::time::timeout(metrics::SCRAPE_BUDGET, crate::backlog::sample(&mut redis, &state.keys, &products))
             .await
             .ok()
-            .and_then(Result::ok);
+            .and_then(Result::ok)
+            .map(|b| (b.messages, b.inflight_units));
     ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render(sampled))
 }
 
