@@ -154,16 +154,21 @@ async fn wait_attr(client: &Client, css: &str, attribute: &str, value: &str, wha
     }
 }
 
+/// Clicks the element `css` names. The live board replaces its rows on every tick, so the
+/// element found may be gone by the time it is clicked: then it is found again.
 async fn click(client: &Client, css: &str) {
-    client
-        .wait()
-        .at_most(STEP)
-        .for_element(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {css}: {e}"));
+    let deadline = tokio::time::Instant::now() + STEP;
+    loop {
+        let clicked = match client.wait().at_most(STEP).for_element(Locator::Css(css)).await {
+            Ok(element) => element.click().await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match clicked {
+            Ok(()) => return,
+            Err(e) if e.is_stale_element_reference() && tokio::time::Instant::now() < deadline => {}
+            Err(e) => panic!("click {css}: {e}"),
+        }
+    }
 }
 
 async fn type_into(client: &Client, css: &str, text: &str) {
