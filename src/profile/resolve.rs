@@ -72,7 +72,28 @@ pub struct ConnectionSettings {
     pub notices: Vec<String>,
 }
 
+/// Why a profile may not change a sale's stock or its degrade switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteRefusal {
+    /// The profile is marked read-only.
+    ReadOnly,
+    /// The role may look but not operate.
+    Role(Role),
+}
+
 impl ConnectionSettings {
+    /// The one rule for operating a sale (rewriting Redis stock, flipping the degrade
+    /// switch): a read-only profile writes nothing, and viewers and approvers only look.
+    pub fn may_operate(&self) -> Result<(), WriteRefusal> {
+        if self.read_only {
+            return Err(WriteRefusal::ReadOnly);
+        }
+        match self.role {
+            Role::Viewer | Role::Approver => Err(WriteRefusal::Role(self.role)),
+            Role::Oncall | Role::Facilitator => Ok(()),
+        }
+    }
+
     pub fn mysql_display(&self) -> String {
         redact(self.mysql_url.expose_secret())
     }
@@ -286,6 +307,23 @@ fn fetch_secret(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_on_call_engineers_and_facilitators_operate_a_sale_and_never_through_a_read_only_profile() {
+        let mut s = ConnectionSettings::from_urls(EnvironmentKind::Sandbox, "mysql://u@h/db", "redis://h/", "sg");
+        for (role, allowed) in
+            [(Role::Oncall, true), (Role::Facilitator, true), (Role::Approver, false), (Role::Viewer, false)]
+        {
+            s.role = role;
+            s.read_only = false;
+            assert_eq!(s.may_operate().is_ok(), allowed, "{role}");
+            if !allowed {
+                assert_eq!(s.may_operate(), Err(WriteRefusal::Role(role)));
+            }
+            s.read_only = true;
+            assert_eq!(s.may_operate(), Err(WriteRefusal::ReadOnly), "{role}, read-only");
+        }
+    }
     use crate::profile::Profile;
 
     /// A keychain that is not there, as on a headless CI box.

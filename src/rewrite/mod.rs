@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
-use crate::profile::{EnvironmentKind, Role};
+use crate::profile::{EnvironmentKind, Role, WriteRefusal};
 use crate::recon::{read_products, Reading, ReconError};
 use lock::LockGuard;
 
@@ -146,12 +146,10 @@ fn check_allowed(conns: &Connections, req: &RewriteRequest) -> Result<(), Rewrit
         return Ok(());
     }
     let s = &conns.settings;
-    if s.read_only {
-        return Err(RewriteError::ReadOnly);
-    }
-    if s.role == Role::Viewer || s.role == Role::Approver {
-        return Err(RewriteError::RoleNotAllowed(s.role));
-    }
+    s.may_operate().map_err(|refusal| match refusal {
+        WriteRefusal::ReadOnly => RewriteError::ReadOnly,
+        WriteRefusal::Role(role) => RewriteError::RoleNotAllowed(role),
+    })?;
     if s.environment == EnvironmentKind::Production && req.confirm != Some(req.product_id) {
         return Err(RewriteError::ConfirmationRequired(req.product_id));
     }

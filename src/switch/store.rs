@@ -21,7 +21,7 @@ use sqlx::MySqlPool;
 use super::mode::{Mode, Scope, SwitchView};
 use super::SwitchError;
 use crate::audit::{self, AuditEntry};
-use crate::profile::{ConnectionSettings, Role};
+use crate::profile::{ConnectionSettings, WriteRefusal};
 
 /// Who changes the switch, as the audit log records it.
 #[derive(Debug, Clone)]
@@ -35,12 +35,10 @@ impl Changer {
     /// A person (or script) acting through a profile. Read-only profiles, viewers and
     /// approvers may not flip the switch.
     pub fn person(settings: &ConnectionSettings) -> Result<Self, SwitchError> {
-        if settings.read_only {
-            return Err(SwitchError::ReadOnly);
-        }
-        if matches!(settings.role, Role::Viewer | Role::Approver) {
-            return Err(SwitchError::RoleNotAllowed(settings.role));
-        }
+        settings.may_operate().map_err(|refusal| match refusal {
+            WriteRefusal::ReadOnly => SwitchError::ReadOnly,
+            WriteRefusal::Role(role) => SwitchError::RoleNotAllowed(role),
+        })?;
         Ok(Self {
             actor: settings.actor.clone(),
             role: settings.role.to_string(),
