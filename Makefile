@@ -1,5 +1,5 @@
 # The README's two commands. Both install what is missing first (Debian/Ubuntu).
-.PHONY: demo test deps build sandbox-down
+.PHONY: demo test deps build screenshots sandbox-down
 
 demo: deps
 	scripts/demo.sh
@@ -9,6 +9,11 @@ test: deps
 
 deps:
 	scripts/install-deps.sh
+
+# Refreshes the README's screenshots (docs/screenshots/) from a run of the desktop e2e test;
+# `make test` writes its photographs under target/screenshots/ and leaves the checkout clean.
+screenshots: deps
+	STOCKGUARD_WRITE_SCREENSHOTS=1 scripts/test.sh -p stockguard-desktop --test e2e
 
 build: deps
 	cargo build --workspace

@@ -29,7 +29,9 @@ drop_run_db() {
 }
 trap drop_run_db EXIT
 
-run=(cargo test --workspace --no-fail-fast)
+# With arguments (say `-p stockguard-desktop --test e2e`), only what they name.
+run=(cargo test --no-fail-fast)
+[ $# -gt 0 ] || run+=(--workspace)
 if [ -n "${DISPLAY:-}" ]; then
   "${run[@]}" "$@"
 else

@@ -2,8 +2,10 @@
 //! a freshly seeded sandbox sale with an engine running. Needs a display (`make test` runs it
 //! under Xvfb) and `tauri-driver` (`make deps` installs it); without either it fails, saying so.
 //!
-//! It walks the on-call engineer's path and photographs every screen into `docs/screenshots/`
-//! (committed, shown in the README).
+//! It walks the on-call engineer's path and photographs every screen into
+//! `target/screenshots/`; with `STOCKGUARD_WRITE_SCREENSHOTS=1` (`make screenshots`) into
+//! `docs/screenshots/` instead (committed, shown in the README), so a test run leaves a clean
+//! checkout clean.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -96,7 +98,12 @@ const STEP: Duration = Duration::from_secs(30);
 const REDIS_HIGH_PRODUCT: u64 = 1016;
 
 fn screenshot_path(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots").join(format!("{name}.png"))
+    let folder = if std::env::var_os("STOCKGUARD_WRITE_SCREENSHOTS").is_some_and(|v| v == "1") {
+        "../docs/screenshots"
+    } else {
+        "../target/screenshots"
+    };
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(folder).join(format!("{name}.png"))
 }
 
 async fn screenshot(client: &Client, name: &str) {
