@@ -108,3 +108,56 @@ fn engine_serve_degraded_is_refused_with_a_pointer_to_the_shared_switch() {
     let out = stockguard(&["engine", "serve", "--degraded", "--listen", "127.0.0.1:0"], &[]);
     assert_one_line_error(&out, "stockguard degrade on");
 }
+
+/// A sale of 3,000 products in this test's own database, as environment for the CLI.
+async fn a_sale_of_3000_products(pool: &sqlx::MySqlPool) -> Vec<(&'static str, String)> {
+    sqlx::query(
+        "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) \
+         SELECT seq, CONCAT('product ', seq), 10, 10, 5 FROM seq_1_to_3000",
+    )
+    .execute(pool)
+    .await
+    .unwrap();
+    let (db,): (String,) = sqlx::query_as("SELECT DATABASE()").fetch_one(pool).await.unwrap();
+    let mut url = url::Url::parse(&std::env::var("DATABASE_URL").unwrap()).unwrap();
+    url.set_path(&format!("/{db}"));
+    let redis = std::env::var("STOCKGUARD_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into());
+    vec![
+        ("STOCKGUARD_MYSQL_URL", url.to_string()),
+        ("STOCKGUARD_REDIS_URL", redis),
+        ("STOCKGUARD_KEY_PREFIX", format!("cli{}", std::process::id())),
+        ("STOCKGUARD_ENVIRONMENT", "sandbox".into()),
+    ]
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_reader_that_closes_the_pipe_early_ends_the_output_quietly(pool: sqlx::MySqlPool) {
+    use std::io::Read as _;
+    let env = a_sale_of_3000_products(&pool).await;
+    for args in [&["recon", "--json"][..], &["recon"][..]] {
+        let config = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stockguard"))
+            .args(args)
+            .env("STOCKGUARD_CONFIG_DIR", config.path())
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Like `| head -c 100`: read a little, then close the pipe.
+        let mut first = [0u8; 100];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_rewrite_of_an_unknown_product_says_so_once(pool: sqlx::MySqlPool) {
+    let env = a_sale_of_3000_products(&pool).await;
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = stockguard(&["rewrite", "--product", "99999", "--reason", "typo"], &env);
+    assert_one_line_error(&out, "unknown product 99999");
+}

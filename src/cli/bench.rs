@@ -71,6 +71,6 @@ fn show(report: &impl Report, json: bool) {
     if json {
         output::json(report);
     } else {
-        print!("{}", report.to_text());
+        output::write_text(&report.to_text());
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
+use super::output::say;
 use super::{connect, output, CliError};
 use stockguard::profile::EnvironmentKind;
 use stockguard::switch::exit::DEFAULT_STALE_AFTER;
@@ -48,17 +49,29 @@ fn ack_line(ack: &Acknowledgement) -> String {
 }
 
 fn print_ack(ack: &Acknowledgement) {
-    println!("{}", ack_line(ack));
-    println!(
+    say!("{}", ack_line(ack));
+    say!(
         "  {:<20} {:<22} {:>6} {:>9} {:<9} {:<9} {:>10}",
-        "instance", "listen", "live", "revision", "mode", "breaker", "took"
+        "instance",
+        "listen",
+        "live",
+        "revision",
+        "mode",
+        "breaker",
+        "took"
     );
     for i in &ack.instances {
         let live = if i.live { "yes".to_string() } else { format!("stale {}s", i.heartbeat_age_ms / 1000) };
         let took = i.propagation_ms.map_or("-".to_string(), |ms| format!("{ms} ms"));
-        println!(
+        say!(
             "  {:<20} {:<22} {:>6} {:>9} {:<9} {:<9} {:>10}",
-            i.instance_id, i.listen_addr, live, i.applied_revision, i.effective_mode, i.breaker_state, took
+            i.instance_id,
+            i.listen_addr,
+            live,
+            i.applied_revision,
+            i.effective_mode,
+            i.breaker_state,
+            took
         );
     }
 }
@@ -73,12 +86,17 @@ pub async fn run(cmd: DegradeCommand, profile: Option<&str>) -> Result<(), CliEr
                 return Ok(());
             }
             if status.scopes.is_empty() {
-                println!("the switch was never set: every product is NORMAL");
+                say!("the switch was never set: every product is NORMAL");
             }
             for s in &status.scopes {
-                println!(
+                say!(
                     "{:<16} {:<9} revision {:<6} by {} at {}: {}",
-                    s.scope, s.mode, s.revision, s.changed_by, s.changed_at, s.reason
+                    s.scope,
+                    s.mode,
+                    s.revision,
+                    s.changed_by,
+                    s.changed_at,
+                    s.reason
                 );
             }
             print_ack(&status.ack);
@@ -98,10 +116,7 @@ pub async fn run(cmd: DegradeCommand, profile: Option<&str>) -> Result<(), CliEr
                 output::json(&toggled);
             } else {
                 eprintln!();
-                println!(
-                    "{} is DEGRADED (revision {}, audit {})",
-                    scope, toggled.change.revision, toggled.change.audit_id
-                );
+                say!("{} is DEGRADED (revision {}, audit {})", scope, toggled.change.revision, toggled.change.audit_id);
                 print_ack(&toggled.ack);
             }
             if !toggled.ack.complete && toggled.ack.live > 0 {
@@ -136,13 +151,16 @@ pub async fn run(cmd: DegradeCommand, profile: Option<&str>) -> Result<(), CliEr
             if args.json {
                 output::json(&report);
             } else {
-                println!(
+                say!(
                     "{} is NORMAL again (revision {}); sales paused {} ms; audit {}",
-                    scope, report.normal_revision, report.paused_ms, report.audit_id
+                    scope,
+                    report.normal_revision,
+                    report.paused_ms,
+                    report.audit_id
                 );
                 print_ack(&report.resume);
                 if !report.not_back_on_redis.is_empty() {
-                    println!(
+                    say!(
                         "not back on Redis yet, holding sales (breaker not yet healthy): {:?}",
                         report.not_back_on_redis
                     );

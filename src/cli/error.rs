@@ -31,6 +31,10 @@ pub enum CliError {
     Stdin(std::io::Error),
     #[error("{0}")]
     Refused(String),
+    /// Several products were asked for and some failed; each failure was printed with its
+    /// product id as it happened.
+    #[error("{failed} of {total} rewrites failed (see above)")]
+    RewritesFailed { failed: usize, total: usize },
 }
 
 impl CliError {

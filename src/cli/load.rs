@@ -62,7 +62,7 @@ pub async fn run(args: LoadArgs, profile: Option<&str>) -> Result<(), CliError> 
     if args.json {
         output::json(&report);
     } else {
-        print!("{}", report.to_text());
+        output::write_text(&report.to_text());
     }
     if report.holds() {
         Ok(())

@@ -12,6 +12,7 @@ mod rewrite;
 mod sandbox;
 
 use clap::{Parser, Subcommand};
+use output::say;
 
 pub use error::CliError;
 use stockguard::connect::Connections;
@@ -83,7 +84,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Migrate => {
             let conns = connect(profile).await?;
             conns.migrate().await?;
-            println!("migrations applied to {}", conns.settings.mysql_display());
+            say!("migrations applied to {}", conns.settings.mysql_display());
             Ok(())
         }
         Command::Profile(cmd) => profile::run(cmd).await,

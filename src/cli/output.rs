@@ -1,19 +1,51 @@
 //! Printing: aligned tables for people, JSON for scripts.
+//!
+//! Everything the CLI prints on standard output goes through [`say!`]: when the reader
+//! closes the pipe (`stockguard recon --json | head`), the program ends quietly, as Unix
+//! tools do, instead of panicking on the failed write. (Restoring the default SIGPIPE would
+//! do the same for the CLI but would also let a client closing its socket kill the engine
+//! the same binary serves.)
+
+/// `println!` for the CLI's output (see the module docs).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::cli::output::write_line(format_args!($($arg)*))
+    };
+}
+pub(crate) use say;
+
+/// Writes one line to standard output; a closed pipe ends the program with success.
+pub fn write_line(line: std::fmt::Arguments) {
+    write_text(&format!("{line}\n"));
+}
+
+/// Writes `text` as it is to standard output (and flushes it); a closed pipe ends the
+/// program with success.
+pub fn write_text(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        panic!("failed printing to stdout: {e}");
+    }
+}
 
 use stockguard::catalog::Product;
 use stockguard::recon::Reading;
 
 pub fn json<T: serde::Serialize>(value: &T) {
-    println!("{}", serde_json::to_string_pretty(value).expect("output serializes"));
+    say!("{}", serde_json::to_string_pretty(value).expect("output serializes"));
 }
 
 pub fn products(products: &[Product], as_json: bool) {
     if as_json {
         return json(&products);
     }
-    println!("{:>10}  {:>8}  {:>8}  {:>5}  name", "product", "initial", "stock", "limit");
+    say!("{:>10}  {:>8}  {:>8}  {:>5}  name", "product", "initial", "stock", "limit");
     for p in products {
-        println!("{:>10}  {:>8}  {:>8}  {:>5}  {}", p.product_id, p.initial_stock, p.stock, p.per_user_limit, p.name);
+        say!("{:>10}  {:>8}  {:>8}  {:>5}  {}", p.product_id, p.initial_stock, p.stock, p.per_user_limit, p.name);
     }
 }
 

@@ -5,6 +5,7 @@ use std::io::IsTerminal as _;
 use clap::{Args, Subcommand};
 use secrecy::SecretString;
 
+use super::output::say;
 use super::{output, CliError};
 use stockguard::profile::secrets::SecretLookup;
 use stockguard::profile::{EnvironmentKind, KeychainStore, Profile, ProfileStore, Role, SecretSlot, SecretStore as _};
@@ -65,13 +66,13 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
                 let all: std::collections::BTreeMap<&str, &Profile> = store.iter().collect();
                 output::json(&all);
             } else if store.names().next().is_none() {
-                println!(
+                say!(
                     "no profiles in {} (run `stockguard sandbox up` or `stockguard profile add`)",
                     store.path().display()
                 );
             } else {
                 for (name, p) in store.iter() {
-                    println!(
+                    say!(
                         "{name:<16} {:<10} {:<11} {}{}  {}  prefix={}",
                         p.environment,
                         p.role,
@@ -100,7 +101,7 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
                 },
             )?;
             store.save()?;
-            println!("profile `{}` saved to {}", a.name, store.path().display());
+            say!("profile `{}` saved to {}", a.name, store.path().display());
             Ok(())
         }
         ProfileCommand::Remove { name } => {
@@ -117,7 +118,7 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
             })
             .await
             .expect("keychain clean-up does not panic");
-            println!("profile `{name}` removed");
+            say!("profile `{name}` removed");
             Ok(())
         }
         ProfileCommand::SetPassword { name, slot } => {
@@ -139,7 +140,7 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
             profile.secrets.insert(slot);
             store.upsert(&name, profile)?;
             store.save()?;
-            println!("{slot} password of `{name}` stored in the OS keychain");
+            say!("{slot} password of `{name}` stored in the OS keychain");
             Ok(())
         }
     }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
+use super::output::say;
 use super::{connect, output, CliError};
 use stockguard::recon::ledger::{self, LedgerOptions};
 use stockguard::recon::read_products;
@@ -59,7 +60,7 @@ pub async fn recon(args: ReconArgs, profile: Option<&str>) -> Result<(), CliErro
         if args.json {
             output::json(&report);
         } else {
-            println!(
+            say!(
                 "{} products in {} chunks, {:.0} ms (slowest statement {:.0} ms){}",
                 report.products_checked,
                 report.chunks,
@@ -68,7 +69,7 @@ pub async fn recon(args: ReconArgs, profile: Option<&str>) -> Result<(), CliErro
                 report.replica_lag_secs.map_or(String::new(), |l| format!(", on the replica ({l} s behind)"))
             );
             for m in &report.mismatches {
-                println!(
+                say!(
                     "  product {}: initial {} != stock {} + live {} (gap {}){}",
                     m.product_id,
                     m.initial_stock,
@@ -79,7 +80,7 @@ pub async fn recon(args: ReconArgs, profile: Option<&str>) -> Result<(), CliErro
                 );
             }
             if report.mismatches.is_empty() {
-                println!("  the DB ledger holds for every product");
+                say!("  the DB ledger holds for every product");
             }
         }
         return Ok(());
@@ -89,7 +90,7 @@ pub async fn recon(args: ReconArgs, profile: Option<&str>) -> Result<(), CliErro
     if args.json {
         output::json(&readings);
     } else {
-        print!("{}", output::readings_table(&readings));
+        output::write_text(&output::readings_table(&readings));
     }
     Ok(())
 }
@@ -114,15 +115,15 @@ pub async fn drift(cmd: DriftCommand, profile: Option<&str>) -> Result<(), CliEr
         let took = started.elapsed();
         let confirmed = tracker.observe(&readings);
         // Clear the screen and home the cursor, then redraw.
-        print!("\x1b[2J\x1b[H");
-        println!(
+        output::write_text("\x1b[2J\x1b[H");
+        say!(
             "stockguard drift watch · {} · {} · {}  (Ctrl-C to stop)\n",
             conns.settings.environment,
             conns.settings.mysql_display(),
             chrono::Local::now().format("%H:%M:%S")
         );
-        print!("{}", output::readings_table(&readings));
-        println!(
+        output::write_text(&output::readings_table(&readings));
+        say!(
             "\nreading took {:.1} ms · confirmed drift (two agreeing readings): {}",
             took.as_secs_f64() * 1000.0,
             if confirmed.is_empty() {

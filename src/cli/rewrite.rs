@@ -4,6 +4,7 @@ use std::io::IsTerminal as _;
 
 use clap::Args;
 
+use super::output::say;
 use super::{connect, output, CliError};
 use stockguard::profile::EnvironmentKind;
 use stockguard::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
@@ -27,13 +28,20 @@ pub struct RewriteArgs {
 }
 
 fn print(results: &[RewriteResult]) {
-    println!(
+    say!(
         "{:>8}  {:<14} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7}",
-        "product", "outcome", "before", "after", "delta", "drift", "fence", "audit"
+        "product",
+        "outcome",
+        "before",
+        "after",
+        "delta",
+        "drift",
+        "fence",
+        "audit"
     );
     let opt = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
     for r in results {
-        println!(
+        say!(
             "{:>8}  {:<14} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7}",
             r.product_id,
             r.outcome.as_str(),
@@ -64,14 +72,11 @@ pub async fn run(args: RewriteArgs, profile: Option<&str>) -> Result<(), CliErro
     }
     let template = RewriteRequest { dry_run: args.dry_run, ..RewriteRequest::new(0, &args.reason) };
     let mut results = Vec::new();
-    let mut first_error = None;
-    for r in rewrite_many(&conns, &args.products, &template, &confirmed).await {
+    let mut errors = Vec::new();
+    for (p, r) in args.products.iter().zip(rewrite_many(&conns, &args.products, &template, &confirmed).await) {
         match r {
             Ok(r) => results.push(r),
-            Err(e) => {
-                eprintln!("error: {e}");
-                first_error.get_or_insert(e);
-            }
+            Err(e) => errors.push((*p, e)),
         }
     }
     if args.json {
@@ -79,8 +84,17 @@ pub async fn run(args: RewriteArgs, profile: Option<&str>) -> Result<(), CliErro
     } else if !results.is_empty() {
         print(&results);
     }
-    match first_error {
-        Some(e) => Err(e.into()),
-        None => Ok(()),
+    // One product: its error is the command's, printed once (by `main`). Several: each
+    // failure with its product, then a summary.
+    let total = args.products.len();
+    match errors.len() {
+        0 => Ok(()),
+        1 if total == 1 => Err(errors.remove(0).1.into()),
+        failed => {
+            for (p, e) in &errors {
+                eprintln!("error: product {p}: {e}");
+            }
+            Err(CliError::RewritesFailed { failed, total })
+        }
     }
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use super::output::say;
 use super::{connect, output, CliError};
 use stockguard::profile::ProfileStore;
 use stockguard::sandbox::{self, UpOptions};
@@ -39,10 +40,10 @@ pub async fn run(cmd: SandboxCommand, profile: Option<&str>) -> Result<(), CliEr
                 output::json(&report);
             } else {
                 let origin = |private| if private { "private, started by the sandbox" } else { "already running" };
-                println!("MySQL  {} ({})", report.mysql_url, origin(report.mysql_private));
-                println!("Redis  {} ({})", report.redis_url, origin(report.redis_private));
+                say!("MySQL  {} ({})", report.mysql_url, origin(report.mysql_private));
+                say!("Redis  {} ({})", report.redis_url, origin(report.redis_private));
                 if let Some(file) = &report.profile_file {
-                    println!("profile `sandbox` written to {file}");
+                    say!("profile `sandbox` written to {file}");
                 }
             }
             Ok(())
@@ -53,9 +54,13 @@ pub async fn run(cmd: SandboxCommand, profile: Option<&str>) -> Result<(), CliEr
             if json {
                 output::json(&report);
             } else {
-                println!(
+                say!(
                     "seeded {} products, {} orders, {} in flight, {} pending releases (audit #{})",
-                    report.products, report.orders, report.inflight, report.pending_releases, report.audit_id
+                    report.products,
+                    report.orders,
+                    report.inflight,
+                    report.pending_releases,
+                    report.audit_id
                 );
             }
             Ok(())
@@ -63,7 +68,7 @@ pub async fn run(cmd: SandboxCommand, profile: Option<&str>) -> Result<(), CliEr
         SandboxCommand::Down { dir } => {
             let report = sandbox::down(&dir).await?;
             let said = |stopped| if stopped { "stopped" } else { "nothing of ours was running" };
-            println!("private MySQL: {}; private Redis: {}", said(report.mysql_stopped), said(report.redis_stopped));
+            say!("private MySQL: {}; private Redis: {}", said(report.mysql_stopped), said(report.redis_stopped));
             Ok(())
         }
     }
