@@ -28,6 +28,12 @@ if ! command -v cargo >/dev/null; then
 fi
 
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+# `make test` checks formatting and lints before it tests.
+if command -v rustup >/dev/null; then
+  for c in rustfmt clippy; do
+    rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
+  done
+fi
 if ! command -v tauri-driver >/dev/null; then
   echo "install-deps: installing tauri-driver (cargo install tauri-driver --locked)"
   cargo install tauri-driver --locked --quiet
