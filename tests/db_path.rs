@@ -1,42 +1,26 @@
 //! The DB path of degraded mode against the real MariaDB and Redis: it sells only while the
 //! switch in the DB says DEGRADED, and answers a concurrent retry with the first order.
 
+#[path = "support/in_process.rs"]
+mod in_process;
 mod support;
 
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use http_body_util::BodyExt as _;
+use axum::http::StatusCode;
 use sqlx::MySqlPool;
 use stockguard::engine::degraded;
-use stockguard::engine::http::router;
 use stockguard::engine::state::{EngineConfig, EngineState};
 use stockguard::engine::{ReserveOutcome, ReserveRequest};
 use stockguard::profile::EnvironmentKind;
 use stockguard::switch::{store, Changer, Mode, Scope};
 use support::waits::{wait_for, wait_for_running};
-use support::TestRedis;
-use tower::ServiceExt as _;
+use support::{scalar, TestRedis};
 
 const PRODUCT: u64 = 1301;
 
 async fn post_order(state: &EngineState, user: u64, idem: &str) -> (StatusCode, serde_json::Value) {
-    let body = serde_json::json!({ "user_id": user, "product_id": PRODUCT, "qty": 1, "idempotency_key": idem });
-    let req = Request::builder()
-        .method("POST")
-        .uri("/orders")
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let resp = router(state.clone()).oneshot(req).await.unwrap();
-    let status = resp.status();
-    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    (status, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
-}
-
-async fn scalar(pool: &MySqlPool, sql: &str) -> i64 {
-    sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+    in_process::post_order(state, PRODUCT, user, 1, idem).await
 }
 
 #[sqlx::test(migrations = "./migrations")]

@@ -1,5 +1,7 @@
 //! Degraded mode (orders straight to the DB), rate limits and metrics.
 
+#[path = "support/in_process.rs"]
+mod in_process;
 mod support;
 
 use axum::body::Body;
@@ -11,7 +13,7 @@ use stockguard::engine::http::router;
 use stockguard::engine::state::{EngineConfig, EngineState};
 use stockguard::profile::EnvironmentKind;
 use stockguard::switch::{store, Changer, Mode, Scope};
-use support::TestRedis;
+use support::{scalar, TestRedis};
 use tower::ServiceExt as _;
 
 const PRODUCT: u64 = 11;
@@ -23,22 +25,7 @@ async fn engine(pool: &MySqlPool, redis: &TestRedis, stock: i64, limit: i64, con
 }
 
 async fn post_order(state: &EngineState, user: u64, qty: i64, idem: &str) -> (StatusCode, serde_json::Value) {
-    let body =
-        serde_json::json!({ "user_id": user, "product_id": PRODUCT, "qty": qty, "idempotency_key": idem }).to_string();
-    let req = Request::builder()
-        .method("POST")
-        .uri("/orders")
-        .header("content-type", "application/json")
-        .body(Body::from(body))
-        .unwrap();
-    let resp = router(state.clone()).oneshot(req).await.unwrap();
-    let status = resp.status();
-    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    (status, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
-}
-
-async fn scalar(pool: &MySqlPool, sql: &str) -> i64 {
-    sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+    in_process::post_order(state, PRODUCT, user, qty, idem).await
 }
 
 /// The product sent to the DB through the switch (as `stockguard degrade on --product`

@@ -3,51 +3,35 @@
 //! across DB mode, drift found by the exit's own verification, and the per-user count
 //! rebuild racing the closer. Everything against the real MariaDB and Redis.
 
+#[path = "support/in_process.rs"]
+mod in_process;
 mod support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use http_body_util::BodyExt as _;
+use axum::http::StatusCode;
 use sqlx::MySqlPool;
 use stockguard::connect::Connections;
 use stockguard::engine::close::{close_order, CloseKind};
-use stockguard::engine::http::router;
 use stockguard::engine::state::{EngineConfig, EngineState};
 use stockguard::profile::EnvironmentKind;
 use stockguard::recon::read_products;
 use stockguard::switch::exit::DEFAULT_STALE_AFTER;
 use stockguard::switch::{self, acks, store, Changer, ExitOptions, ExitStep, Mode, Scope, ScopeLeft, SwitchError};
 use support::waits::{wait_for, wait_for_running};
-use support::TestRedis;
-use tower::ServiceExt as _;
+use support::{scalar, TestRedis};
 
 const PRODUCT: u64 = 1201;
 
 async fn post_order(state: &EngineState, user: u64, idem: &str) -> (StatusCode, serde_json::Value) {
-    let body = serde_json::json!({ "user_id": user, "product_id": PRODUCT, "qty": 1, "idempotency_key": idem });
-    let req = Request::builder()
-        .method("POST")
-        .uri("/orders")
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let resp = router(state.clone()).oneshot(req).await.unwrap();
-    let status = resp.status();
-    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    (status, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
+    in_process::post_order(state, PRODUCT, user, 1, idem).await
 }
 
 async fn post_http(url: &str, user: u64, idem: &str) -> (u16, serde_json::Value) {
     let body = serde_json::json!({ "user_id": user, "product_id": PRODUCT, "qty": 1, "idempotency_key": idem });
     let resp = reqwest::Client::new().post(format!("{url}/orders")).json(&body).send().await.unwrap();
     (resp.status().as_u16(), resp.json().await.unwrap_or(serde_json::Value::Null))
-}
-
-async fn scalar(pool: &MySqlPool, sql: &str) -> i64 {
-    sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
 }
 
 async fn drift_of(conns: &Connections) -> Option<i64> {

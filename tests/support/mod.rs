@@ -83,6 +83,11 @@ impl Drop for TestRedis {
     }
 }
 
+/// One integer from a query (a count, a sum).
+pub async fn scalar(pool: &MySqlPool, sql: &str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+}
+
 /// The URL of the database `#[sqlx::test]` made for this test.
 pub async fn mysql_url_of(pool: &MySqlPool) -> String {
     let (db,): (String,) = sqlx::query_as("SELECT DATABASE()").fetch_one(pool).await.unwrap();
