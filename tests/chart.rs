@@ -1,8 +1,8 @@
 //! Drift charts: SVG for the window, PNG files for reports.
 
 use chrono::{Duration, Utc};
-use stockguard::chart::{drift_png, drift_svg, ChartError, ChartLabels};
-use stockguard::recon::sampler::HistoryPoint;
+use stockguard_core::chart::{drift_png, drift_svg, ChartError, ChartLabels};
+use stockguard_core::recon::sampler::HistoryPoint;
 
 fn history() -> Vec<HistoryPoint> {
     let t0 = Utc::now();

@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
-use stockguard::connect::Connections;
-use stockguard::engine::consumer::{self, ConsumerConfig};
-use stockguard::engine::state::{EngineConfig, EngineState};
-use stockguard::engine::{ReserveOutcome, ReserveRequest};
-use stockguard::keys::PERSIST_GROUP;
-use stockguard::profile::{ConnectionSettings, EnvironmentKind};
+use stockguard_core::connect::Connections;
+use stockguard_core::keys::PERSIST_GROUP;
+use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
+use stockguard_engine::engine::consumer::{self, ConsumerConfig};
+use stockguard_engine::engine::state::{EngineConfig, EngineState};
+use stockguard_engine::engine::{ReserveOutcome, ReserveRequest};
 use support::redis_server::RedisServer;
 use support::TestRedis;
 
@@ -67,7 +67,7 @@ async fn after_a_redis_restart_new_orders_are_persisted_without_restarting_the_e
     support::open_sale(&conns, PRODUCT, 10, 5).await;
     let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let consumers = tokio::spawn(stockguard::engine::run::run_consumers(state.clone(), stopped));
+    let consumers = tokio::spawn(stockguard_engine::engine::run::run_consumers(state.clone(), stopped));
 
     let before = reserve(&state, 1).await;
     assert!(persisted_within(&pool, &before, 10).await, "the consumers work before the restart");
@@ -168,7 +168,7 @@ async fn one_products_missing_stream_does_not_hide_the_backlog_of_the_others(poo
         .await
         .unwrap();
 
-    let backlog = stockguard::backlog::sample(&mut r, &conns.keys, &[1, 2, 3]).await.unwrap();
+    let backlog = stockguard_core::backlog::sample(&mut r, &conns.keys, &[1, 2, 3]).await.unwrap();
     assert_eq!(backlog.messages, 2 + 3, "product 1's lag, and all of product 2's stream");
     assert_eq!(backlog.inflight_units, 6);
     assert_eq!(backlog.missing_streams, vec![3]);

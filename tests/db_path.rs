@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use sqlx::MySqlPool;
-use stockguard::engine::degraded;
-use stockguard::engine::state::{EngineConfig, EngineState};
-use stockguard::engine::{ReserveOutcome, ReserveRequest};
-use stockguard::profile::EnvironmentKind;
-use stockguard::switch::{store, Changer, Mode, Scope};
+use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::switch::{store, Changer, Mode, Scope};
+use stockguard_engine::engine::degraded;
+use stockguard_engine::engine::state::{EngineConfig, EngineState};
+use stockguard_engine::engine::{ReserveOutcome, ReserveRequest};
 use support::waits::{wait_for, wait_for_running};
 use support::{scalar, TestRedis};
 

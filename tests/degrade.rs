@@ -10,14 +10,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sqlx::MySqlPool;
-use stockguard::connect::Connections;
-use stockguard::drill::{Fault, FaultProxy};
-use stockguard::engine::breaker::BreakerConfig;
-use stockguard::engine::state::{EngineConfig, EngineState};
-use stockguard::profile::{ConnectionSettings, EnvironmentKind};
-use stockguard::recon::read_products;
-use stockguard::switch::exit::DEFAULT_STALE_AFTER;
-use stockguard::switch::{self, store, Changer, ExitOptions, Mode, Scope};
+use stockguard_core::connect::Connections;
+use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
+use stockguard_core::recon::read_products;
+use stockguard_core::switch::exit::DEFAULT_STALE_AFTER;
+use stockguard_core::switch::{self, store, Changer, ExitOptions, Mode, Scope};
+use stockguard_engine::drill::{Fault, FaultProxy};
+use stockguard_engine::engine::breaker::BreakerConfig;
+use stockguard_engine::engine::state::{EngineConfig, EngineState};
 use support::TestRedis;
 
 const PRODUCT: u64 = 701;
@@ -390,9 +390,9 @@ async fn every_change_is_a_new_revision_with_an_audit_row_and_viewers_cannot_cha
         Err(switch::SwitchError::NoReason)
     ));
     let mut viewer = conns.settings.clone();
-    viewer.role = stockguard::profile::Role::Viewer;
+    viewer.role = stockguard_core::profile::Role::Viewer;
     assert!(matches!(Changer::person(&viewer), Err(switch::SwitchError::RoleNotAllowed(_))));
-    viewer.role = stockguard::profile::Role::Oncall;
+    viewer.role = stockguard_core::profile::Role::Oncall;
     viewer.read_only = true;
     assert!(matches!(Changer::person(&viewer), Err(switch::SwitchError::ReadOnly)));
     // Two escalations of tripped breakers write one change.

@@ -16,10 +16,10 @@ use std::time::Duration;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 use sqlx::MySqlPool;
-use stockguard::engine::state::{EngineConfig, EngineState};
-use stockguard::profile::{EnvironmentKind, Profile, ProfileStore, Role};
-use stockguard::sandbox;
-use stockguard::sandbox::seed::SEEDED_REDIS_HIGH;
+use stockguard_core::profile::{EnvironmentKind, Profile, ProfileStore, Role};
+use stockguard_engine::engine::state::{EngineConfig, EngineState};
+use stockguard_engine::sandbox;
+use stockguard_engine::sandbox::seed::SEEDED_REDIS_HIGH;
 use support::TestRedis;
 
 /// tauri-driver, stopped with SIGTERM on drop: only then does it stop WebKitWebDriver, whose
@@ -270,8 +270,9 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
     let (_engine_url, engine_stop, engine_task) = support::spawn_engine(engine.clone()).await;
     let (workers_stop, workers_stopped) = tokio::sync::watch::channel(false);
-    let consumers = tokio::spawn(stockguard::engine::run::run_consumers(engine.clone(), workers_stopped.clone()));
-    let relay = tokio::spawn(stockguard::engine::run::run_closer_and_relay(engine.clone(), workers_stopped));
+    let consumers =
+        tokio::spawn(stockguard_engine::engine::run::run_consumers(engine.clone(), workers_stopped.clone()));
+    let relay = tokio::spawn(stockguard_engine::engine::run::run_closer_and_relay(engine.clone(), workers_stopped));
 
     // The app starts with the one profile a fresh `sandbox up` leaves: `sandbox`.
     let config = tempfile::tempdir().unwrap();

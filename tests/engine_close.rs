@@ -8,12 +8,12 @@ use std::time::Duration;
 use chrono::{NaiveDateTime, Utc};
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
-use stockguard::engine::close::{close_due_orders, close_order, CloseKind, CloseOutcome};
-use stockguard::engine::consumer::{self, ConsumerConfig};
-use stockguard::engine::relay::Relay;
-use stockguard::engine::{ReserveOutcome, ReserveRequest};
-use stockguard::keys::Keys;
-use stockguard::recon::{read_products, DriftStatus};
+use stockguard_core::keys::Keys;
+use stockguard_core::recon::{read_products, DriftStatus};
+use stockguard_engine::engine::close::{close_due_orders, close_order, CloseKind, CloseOutcome};
+use stockguard_engine::engine::consumer::{self, ConsumerConfig};
+use stockguard_engine::engine::relay::Relay;
+use stockguard_engine::engine::{ReserveOutcome, ReserveRequest};
 use support::TestRedis;
 
 const PRODUCT: u64 = 5;

@@ -9,10 +9,10 @@ use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt as _;
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
-use stockguard::engine::http::router;
-use stockguard::engine::state::{EngineConfig, EngineState};
-use stockguard::profile::EnvironmentKind;
-use stockguard::switch::{store, Changer, Mode, Scope};
+use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::switch::{store, Changer, Mode, Scope};
+use stockguard_engine::engine::http::router;
+use stockguard_engine::engine::state::{EngineConfig, EngineState};
 use support::{scalar, TestRedis};
 use tower::ServiceExt as _;
 

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
-use stockguard::engine::consumer::{self, ConsumerConfig};
-use stockguard::engine::persist;
-use stockguard::engine::{ReserveOutcome, ReserveRequest};
-use stockguard::keys::Keys;
-use stockguard::recon::{read_products, DriftStatus};
+use stockguard_core::keys::Keys;
+use stockguard_core::recon::{read_products, DriftStatus};
+use stockguard_engine::engine::consumer::{self, ConsumerConfig};
+use stockguard_engine::engine::persist;
+use stockguard_engine::engine::{ReserveOutcome, ReserveRequest};
 use support::TestRedis;
 
 const PRODUCT: u64 = 42;
@@ -314,10 +314,10 @@ async fn a_malformed_message_is_left_pending_while_the_good_ones_beside_it_are_p
     assert_eq!(outcome.persisted.len(), 2);
     assert_eq!(count(&pool, "SELECT COUNT(*) FROM orders").await, 2);
     let pending: redis::streams::StreamPendingReply =
-        conn.xpending(redis.keys.orders_stream(PRODUCT), stockguard::keys::PERSIST_GROUP).await.unwrap();
+        conn.xpending(redis.keys.orders_stream(PRODUCT), stockguard_core::keys::PERSIST_GROUP).await.unwrap();
     assert_eq!(pending.count(), 1, "only the malformed message stays pending");
     let held: redis::streams::StreamPendingCountReply = conn
-        .xpending_count(redis.keys.orders_stream(PRODUCT), stockguard::keys::PERSIST_GROUP, "-", "+", 10)
+        .xpending_count(redis.keys.orders_stream(PRODUCT), stockguard_core::keys::PERSIST_GROUP, "-", "+", 10)
         .await
         .unwrap();
     assert_eq!(held.ids[0].id, bad_id);

@@ -12,13 +12,13 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use sqlx::MySqlPool;
-use stockguard::connect::Connections;
-use stockguard::engine::close::{close_order, CloseKind};
-use stockguard::engine::state::{EngineConfig, EngineState};
-use stockguard::profile::EnvironmentKind;
-use stockguard::recon::read_products;
-use stockguard::switch::exit::DEFAULT_STALE_AFTER;
-use stockguard::switch::{self, acks, store, Changer, ExitOptions, ExitStep, Mode, Scope, ScopeLeft, SwitchError};
+use stockguard_core::connect::Connections;
+use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::recon::read_products;
+use stockguard_core::switch::exit::DEFAULT_STALE_AFTER;
+use stockguard_core::switch::{self, acks, store, Changer, ExitOptions, ExitStep, Mode, Scope, ScopeLeft, SwitchError};
+use stockguard_engine::engine::close::{close_order, CloseKind};
+use stockguard_engine::engine::state::{EngineConfig, EngineState};
 use support::waits::{wait_for, wait_for_running};
 use support::{scalar, TestRedis};
 

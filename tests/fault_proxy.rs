@@ -4,7 +4,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use stockguard::drill::{Fault, FaultProxy};
+use stockguard_engine::drill::{Fault, FaultProxy};
 
 async fn ping(conn: &mut redis::aio::MultiplexedConnection) -> redis::RedisResult<String> {
     redis::cmd("PING").query_async(conn).await

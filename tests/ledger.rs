@@ -5,10 +5,10 @@ mod support;
 use std::time::Duration;
 
 use sqlx::MySqlPool;
-use stockguard::profile::EnvironmentKind;
-use stockguard::recon::ledger::{self, LedgerError, LedgerOptions, ServerKind};
-use stockguard::recon::DriftStatus;
-use stockguard::sandbox::{self, seed, DEMO_PRODUCTS};
+use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::recon::ledger::{self, LedgerError, LedgerOptions, ServerKind};
+use stockguard_core::recon::DriftStatus;
+use stockguard_engine::sandbox::{self, seed, DEMO_PRODUCTS};
 use support::TestRedis;
 
 #[sqlx::test(migrations = "./migrations")]
@@ -56,7 +56,7 @@ async fn the_statement_time_limit_really_aborts_an_over_long_query_on_mariadb(po
 async fn the_ledger_check_reads_one_snapshot_even_when_the_server_default_is_read_committed(pool: MySqlPool) {
     use sqlx::mysql::MySqlPoolOptions;
     use sqlx::Executor as _;
-    use stockguard::engine::ledger_write::{deduct, insert_orders, NewOrder, Source};
+    use stockguard_engine::engine::ledger_write::{deduct, insert_orders, NewOrder, Source};
 
     sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (1, 'hot', 1000000, 1000000, 1000000)")
         .execute(&pool)

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
-use stockguard::engine::state::{EngineConfig, EngineState};
-use stockguard::load::conn::Conn;
-use stockguard::load::{self, LoadConfig};
-use stockguard::profile::EnvironmentKind;
-use stockguard::recon::{read_products, DriftStatus};
+use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::recon::{read_products, DriftStatus};
+use stockguard_engine::engine::state::{EngineConfig, EngineState};
+use stockguard_engine::load::conn::Conn;
+use stockguard_engine::load::{self, LoadConfig};
 use support::TestRedis;
 
 const PRODUCT: u64 = 77;
@@ -99,7 +99,7 @@ async fn a_load_connection_carries_on_when_the_engine_restarts_on_its_port(pool:
         let state =
             EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let engine = tokio::spawn(stockguard::engine::run::serve(listener, state, async {
+        let engine = tokio::spawn(stockguard_engine::engine::run::serve(listener, state, async {
             let _ = stopped.await;
         }));
         (stop, engine)

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
-use stockguard::engine::consumer::{self, ConsumerConfig};
-use stockguard::engine::order_no::{InstanceTag, OrderNumbers};
-use stockguard::engine::{ReserveOutcome, ReserveRequest, Reserver};
-use stockguard::keys::Keys;
-use stockguard::reservation;
+use stockguard_core::keys::Keys;
+use stockguard_core::reservation;
+use stockguard_engine::engine::consumer::{self, ConsumerConfig};
+use stockguard_engine::engine::order_no::{InstanceTag, OrderNumbers};
+use stockguard_engine::engine::{ReserveOutcome, ReserveRequest, Reserver};
 use support::TestRedis;
 
 const PRODUCT: u64 = 42;
@@ -190,18 +190,18 @@ async fn each_buyer_of_a_clashed_number_sees_their_own_outcome(pool: MySqlPool) 
     consumer::run_once(&pool, &mut conn, &redis.keys, &[PRODUCT], &cfg).await.unwrap();
     assert_eq!(reserve_as(&mut conn, &redis.keys, CLASHING_NO, 2).await, 1);
     consumer::run_once(&pool, &mut conn, &redis.keys, &[PRODUCT], &cfg).await.unwrap();
-    let conns = support::connections(&pool, &redis, stockguard::profile::EnvironmentKind::Sandbox).await;
-    let state = stockguard::engine::state::EngineState::new(
+    let conns = support::connections(&pool, &redis, stockguard_core::profile::EnvironmentKind::Sandbox).await;
+    let state = stockguard_engine::engine::state::EngineState::new(
         conns.mysql,
         conns.redis,
         conns.keys,
-        stockguard::engine::state::EngineConfig::default(),
+        stockguard_engine::engine::state::EngineConfig::default(),
     );
 
     for (user, expected) in [(1, "WAIT_PAY"), (2, "FAILED")] {
         let req =
             axum::http::Request::get(format!("/orders/{CLASHING_NO}?user_id={user}")).body(Body::empty()).unwrap();
-        let resp = stockguard::engine::http::router(state.clone()).oneshot(req).await.unwrap();
+        let resp = stockguard_engine::engine::http::router(state.clone()).oneshot(req).await.unwrap();
         let body: serde_json::Value =
             serde_json::from_slice(&resp.into_body().collect().await.unwrap().to_bytes()).unwrap();
         assert_eq!(body["status"], expected, "buyer {user}");

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use secrecy::{ExposeSecret as _, SecretString};
-use stockguard::profile::manage::{delete, list, save};
-use stockguard::profile::secrets::SecretLookup;
-use stockguard::profile::{EnvironmentKind, Profile, ProfileError, ProfileStore, Role, SecretSlot, SecretStore};
+use stockguard_core::profile::manage::{delete, list, save};
+use stockguard_core::profile::secrets::SecretLookup;
+use stockguard_core::profile::{EnvironmentKind, Profile, ProfileError, ProfileStore, Role, SecretSlot, SecretStore};
 
 /// A keychain kept in memory, so the test can see what was stored. (The product only ever
 /// uses the OS keychain.)

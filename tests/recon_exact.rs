@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
-use stockguard::engine::close::{close_order, CloseKind};
-use stockguard::engine::consumer;
-use stockguard::engine::state::{EngineConfig, EngineState};
-use stockguard::load::{self, LoadConfig};
-use stockguard::profile::EnvironmentKind;
-use stockguard::recon::{read_products, read_products_light, DriftStatus, LedgerGaps};
+use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::recon::{read_products, read_products_light, DriftStatus, LedgerGaps};
+use stockguard_engine::engine::close::{close_order, CloseKind};
+use stockguard_engine::engine::consumer;
+use stockguard_engine::engine::state::{EngineConfig, EngineState};
+use stockguard_engine::load::{self, LoadConfig};
 use support::TestRedis;
 
 const PRODUCTS: [u64; 2] = [501, 502];

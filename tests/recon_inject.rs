@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
-use stockguard::connect::Connections;
-use stockguard::engine::state::{EngineConfig, EngineState};
-use stockguard::load::{self, LoadConfig};
-use stockguard::profile::EnvironmentKind;
-use stockguard::recon::sampler::DriftTracker;
-use stockguard::recon::{read_products, DriftStatus};
-use stockguard::rewrite::{self, Outcome, RewriteRequest};
+use stockguard_core::connect::Connections;
+use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::recon::sampler::DriftTracker;
+use stockguard_core::recon::{read_products, DriftStatus};
+use stockguard_core::rewrite::{self, Outcome, RewriteRequest};
+use stockguard_engine::engine::state::{EngineConfig, EngineState};
+use stockguard_engine::load::{self, LoadConfig};
 use support::TestRedis;
 
 const PRODUCT: u64 = 601;

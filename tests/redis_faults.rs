@@ -7,11 +7,11 @@ mod support;
 use std::time::Duration;
 
 use sqlx::MySqlPool;
-use stockguard::connect::Connections;
-use stockguard::engine::consumer::{self, ConsumerConfig};
-use stockguard::engine::reserve::{ReserveOutcome, ReserveRequest};
-use stockguard::recon::{read_products, DriftStatus, Reading};
-use stockguard::rewrite::{self, Outcome, RewriteRequest};
+use stockguard_core::connect::Connections;
+use stockguard_core::recon::{read_products, DriftStatus, Reading};
+use stockguard_core::rewrite::{self, Outcome, RewriteRequest};
+use stockguard_engine::engine::consumer::{self, ConsumerConfig};
+use stockguard_engine::engine::reserve::{ReserveOutcome, ReserveRequest};
 use support::redis_server::RedisServer;
 
 const P: u64 = 7;
@@ -107,8 +107,8 @@ async fn failed_over_three_behind(pool: &MySqlPool, tag: &str) -> (RedisServer, 
     assert_eq!(sell(&on_master, 6..9).await, 3);
     persist_all(&on_master).await;
     drop(master);
-    let settings = stockguard::profile::ConnectionSettings::from_urls(
-        stockguard::profile::EnvironmentKind::Sandbox,
+    let settings = stockguard_core::profile::ConnectionSettings::from_urls(
+        stockguard_core::profile::EnvironmentKind::Sandbox,
         &support::mysql_url_of(pool).await,
         &replica.url(),
         on_master.keys.prefix(),
@@ -187,8 +187,8 @@ async fn once_the_new_master_outsells_the_lost_numbers_the_lag_shows_as_redis_hi
 
 #[sqlx::test(migrations = "./migrations")]
 async fn after_redis_restarts_empty_in_db_mode_the_guided_exit_sets_what_the_db_says(pool: MySqlPool) {
-    use stockguard::engine::degraded;
-    use stockguard::switch::{self, store, Changer, ExitOptions, Mode, Scope};
+    use stockguard_core::switch::{self, store, Changer, ExitOptions, Mode, Scope};
+    use stockguard_engine::engine::degraded;
 
     let mut server = RedisServer::start().await;
     let conns = support::connections_to(&pool, &server.url(), "flt4").await;

@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
-use stockguard::connect::Connections;
-use stockguard::profile::EnvironmentKind;
-use stockguard::recon::{read_products, DriftStatus, Reading};
-use stockguard::rewrite::{self, Outcome, RewriteError, RewriteRequest};
-use stockguard::sandbox;
+use stockguard_core::connect::Connections;
+use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::recon::{read_products, DriftStatus, Reading};
+use stockguard_core::rewrite::{self, Outcome, RewriteError, RewriteRequest};
+use stockguard_engine::sandbox;
 use support::TestRedis;
 
 async fn reading(conns: &Connections, product: u64) -> Reading {
@@ -53,7 +53,7 @@ async fn a_rewrite_repairs_redis_high_redis_low_and_a_missing_key_and_audits_eac
             .unwrap();
         assert_eq!(run_outcome, outcome.as_str());
     }
-    let audits = stockguard::audit::recent(&pool, Some("rewrite"), 10).await.unwrap();
+    let audits = stockguard_core::audit::recent(&pool, Some("rewrite"), 10).await.unwrap();
     assert_eq!(audits.len(), 3);
     assert!(audits.iter().all(|a| a.reason == "repair seeded drift"
         && a.details.as_ref().is_some_and(|d| d["fence_token"].as_u64().is_some())));
@@ -135,7 +135,7 @@ async fn eight_concurrent_rewrites_apply_once_per_token_and_leave_no_drift(pool:
     tokens.dedup();
     assert_eq!(tokens.len(), n, "every run has its own token");
     assert_eq!(reading(&conns, p).await.drift, Some(0));
-    let audits = stockguard::audit::recent(&pool, Some("rewrite"), 20).await.unwrap();
+    let audits = stockguard_core::audit::recent(&pool, Some("rewrite"), 20).await.unwrap();
     assert_eq!(audits.len(), 8, "every attempt is audited, busy ones too");
 }
 
@@ -223,7 +223,7 @@ async fn a_rewrite_is_on_record_before_it_writes_and_a_holder_that_never_reports
     let a = rewrite::begin(&conns, &short).await.unwrap().expect("A gets the lock");
 
     // Before A writes anything, its intent is in the audit log with its token.
-    let begun = stockguard::audit::recent(&pool, Some("rewrite.begin"), 5).await.unwrap();
+    let begun = stockguard_core::audit::recent(&pool, Some("rewrite.begin"), 5).await.unwrap();
     assert_eq!(begun.len(), 1);
     assert_eq!(begun[0].outcome, "STARTED");
     assert_eq!(begun[0].details.as_ref().unwrap()["fence_token"].as_u64(), Some(a.fence_token));

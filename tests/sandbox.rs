@@ -4,9 +4,9 @@
 mod support;
 
 use sqlx::MySqlPool;
-use stockguard::profile::{EnvironmentKind, ProfileStore};
-use stockguard::recon::{read_products, DriftStatus};
-use stockguard::sandbox::{self, process, seed, UpOptions, DEMO_PRODUCTS};
+use stockguard_core::profile::{EnvironmentKind, ProfileStore};
+use stockguard_core::recon::{read_products, DriftStatus};
+use stockguard_engine::sandbox::{self, process, seed, UpOptions, DEMO_PRODUCTS};
 use support::TestRedis;
 
 #[sqlx::test(migrations = "./migrations")]
@@ -46,7 +46,7 @@ async fn the_seed_puts_one_product_in_each_drift_status_with_the_right_numbers(p
     assert!(report.inflight > 0 && report.pending_releases > 0);
     assert!(readings.iter().any(|x| x.inflight_pending > 0) && readings.iter().any(|x| x.pending_release > 0));
 
-    let audit = stockguard::audit::recent(&pool, Some("sandbox.seed"), 10).await.unwrap();
+    let audit = stockguard_core::audit::recent(&pool, Some("sandbox.seed"), 10).await.unwrap();
     assert_eq!(audit.len(), 1);
     assert_eq!(audit[0].id, report.audit_id);
 }
@@ -125,13 +125,13 @@ async fn sandbox_up_starts_private_servers_when_none_answer_and_down_stops_them(
         // The private sale works end to end: seed it and read it back.
         let store = ProfileStore::load(&dir.path().join("profiles.toml")).unwrap();
         let profile = store.get("sandbox").unwrap().clone();
-        let settings = stockguard::profile::ConnectionSettings::from_urls(
+        let settings = stockguard_core::profile::ConnectionSettings::from_urls(
             EnvironmentKind::Sandbox,
             &profile.mysql_url,
             &profile.redis_url,
             &profile.key_prefix,
         );
-        let conns = stockguard::connect::Connections::open(settings).await.unwrap();
+        let conns = stockguard_core::connect::Connections::open(settings).await.unwrap();
         sandbox::seed(&conns, &mut |_| {}).await.unwrap();
         let mut r = conns.redis.clone();
         let readings = read_products(&conns.mysql, &mut r, &conns.keys, &[]).await.unwrap();

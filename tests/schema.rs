@@ -4,7 +4,7 @@
 mod support;
 
 use sqlx::{MySqlPool, Row as _};
-use stockguard::connect::MIGRATOR;
+use stockguard_core::connect::MIGRATOR;
 
 const TABLES: [&str; 15] = [
     "audit_log",
@@ -125,7 +125,7 @@ async fn a_duplicate_order_number_is_refused_by_the_unique_index(pool: MySqlPool
 
 #[tokio::test]
 async fn migrating_without_super_on_a_binary_logging_server_says_what_to_do_and_that_remedy_works() {
-    use stockguard::connect::{self, ConnectError};
+    use stockguard_core::connect::{self, ConnectError};
     // Binary logging is on by default on MySQL 8; this private MariaDB has it on too, and
     // both refuse triggers to a user without SUPER unless log_bin_trust_function_creators.
     let server = support::mariadb_server::MariadbServer::start(&["--log-bin=binlog", "--server-id=1"]).await;

@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use stockguard::connect::Connections;
-use stockguard::health::{self, Health};
-use stockguard::recon::sampler::{ConfirmedDrift, Tick};
-use stockguard::recon::Reading;
+use stockguard_core::connect::Connections;
+use stockguard_core::health::{self, Health};
+use stockguard_core::recon::sampler::{ConfirmedDrift, Tick};
+use stockguard_core::recon::Reading;
 use tauri::{AppHandle, Emitter as _};
 use tokio::sync::broadcast::error::RecvError;
 

@@ -2,9 +2,9 @@
 //! Every core error is mapped here by kind, never by its text.
 
 use serde::{Serialize, Serializer};
-use stockguard::profile::ProfileError;
-use stockguard::rewrite::RewriteError;
-use stockguard::switch::SwitchError;
+use stockguard_core::profile::ProfileError;
+use stockguard_core::rewrite::RewriteError;
+use stockguard_core::switch::SwitchError;
 
 /// What the window can branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
@@ -94,20 +94,20 @@ impl From<ProfileError> for DesktopError {
     }
 }
 
-impl From<stockguard::connect::ConnectError> for DesktopError {
-    fn from(e: stockguard::connect::ConnectError) -> Self {
+impl From<stockguard_core::connect::ConnectError> for DesktopError {
+    fn from(e: stockguard_core::connect::ConnectError) -> Self {
         Self::Connect(e.to_string())
     }
 }
 
-impl From<stockguard::recon::ReconError> for DesktopError {
-    fn from(e: stockguard::recon::ReconError) -> Self {
+impl From<stockguard_core::recon::ReconError> for DesktopError {
+    fn from(e: stockguard_core::recon::ReconError) -> Self {
         Self::Query(e.to_string())
     }
 }
 
-impl From<stockguard::recon::ledger::LedgerError> for DesktopError {
-    fn from(e: stockguard::recon::ledger::LedgerError) -> Self {
+impl From<stockguard_core::recon::ledger::LedgerError> for DesktopError {
+    fn from(e: stockguard_core::recon::ledger::LedgerError) -> Self {
         Self::Query(e.to_string())
     }
 }
@@ -118,8 +118,8 @@ impl From<sqlx::Error> for DesktopError {
     }
 }
 
-impl From<stockguard::chart::ChartError> for DesktopError {
-    fn from(e: stockguard::chart::ChartError) -> Self {
+impl From<stockguard_core::chart::ChartError> for DesktopError {
+    fn from(e: stockguard_core::chart::ChartError) -> Self {
         Self::Chart(e.to_string())
     }
 }

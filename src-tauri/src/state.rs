@@ -5,9 +5,9 @@
 use std::sync::{Arc, Mutex};
 
 use sqlx::MySqlPool;
-use stockguard::connect::{connect_replica, Connections};
-use stockguard::profile::resolve_for_process;
-use stockguard::recon::sampler::{self, History, SamplerConfig};
+use stockguard_core::connect::{connect_replica, Connections};
+use stockguard_core::profile::resolve_for_process;
+use stockguard_core::recon::sampler::{self, History, SamplerConfig};
 use tokio::sync::{broadcast, watch, RwLock};
 
 use crate::error::DesktopError;

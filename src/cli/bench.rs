@@ -2,8 +2,8 @@
 
 use clap::Subcommand;
 
-use stockguard::bench::deduct::DeductPlan;
-use stockguard::bench::Report;
+use stockguard_engine::bench::deduct::DeductPlan;
+use stockguard_engine::bench::Report;
 
 use super::{connect, output, CliError};
 
@@ -46,20 +46,23 @@ pub enum BenchCommand {
 pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliError> {
     let conns = connect(profile).await?;
     match cmd {
-        BenchCommand::Reserve { quick, json } => show(&stockguard::bench::reserve::run(&conns, quick).await?, json),
+        BenchCommand::Reserve { quick, json } => {
+            show(&stockguard_engine::bench::reserve::run(&conns, quick).await?, json)
+        }
         BenchCommand::Engine { quick, json } => {
             let exe = std::env::current_exe()
                 .map_err(|e| CliError::Refused(format!("cannot find the stockguard binary: {e}")))?;
-            show(&stockguard::bench::engine::run(&conns, &exe, quick).await?, json)
+            show(&stockguard_engine::bench::engine::run(&conns, &exe, quick).await?, json)
         }
         BenchCommand::Recon { quick, json } => show(
-            &stockguard::bench::recon::run(&conns, quick, &mut |step| eprintln!("bench recon: {step}")).await?,
+            &stockguard_engine::bench::recon::run(&conns, quick, &mut |step| eprintln!("bench recon: {step}")).await?,
             json,
         ),
         BenchCommand::Deduct { quick, json } => {
             let plan = if quick { DeductPlan::quick() } else { DeductPlan::full() };
             show(
-                &stockguard::bench::deduct::run(&conns, &plan, &mut |step| eprintln!("bench deduct: {step}")).await?,
+                &stockguard_engine::bench::deduct::run(&conns, &plan, &mut |step| eprintln!("bench deduct: {step}"))
+                    .await?,
                 json,
             )
         }

@@ -7,9 +7,9 @@ use clap::{Args, Subcommand};
 
 use super::output::say;
 use super::{connect, output, CliError};
-use stockguard::profile::EnvironmentKind;
-use stockguard::switch::exit::DEFAULT_STALE_AFTER;
-use stockguard::switch::{self, Acknowledgement, ExitOptions, ExitStep, Scope};
+use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::switch::exit::DEFAULT_STALE_AFTER;
+use stockguard_core::switch::{self, Acknowledgement, ExitOptions, ExitStep, Scope};
 
 #[derive(Debug, Subcommand)]
 pub enum DegradeCommand {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::Subcommand;
 
 use super::{connect, CliError};
-use stockguard::engine::state::{EngineConfig, EngineState};
+use stockguard_engine::engine::state::{EngineConfig, EngineState};
 
 #[derive(Debug, Subcommand)]
 pub enum EngineCommand {
@@ -69,7 +69,7 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
         listener.local_addr().map(|a| a.to_string()).unwrap_or(listen)
     );
     let state = EngineState::new(conns.mysql, conns.redis, conns.keys, config);
-    stockguard::engine::run::serve(listener, state, async {
+    stockguard_engine::engine::run::serve(listener, state, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await

@@ -1,9 +1,9 @@
 //! The CLI's error: every core error, shown as one line, with an exit code.
 
-use stockguard::connect::ConnectError;
-use stockguard::profile::ProfileError;
-use stockguard::recon::ReconError;
-use stockguard::sandbox::SandboxError;
+use stockguard_core::connect::ConnectError;
+use stockguard_core::profile::ProfileError;
+use stockguard_core::recon::ReconError;
+use stockguard_engine::sandbox::SandboxError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -16,15 +16,15 @@ pub enum CliError {
     #[error(transparent)]
     Recon(#[from] ReconError),
     #[error(transparent)]
-    Load(#[from] stockguard::load::LoadError),
+    Load(#[from] stockguard_engine::load::LoadError),
     #[error(transparent)]
-    Ledger(#[from] stockguard::recon::ledger::LedgerError),
+    Ledger(#[from] stockguard_core::recon::ledger::LedgerError),
     #[error(transparent)]
-    Rewrite(#[from] stockguard::rewrite::RewriteError),
+    Rewrite(#[from] stockguard_core::rewrite::RewriteError),
     #[error(transparent)]
-    Switch(#[from] stockguard::switch::SwitchError),
+    Switch(#[from] stockguard_core::switch::SwitchError),
     #[error(transparent)]
-    Bench(#[from] stockguard::bench::BenchError),
+    Bench(#[from] stockguard_engine::bench::BenchError),
     #[error("database error: {0}")]
     Db(#[from] sqlx::Error),
     #[error("cannot read the password from standard input: {0}")]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{connect, output, CliError};
-use stockguard::load::{self, LoadConfig};
+use stockguard_engine::load::{self, LoadConfig};
 
 #[derive(Debug, Args)]
 pub struct LoadArgs {

@@ -1,6 +1,7 @@
 //! Argument parsing and dispatch. Each subcommand module parses, calls the core and prints.
 
 mod bench;
+mod choice;
 mod degrade;
 mod engine;
 mod error;
@@ -15,8 +16,8 @@ use clap::{Parser, Subcommand};
 use output::say;
 
 pub use error::CliError;
-use stockguard::connect::Connections;
-use stockguard::profile::{resolve_for_process, ConnectionSettings};
+use stockguard_core::connect::Connections;
+use stockguard_core::profile::{resolve_for_process, ConnectionSettings};
 
 #[derive(Debug, Parser)]
 #[command(name = "stockguard", version, about = "Flash-sale anti-oversell console and reference engine")]
@@ -91,7 +92,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Sandbox(cmd) => sandbox::run(cmd, profile).await,
         Command::Products { json } => {
             let conns = connect(profile).await?;
-            let products = stockguard::catalog::list_products(&conns.mysql).await?;
+            let products = stockguard_core::catalog::list_products(&conns.mysql).await?;
             output::products(&products, json);
             Ok(())
         }

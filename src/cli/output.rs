@@ -32,8 +32,8 @@ pub fn write_text(text: &str) {
     }
 }
 
-use stockguard::catalog::Product;
-use stockguard::recon::Reading;
+use stockguard_core::catalog::Product;
+use stockguard_core::recon::Reading;
 
 pub fn json<T: serde::Serialize>(value: &T) {
     say!("{}", serde_json::to_string_pretty(value).expect("output serializes"));

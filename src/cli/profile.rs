@@ -5,10 +5,13 @@ use std::io::IsTerminal as _;
 use clap::{Args, Subcommand};
 use secrecy::SecretString;
 
+use super::choice::one_of;
 use super::output::say;
 use super::{output, CliError};
-use stockguard::profile::secrets::SecretLookup;
-use stockguard::profile::{EnvironmentKind, KeychainStore, Profile, ProfileStore, Role, SecretSlot, SecretStore as _};
+use stockguard_core::profile::secrets::SecretLookup;
+use stockguard_core::profile::{
+    EnvironmentKind, KeychainStore, Profile, ProfileStore, Role, SecretSlot, SecretStore as _,
+};
 
 #[derive(Debug, Subcommand)]
 pub enum ProfileCommand {
@@ -24,7 +27,7 @@ pub enum ProfileCommand {
     /// Store a password in the OS keychain, read from standard input.
     SetPassword {
         name: String,
-        #[arg(long, value_enum, default_value = "mysql")]
+        #[arg(long, value_parser = one_of(&SecretSlot::ALL, SecretSlot::as_str), default_value = "mysql")]
         slot: SecretSlot,
     },
 }
@@ -32,7 +35,7 @@ pub enum ProfileCommand {
 #[derive(Debug, Args)]
 pub struct AddArgs {
     name: String,
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = one_of(&EnvironmentKind::ALL, EnvironmentKind::as_str))]
     environment: EnvironmentKind,
     #[arg(long)]
     mysql_url: String,
@@ -42,7 +45,7 @@ pub struct AddArgs {
     redis_url: String,
     #[arg(long, default_value = "sg")]
     key_prefix: String,
-    #[arg(long, value_enum, default_value = "oncall")]
+    #[arg(long, value_parser = one_of(&Role::ALL, Role::as_str), default_value = "oncall")]
     role: Role,
     #[arg(long)]
     read_only: bool,

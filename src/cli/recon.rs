@@ -6,9 +6,9 @@ use clap::{Args, Subcommand};
 
 use super::output::say;
 use super::{connect, output, CliError};
-use stockguard::recon::ledger::{self, LedgerOptions};
-use stockguard::recon::read_products;
-use stockguard::recon::sampler::DriftTracker;
+use stockguard_core::recon::ledger::{self, LedgerOptions};
+use stockguard_core::recon::read_products;
+use stockguard_core::recon::sampler::DriftTracker;
 
 #[derive(Debug, Args)]
 pub struct ReconArgs {
@@ -42,7 +42,7 @@ pub enum DriftCommand {
 pub async fn recon(args: ReconArgs, profile: Option<&str>) -> Result<(), CliError> {
     let conns = connect(profile).await?;
     if args.ledger {
-        let replica = stockguard::connect::connect_replica(&conns.settings).await?;
+        let replica = stockguard_core::connect::connect_replica(&conns.settings).await?;
         let opts = LedgerOptions {
             statement_limit: Duration::from_millis(args.statement_limit_ms),
             ..LedgerOptions::default()

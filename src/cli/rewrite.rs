@@ -6,8 +6,8 @@ use clap::Args;
 
 use super::output::say;
 use super::{connect, output, CliError};
-use stockguard::profile::EnvironmentKind;
-use stockguard::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
+use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
 
 #[derive(Debug, Args)]
 pub struct RewriteArgs {

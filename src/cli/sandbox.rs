@@ -6,8 +6,8 @@ use clap::Subcommand;
 
 use super::output::say;
 use super::{connect, output, CliError};
-use stockguard::profile::ProfileStore;
-use stockguard::sandbox::{self, UpOptions};
+use stockguard_core::profile::ProfileStore;
+use stockguard_engine::sandbox::{self, UpOptions};
 
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {

@@ -5,8 +5,8 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt as _;
-use stockguard::engine::http::router;
-use stockguard::engine::state::EngineState;
+use stockguard_engine::engine::http::router;
+use stockguard_engine::engine::state::EngineState;
 use tower::ServiceExt as _;
 
 /// `POST /orders` for `qty` units of `product`: the status and the JSON answer (`Null` when

@@ -11,9 +11,9 @@ pub mod waits;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sqlx::MySqlPool;
-use stockguard::connect::Connections;
-use stockguard::keys::Keys;
-use stockguard::profile::{ConnectionSettings, EnvironmentKind};
+use stockguard_core::connect::Connections;
+use stockguard_core::keys::Keys;
+use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
 
 /// The shared Redis of the test run.
 pub fn redis_url() -> String {
@@ -119,13 +119,13 @@ pub async fn connections(pool: &MySqlPool, redis: &TestRedis, environment: Envir
 /// An engine serving on 127.0.0.1:0 until the returned sender fires: its URL, the stop
 /// sender and the task to await.
 pub async fn spawn_engine(
-    state: stockguard::engine::state::EngineState,
+    state: stockguard_engine::engine::state::EngineState,
 ) -> (String, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let handle = tokio::spawn(async move {
-        stockguard::engine::run::serve(listener, state, async {
+        stockguard_engine::engine::run::serve(listener, state, async {
             let _ = stopped.await;
         })
         .await
@@ -135,10 +135,11 @@ pub async fn spawn_engine(
 }
 
 /// A reserver with an instance tag registered in this test's database, as an engine has.
-pub async fn reserver(pool: &MySqlPool) -> stockguard::engine::Reserver {
-    let tag =
-        stockguard::engine::order_no::InstanceTag::claim(pool, "test").await.expect("the DB registers the instance");
-    stockguard::engine::Reserver::new(tag)
+pub async fn reserver(pool: &MySqlPool) -> stockguard_engine::engine::Reserver {
+    let tag = stockguard_engine::engine::order_no::InstanceTag::claim(pool, "test")
+        .await
+        .expect("the DB registers the instance");
+    stockguard_engine::engine::Reserver::new(tag)
 }
 
 /// A product on sale: `stock` units in the DB and in Redis, its stream group created.
@@ -155,5 +156,5 @@ pub async fn open_sale(conns: &Connections, product_id: u64, stock: i64, per_use
     .unwrap();
     let mut r = conns.redis.clone();
     let _: () = redis::cmd("SET").arg(conns.keys.stock(product_id)).arg(stock).query_async(&mut r).await.unwrap();
-    stockguard::engine::consumer::ensure_group(&mut r, &conns.keys, product_id).await.unwrap();
+    stockguard_engine::engine::consumer::ensure_group(&mut r, &conns.keys, product_id).await.unwrap();
 }

@@ -1,6 +1,6 @@
 //! The audit screen: every write action, newest first, filtered.
 
-use stockguard::audit::{self, AuditFilter, AuditRecord};
+use stockguard_core::audit::{self, AuditFilter, AuditRecord};
 use tauri::State;
 
 use crate::error::DesktopError;

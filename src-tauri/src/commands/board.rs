@@ -1,7 +1,7 @@
 //! The live board's drift chart. The board itself is fed by the `board-tick` event
 //! (`board_feed.rs`), never by a command.
 
-use stockguard::chart::{self, ChartLabels};
+use stockguard_core::chart::{self, ChartLabels};
 use tauri::State;
 
 use crate::error::DesktopError;

@@ -12,8 +12,8 @@ use crate::state::AppState;
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionInfo {
     pub profile: Option<String>,
-    pub environment: stockguard::profile::EnvironmentKind,
-    pub role: stockguard::profile::Role,
+    pub environment: stockguard_core::profile::EnvironmentKind,
+    pub role: stockguard_core::profile::Role,
     pub read_only: bool,
     pub mysql: String,
     pub redis: String,

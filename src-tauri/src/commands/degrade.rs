@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use stockguard::switch::exit::DEFAULT_STALE_AFTER;
-use stockguard::switch::{self, ExitOptions, ExitReport, Scope, SwitchStatus, Toggled};
+use stockguard_core::switch::exit::DEFAULT_STALE_AFTER;
+use stockguard_core::switch::{self, ExitOptions, ExitReport, Scope, SwitchStatus, Toggled};
 use tauri::{AppHandle, Emitter as _, State};
 
 use crate::error::DesktopError;

@@ -3,9 +3,9 @@
 
 use secrecy::SecretString;
 use serde::Deserialize;
-use stockguard::connect::{probe, Probe};
-use stockguard::profile::manage::{self, NamedProfile};
-use stockguard::profile::{resolve_for_process, EnvironmentKind, Profile, Role, SecretSlot};
+use stockguard_core::connect::{probe, Probe};
+use stockguard_core::profile::manage::{self, NamedProfile};
+use stockguard_core::profile::{resolve_for_process, EnvironmentKind, Profile, Role, SecretSlot};
 
 use crate::error::DesktopError;
 

@@ -1,7 +1,7 @@
 //! The ledger reconciliation, with a `ledger-progress` event after every chunk.
 
 use serde::Serialize;
-use stockguard::recon::ledger::{reconcile, LedgerOptions, LedgerReport};
+use stockguard_core::recon::ledger::{reconcile, LedgerOptions, LedgerReport};
 use tauri::{AppHandle, Emitter as _, State};
 
 use crate::error::DesktopError;

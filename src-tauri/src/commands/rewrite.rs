@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use serde::Serialize;
-use stockguard::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
+use stockguard_core::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
 use tauri::State;
 
 use crate::error::{DesktopError, ErrorWire};

@@ -1,0 +1,224 @@
+//! Opening the sale's MySQL and Redis from resolved [`ConnectionSettings`].
+//!
+//! Failures are classified (unreachable, refused credentials, unknown database, malformed
+//! URL) so that the CLI and the desktop app can say in one line what to do about them.
+
+use std::str::FromStr as _;
+use std::time::Duration;
+
+use secrecy::ExposeSecret as _;
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
+
+use crate::keys::Keys;
+use crate::profile::ConnectionSettings;
+
+/// How long to wait for a server before calling it unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The embedded migrations (`migrations/`).
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("malformed MySQL URL {url}: {reason}")]
+    MalformedMysqlUrl { url: String, reason: String },
+    #[error("malformed Redis URL {url}: {reason}")]
+    MalformedRedisUrl { url: String, reason: String },
+    #[error(
+        "cannot reach MySQL at {url}: {reason} (is the server running? `stockguard sandbox up` starts a local one)"
+    )]
+    MysqlUnreachable { url: String, reason: String },
+    #[error("MySQL at {url} refused the credentials: {reason}")]
+    MysqlAccessDenied { url: String, reason: String },
+    #[error("MySQL at {url} has no such database: {reason} (`stockguard migrate` creates the tables; create the database first)")]
+    MysqlUnknownDatabase { url: String, reason: String },
+    #[error("MySQL at {url}: {reason}")]
+    Mysql { url: String, reason: String },
+    #[error(
+        "cannot reach Redis at {url}: {reason} (is the server running? `stockguard sandbox up` starts a local one)"
+    )]
+    RedisUnreachable { url: String, reason: String },
+    #[error("migrating {url} failed: {reason}")]
+    Migrate { url: String, reason: String },
+    /// MySQL 8 (binary logging is on by default) and MariaDB with binary logging refuse to
+    /// create a trigger unless the user has SUPER or `log_bin_trust_function_creators` is on;
+    /// the audit log's append-only triggers are such triggers.
+    #[error(
+        "migrating {url}: the server has binary logging on, so creating the audit log's append-only triggers \
+         needs the SUPER privilege, or the server setting log_bin_trust_function_creators = 1 (on RDS or Aurora: \
+         the DB parameter group). Do one of them, then, because MySQL cannot roll back DDL, remove what the failed \
+         step left: DELETE FROM _sqlx_migrations WHERE version = {version} AND success = 0; \
+         DROP TRIGGER IF EXISTS audit_log_refuses_update; DROP TRIGGER IF EXISTS audit_log_refuses_delete; \
+         DROP TABLE IF EXISTS audit_log, rewrite_runs; and run `stockguard migrate` again"
+    )]
+    MigrateNeedsTriggerPrivilege { url: String, version: i64 },
+}
+
+/// MySQL/MariaDB `ER_BINLOG_CREATE_ROUTINE_NEED_SUPER`.
+const NEED_SUPER_FOR_TRIGGER: u16 = 1419;
+
+/// An open connection to one sale: the DB pool, a Redis connection and the key names.
+#[derive(Clone)]
+pub struct Connections {
+    pub mysql: MySqlPool,
+    pub redis: redis::aio::ConnectionManager,
+    pub keys: Keys,
+    pub settings: ConnectionSettings,
+}
+
+impl std::fmt::Debug for Connections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connections")
+            .field("mysql", &self.settings.mysql_display())
+            .field("redis", &self.settings.redis_display())
+            .field("keys", &self.keys)
+            .finish()
+    }
+}
+
+impl Connections {
+    /// Connects to both servers; fails with a classified error if either cannot be reached.
+    pub async fn open(settings: ConnectionSettings) -> Result<Self, ConnectError> {
+        let mysql = connect_mysql(&settings).await?;
+        let redis = connect_redis(&settings).await?;
+        Ok(Self { mysql, redis, keys: Keys::new(settings.key_prefix.clone()), settings })
+    }
+
+    /// Applies the embedded migrations.
+    pub async fn migrate(&self) -> Result<(), ConnectError> {
+        migrate(&self.mysql, &self.settings.mysql_display()).await
+    }
+}
+
+/// What a connection test measured: one round trip to each server.
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Probe {
+    pub mysql_version: String,
+    pub mysql_ms: f64,
+    pub redis_ms: f64,
+}
+
+/// Connects with `settings` and times one query on each server: the "Test" of a profile.
+pub async fn probe(settings: ConnectionSettings) -> Result<Probe, ConnectError> {
+    let conns = Connections::open(settings).await?;
+    let started = std::time::Instant::now();
+    let mysql_version: String = sqlx::query_scalar("SELECT VERSION()")
+        .fetch_one(&conns.mysql)
+        .await
+        .map_err(|e| classify_mysql_error(&conns.settings.mysql_display(), e))?;
+    let mysql_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let started = std::time::Instant::now();
+    let mut redis = conns.redis.clone();
+    let _: String = redis::cmd("PING")
+        .query_async(&mut redis)
+        .await
+        .map_err(|e| ConnectError::RedisUnreachable { url: conns.settings.redis_display(), reason: e.to_string() })?;
+    let redis_ms = started.elapsed().as_secs_f64() * 1000.0;
+    conns.mysql.close().await;
+    Ok(Probe { mysql_version, mysql_ms, redis_ms })
+}
+
+/// Applies the embedded migrations to a pool.
+pub async fn migrate(pool: &MySqlPool, url_for_messages: &str) -> Result<(), ConnectError> {
+    MIGRATOR.run(pool).await.map_err(|e| {
+        let url = url_for_messages.to_string();
+        match &e {
+            sqlx::migrate::MigrateError::ExecuteMigration(db, version)
+                if db
+                    .as_database_error()
+                    .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+                    .is_some_and(|d| d.number() == NEED_SUPER_FOR_TRIGGER) =>
+            {
+                ConnectError::MigrateNeedsTriggerPrivilege { url, version: *version }
+            }
+            _ => ConnectError::Migrate { url, reason: e.to_string() },
+        }
+    })
+}
+
+/// Parses a MySQL URL into connect options, classifying a malformed one.
+pub fn mysql_options(url: &str) -> Result<MySqlConnectOptions, ConnectError> {
+    MySqlConnectOptions::from_str(url)
+        .map_err(|e| ConnectError::MalformedMysqlUrl { url: crate::profile::redact(url), reason: e.to_string() })
+}
+
+/// Opens a pool with the default size for the console.
+pub async fn connect_mysql(settings: &ConnectionSettings) -> Result<MySqlPool, ConnectError> {
+    let url = settings.mysql_url.expose_secret();
+    let options = mysql_options(url)?;
+    // One direct connection first: a pool that cannot connect only says "timed out", while
+    // this says "connection refused" or "access denied".
+    let probe =
+        tokio::time::timeout(CONNECT_TIMEOUT, <sqlx::MySqlConnection as sqlx::Connection>::connect_with(&options))
+            .await
+            .map_err(|_| ConnectError::MysqlUnreachable {
+                url: settings.mysql_display(),
+                reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
+            })?
+            .map_err(|e| classify_mysql_error(&settings.mysql_display(), e))?;
+    let _ = sqlx::Connection::close(probe).await;
+    MySqlPoolOptions::new()
+        .max_connections(8)
+        .acquire_timeout(CONNECT_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map_err(|e| classify_mysql_error(&settings.mysql_display(), e))
+}
+
+/// The profile's read replica, when it has one (for heavy reads such as the ledger check).
+pub async fn connect_replica(settings: &ConnectionSettings) -> Result<Option<MySqlPool>, ConnectError> {
+    let Some(url) = &settings.mysql_replica_url else { return Ok(None) };
+    let display = crate::profile::redact(url.expose_secret());
+    let options = mysql_options(url.expose_secret())?;
+    MySqlPoolOptions::new()
+        .max_connections(2)
+        .acquire_timeout(CONNECT_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map(Some)
+        .map_err(|e| classify_mysql_error(&display, e))
+}
+
+/// Turns a sqlx connect error into the kind a person can act on.
+pub fn classify_mysql_error(url: &str, err: sqlx::Error) -> ConnectError {
+    let url = url.to_string();
+    match &err {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_) => {
+            ConnectError::MysqlUnreachable { url, reason: err.to_string() }
+        }
+        sqlx::Error::Database(db) => {
+            // MySQL error numbers: 1045/1698 access denied (SQLSTATE 28000), 1044 access
+            // denied to a database, 1049 unknown database.
+            let code = db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().map(|e| e.number());
+            tracing::debug!(?code, sqlstate = ?db.code(), "MySQL refused the connection");
+            let reason = db.message().to_string();
+            let denied = db.code().as_deref() == Some("28000");
+            match code {
+                _ if denied => ConnectError::MysqlAccessDenied { url, reason },
+                Some(1044) => ConnectError::MysqlAccessDenied { url, reason },
+                Some(1049) => ConnectError::MysqlUnknownDatabase { url, reason },
+                _ => ConnectError::Mysql { url, reason },
+            }
+        }
+        _ => ConnectError::Mysql { url, reason: err.to_string() },
+    }
+}
+
+/// Opens a Redis connection manager (it reconnects by itself) after one PING.
+pub async fn connect_redis(settings: &ConnectionSettings) -> Result<redis::aio::ConnectionManager, ConnectError> {
+    let display = settings.redis_display();
+    let client = redis::Client::open(settings.redis_url.expose_secret())
+        .map_err(|e| ConnectError::MalformedRedisUrl { url: display.clone(), reason: e.to_string() })?;
+    let unreachable = |reason: String| ConnectError::RedisUnreachable { url: display.clone(), reason };
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(CONNECT_TIMEOUT)
+        .set_response_timeout(CONNECT_TIMEOUT)
+        .set_number_of_retries(1);
+    let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, client.get_connection_manager_with_config(config))
+        .await
+        .map_err(|_| unreachable("timed out".into()))?
+        .map_err(|e| unreachable(e.to_string()))?;
+    let _: String = redis::cmd("PING").query_async(&mut conn).await.map_err(|e| unreachable(e.to_string()))?;
+    Ok(conn)
+}

@@ -1,0 +1,44 @@
+//! Stockguard core: the console's library and the contract the engine keeps.
+//!
+//! This crate knows nothing of its front ends, and nothing of the engine. The `stockguard` CLI
+//! (the root package) and the Tauri desktop app (`src-tauri/`) are two thin doors into it: they
+//! parse input, call one function here and map its typed error to a message. The reference
+//! engine (`stockguard-engine`) depends on it for the contract (keys, the reservation message,
+//! the switch rows), never the other way; nor does it depend on any CLI or HTTP-server crate.
+//!
+//! A tour, in the order a request for "is Redis telling the truth?" travels:
+//!
+//! - [`profile`]: connection profiles (environment kind, URLs, key prefix, role), the
+//!   profiles file, passwords in the OS keychain, environment-variable overrides, and the one
+//!   rule on who may write ([`profile::ConnectionSettings::may_operate`]).
+//! - [`connect`]: opening MySQL and Redis from resolved settings, classified connect errors,
+//!   the embedded migrations ([`connect::MIGRATOR`]).
+//! - [`keys`]: the Redis key names of the stock contract (`sg:{P}:stock`, ...).
+//! - [`reservation`]: the reservation message the reserve step puts on a product's stream.
+//! - [`backlog`]: how much of the streams is not yet persisted (health strip, engine
+//!   `/metrics`).
+//! - [`recon`]: where every unit of stock is: exact readings, statuses, the ledger check, the
+//!   drift sampler.
+//! - [`rewrite`]: the locked, fenced rewrite of Redis stock.
+//! - [`switch`]: the degrade switch in MySQL, engine heartbeats and acknowledgements, the
+//!   guided exit from DB mode.
+//! - [`health`]: the console's health strip: server round trips, stream backlog, pending
+//!   releases.
+//! - [`chart`]: drift-over-time charts drawn with `plotters` (SVG for a window, PNG files).
+//! - [`catalog`]: the products of a sale.
+//! - [`audit`]: the append-only audit log of every write action.
+//!
+//! The contract these modules implement is restated in `docs/contract.md`.
+
+pub mod audit;
+pub mod backlog;
+pub mod catalog;
+pub mod chart;
+pub mod connect;
+pub mod health;
+pub mod keys;
+pub mod profile;
+pub mod recon;
+pub mod reservation;
+pub mod rewrite;
+pub mod switch;

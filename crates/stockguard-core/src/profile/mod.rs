@@ -1,0 +1,254 @@
+//! Connection profiles: which sale to connect to, and as whom.
+//!
+//! A profile names an environment kind, a MySQL URL (and optionally a read replica for heavy
+//! queries), a Redis URL, the key prefix and the role the user acts in. Profiles live in a TOML
+//! file in the user's config directory ([`store`]); passwords never do: they live in the OS
+//! keychain ([`secrets`]). [`resolve`] turns a profile plus the environment variable
+//! overrides into the settings a connection is made with; [`manage`] saves and deletes a
+//! profile together with its keychain entries.
+
+pub mod manage;
+pub mod resolve;
+pub mod secrets;
+pub mod store;
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use resolve::{resolve, resolve_for_process, ConnectionSettings, EnvOverrides, WriteRefusal};
+pub use secrets::{KeychainStore, SecretSlot, SecretStore};
+pub use store::ProfileStore;
+
+/// What kind of environment a profile points at. Production asks for typed confirmations
+/// before destructive actions; the desktop banner is coloured by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum EnvironmentKind {
+    Production,
+    Staging,
+    Sandbox,
+}
+
+impl EnvironmentKind {
+    /// Every kind, in the order a chooser lists them.
+    pub const ALL: [Self; 3] = [Self::Production, Self::Staging, Self::Sandbox];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Production => "production",
+            Self::Staging => "staging",
+            Self::Sandbox => "sandbox",
+        }
+    }
+}
+
+impl fmt::Display for EnvironmentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The role the user acts in. It is recorded in every audit row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum Role {
+    /// On-call engineer: reconcile, rewrite, toggle degrade mode.
+    Oncall,
+    /// Business approver: approves oversell compensation.
+    Approver,
+    /// Drill facilitator: runs and replays fault drills.
+    Facilitator,
+    /// Looks, changes nothing.
+    Viewer,
+}
+
+impl Role {
+    /// Every role, in the order a chooser lists them.
+    pub const ALL: [Self; 4] = [Self::Oncall, Self::Approver, Self::Facilitator, Self::Viewer];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Oncall => "oncall",
+            Self::Approver => "approver",
+            Self::Facilitator => "facilitator",
+            Self::Viewer => "viewer",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn default_prefix() -> String {
+    crate::keys::DEFAULT_PREFIX.to_string()
+}
+
+/// One saved profile, as stored in `profiles.toml` (without its name, which is the table key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Profile {
+    pub environment: EnvironmentKind,
+    /// MySQL URL without a password, e.g. `mysql://app@db.internal:3306/sale`.
+    pub mysql_url: String,
+    /// Optional read replica for heavy reads (reconciliation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql_replica_url: Option<String>,
+    /// Redis URL without a password.
+    pub redis_url: String,
+    #[serde(default = "default_prefix")]
+    pub key_prefix: String,
+    pub role: Role,
+    /// A read-only profile refuses every write action.
+    #[serde(default)]
+    pub read_only: bool,
+    /// Which passwords of this profile are kept in the keychain.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub secrets: BTreeSet<SecretSlot>,
+}
+
+/// Errors of the profile layer. Every message is one line a person can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("unknown profile `{name}` (known: {known}); create it with `stockguard profile add`")]
+    UnknownProfile { name: String, known: String },
+    #[error("no profile chosen: pass --profile NAME, set STOCKGUARD_PROFILE, or set STOCKGUARD_MYSQL_URL and STOCKGUARD_REDIS_URL (run `stockguard sandbox up` for a local one)")]
+    NoProfile,
+    #[error("invalid profile name `{0}`: use letters, digits, `-` and `_` (at most 64)")]
+    InvalidName(String),
+    #[error("malformed {what} URL `{url}`: {reason}")]
+    MalformedUrl { what: &'static str, url: String, reason: String },
+    #[error("the {what} URL of a profile must not hold a password; store it in the keychain with `stockguard profile set-password`")]
+    PasswordInUrl { what: &'static str },
+    #[error("invalid key prefix `{0}`: use 1-32 letters, digits, `-` or `_`")]
+    InvalidPrefix(String),
+    #[error("cannot read profiles file {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("profiles file {path} is not valid: {reason}")]
+    Parse { path: String, reason: String },
+    #[error("cannot write profiles file {path}: {source}")]
+    Write { path: String, source: std::io::Error },
+    #[error("no config directory for this user; set STOCKGUARD_CONFIG_DIR")]
+    NoConfigDir,
+    #[error("the OS keychain is not available here ({reason}) and {env_var} is not set: set {env_var} to give the {slot} password for this run")]
+    NoKeychain { reason: String, slot: SecretSlot, env_var: &'static str },
+    #[error("the {slot} password of profile `{profile}` is not in the keychain; store it with `stockguard profile set-password --profile {profile} --slot {slot}`")]
+    MissingSecret { profile: String, slot: SecretSlot },
+    #[error("the OS keychain is not available here ({reason}); the {slot} password was not stored and the profile was not saved. Save it without a password and give the password in the environment when connecting")]
+    CannotStoreSecret { slot: SecretSlot, reason: String },
+    #[error("keychain error for the {slot} password: {reason}")]
+    Keychain { slot: SecretSlot, reason: String },
+}
+
+/// Checks a profile name: it is used as a TOML key and in keychain entry names.
+pub fn validate_name(name: &str) -> Result<(), ProfileError> {
+    let ok =
+        !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(ProfileError::InvalidName(name.to_string()))
+    }
+}
+
+/// Checks a key prefix: it becomes part of every Redis key name.
+pub fn validate_prefix(prefix: &str) -> Result<(), ProfileError> {
+    let ok = !prefix.is_empty()
+        && prefix.len() <= 32
+        && prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(ProfileError::InvalidPrefix(prefix.to_string()))
+    }
+}
+
+/// Parses a URL of the given scheme family and refuses an embedded password.
+pub fn validate_url(what: &'static str, url: &str, schemes: &[&str]) -> Result<url::Url, ProfileError> {
+    let parsed = parse_url(what, url, schemes)?;
+    if parsed.password().is_some() {
+        return Err(ProfileError::PasswordInUrl { what });
+    }
+    Ok(parsed)
+}
+
+/// Parses a URL of the given scheme family (passwords allowed: used for overrides).
+pub fn parse_url(what: &'static str, url: &str, schemes: &[&str]) -> Result<url::Url, ProfileError> {
+    let malformed = |reason: String| ProfileError::MalformedUrl { what, url: redact(url), reason };
+    let parsed = url::Url::parse(url).map_err(|e| malformed(e.to_string()))?;
+    if !schemes.contains(&parsed.scheme()) {
+        return Err(malformed(format!("scheme must be one of {}", schemes.join(", "))));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(malformed("no host".into()));
+    }
+    Ok(parsed)
+}
+
+pub const MYSQL_SCHEMES: &[&str] = &["mysql", "mariadb"];
+pub const REDIS_SCHEMES: &[&str] = &["redis", "rediss"];
+
+/// A URL with any password replaced by `***`, safe for messages and logs.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        Ok(u) => u.to_string(),
+        // Unparseable: keep only what follows the last `@`, where a password cannot be.
+        Err(_) => match url.rsplit_once('@') {
+            Some((_, tail)) => format!("…@{tail}"),
+            None => url.to_string(),
+        },
+    }
+}
+
+impl Profile {
+    /// Checks every field; called before a profile is saved.
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        validate_url("MySQL", &self.mysql_url, MYSQL_SCHEMES)?;
+        if let Some(replica) = &self.mysql_replica_url {
+            validate_url("MySQL replica", replica, MYSQL_SCHEMES)?;
+        }
+        validate_url("Redis", &self.redis_url, REDIS_SCHEMES)?;
+        validate_prefix(&self.key_prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_profile_url_with_a_password_is_refused() {
+        let err = validate_url("MySQL", "mysql://root:hunter2@db:3306/sale", MYSQL_SCHEMES).unwrap_err();
+        assert!(matches!(err, ProfileError::PasswordInUrl { .. }));
+        assert!(!err.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn a_malformed_url_is_reported_without_its_password() {
+        let err = parse_url("Redis", "http://u:secret@host:1", REDIS_SCHEMES).unwrap_err();
+        assert!(matches!(err, ProfileError::MalformedUrl { .. }));
+        assert!(!err.to_string().contains("secret"), "{err}");
+    }
+
+    #[test]
+    fn redact_hides_the_password() {
+        assert_eq!(redact("mysql://root:pw@h:3306/db"), "mysql://root:***@h:3306/db");
+    }
+
+    #[test]
+    fn profile_names_are_restricted_to_safe_characters() {
+        assert!(validate_name("prod-eu_1").is_ok());
+        assert!(validate_name("a b").is_err());
+        assert!(validate_name("").is_err());
+    }
+}

@@ -1,0 +1,199 @@
+//! One engine through HTTP against the reserve ceiling, and batched against single-order
+//! persistence.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use secrecy::ExposeSecret as _;
+
+use super::{reserve, BenchError, BenchProduct, BenchReport, Figure, ScratchDatabase};
+use crate::engine::consumer::{self, ConsumerConfig};
+use crate::load::{self, LoadConfig};
+use stockguard_core::connect::Connections;
+
+/// Requests outstanding at once, the same for the ceiling (`redis-benchmark -c`) and for the
+/// engine (the load generator's connections): the two figures are compared side by side.
+const CLIENTS: u32 = 50;
+
+/// An engine in its own process (as in production), stopped with SIGINT on drop.
+struct EngineProcess {
+    child: tokio::process::Child,
+    url: String,
+}
+
+impl EngineProcess {
+    async fn start(exe: &Path, conns: &Connections) -> Result<Self, BenchError> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| BenchError::Engine(e.to_string()))?
+            .port();
+        let child = tokio::process::Command::new(exe)
+            .args(["engine", "serve", "--listen", &format!("127.0.0.1:{port}"), "--per-user-rate", "0"])
+            .env_remove("STOCKGUARD_PROFILE")
+            .env("STOCKGUARD_MYSQL_URL", conns.settings.mysql_url.expose_secret())
+            .env("STOCKGUARD_REDIS_URL", conns.settings.redis_url.expose_secret())
+            .env("STOCKGUARD_KEY_PREFIX", conns.keys.prefix())
+            .env("STOCKGUARD_ENVIRONMENT", conns.settings.environment.as_str())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| BenchError::Engine(e.to_string()))?;
+        let url = format!("http://127.0.0.1:{port}");
+        let me = Self { child, url };
+        for _ in 0..100 {
+            if reqwest::get(format!("{}/health", me.url)).await.is_ok_and(|r| r.status().is_success()) {
+                return Ok(me);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(BenchError::Engine("did not become healthy within 10 s".into()))
+    }
+
+    async fn stop(mut self) {
+        if let Some(pid) = self.child.id() {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGINT);
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
+    }
+}
+
+/// Persisted orders per second with the given batch size, draining `n` messages.
+async fn persist_rate(conns: &Connections, product: u64, n: u64, batch_size: usize) -> Result<f64, BenchError> {
+    let cfg = ConsumerConfig {
+        name: format!("bench-{batch_size}"),
+        batch_size,
+        claim_min_idle: Duration::from_secs(600),
+        payment_timeout: Duration::from_secs(900),
+    };
+    let mut redis = conns.redis.clone();
+    let started = Instant::now();
+    let mut done = 0u64;
+    while done < n {
+        let o = consumer::run_once(&conns.mysql, &mut redis, &conns.keys, &[product], &cfg).await?;
+        let progressed = (o.persisted.len() + o.duplicates.len() + o.failed.len()) as u64;
+        if progressed == 0 {
+            break;
+        }
+        done += progressed;
+    }
+    Ok(done as f64 / started.elapsed().as_secs_f64())
+}
+
+/// The `engine` benchmark. `engine_exe` is the `stockguard` binary (to serve the engine in
+/// its own process). It works in a [`ScratchDatabase`] of its own, dropped at the end: no
+/// purge of an earlier run's deleted orders runs under this one's measurements.
+pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<BenchReport, BenchError> {
+    let scratch = ScratchDatabase::create(&conns.settings, "engine").await?;
+    let result = async {
+        let mysql = scratch.migrated_pool().await?;
+        let conns = Connections { mysql, settings: scratch.settings.clone(), ..conns.clone() };
+        let report = measure(&conns, engine_exe, quick).await;
+        conns.mysql.close().await;
+        report
+    }
+    .await;
+    let dropped = scratch.drop_database().await?;
+    let mut report = result?;
+    report.notes.push(dropped);
+    Ok(report)
+}
+
+/// `redis-benchmark` of the reserve script on a product of its own, dropped afterwards.
+async fn measure_ceiling(conns: &Connections, requests: u64) -> Result<f64, BenchError> {
+    let product = BenchProduct::create(conns, 1_000_000_000, 1_000_000_000).await?;
+    let ceiling = reserve::ceiling(conns, product.id, requests, CLIENTS, 1).await;
+    product.drop_all(conns).await?;
+    ceiling
+}
+
+async fn measure(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<BenchReport, BenchError> {
+    // Long enough that starting up (connections, the script's first load, the consumers'
+    // first reads) is a small part of the HTTP run: about 6 s of sending here.
+    let (http_orders, ceiling_requests, persist_orders) =
+        if quick { (2_000u64, 20_000u64, 1_000u64) } else { (200_000, 200_000, 20_000) };
+    let mut figures = Vec::new();
+    let mut ratios = Vec::new();
+
+    // The ceiling is measured right before and right after the HTTP run, and their mean is
+    // the figure compared: the machine's speed drifts (by 10-15% within minutes here), and
+    // bracketing keeps the drift out of the ratio as far as it is steady.
+    let before = measure_ceiling(conns, ceiling_requests).await?;
+
+    // One engine through HTTP: every buyer can buy, so every answer is an acceptance.
+    let product = BenchProduct::create(conns, http_orders as i64, 1).await?;
+    let engine = EngineProcess::start(engine_exe, conns).await?;
+    let cfg = LoadConfig {
+        target: engine.url.clone(),
+        products: vec![product.id],
+        buyers: http_orders,
+        rate: 1_000_000,
+        duration: Duration::from_secs(300),
+        concurrency: CLIENTS as usize,
+        drain_timeout: Duration::from_secs(120),
+    };
+    let report = load::run(&conns.mysql, &cfg, &|_, _| {}).await;
+    engine.stop().await;
+    // Its 200,000 orders stay until the scratch database is dropped: deleting them now
+    // would set InnoDB purging under the measurements that follow.
+    product.drop_keys(conns).await?;
+    let report = report?;
+    // The figures of a run that lost, duplicated or oversold would measure a broken engine.
+    if !report.holds() {
+        return Err(BenchError::Engine(format!("the HTTP run did not hold:\n{}", report.to_text())));
+    }
+
+    let after = measure_ceiling(conns, ceiling_requests).await?;
+    let ceiling = (before + after) / 2.0;
+    figures.push(Figure::new(
+        &format!("ceiling: redis-benchmark EVALSHA reserve script, -c {CLIENTS}, before the HTTP run"),
+        before,
+        "req/s",
+    ));
+    figures.push(Figure::new(
+        &format!("ceiling: redis-benchmark EVALSHA reserve script, -c {CLIENTS}, after the HTTP run"),
+        after,
+        "req/s",
+    ));
+    figures.push(Figure::new("ceiling: mean of before and after", ceiling, "req/s"));
+    figures.push(Figure::new(
+        &format!("engine via HTTP: accepted orders/s ({CLIENTS} concurrent)"),
+        report.accepted_per_sec,
+        "orders/s",
+    ));
+    figures.push(Figure::new("engine via HTTP: latency p50", report.latency_p50_ms, "ms"));
+    figures.push(Figure::new("engine via HTTP: latency p99", report.latency_p99_ms, "ms"));
+    figures.push(Figure::new("engine via HTTP: latency p99.9", report.latency_p999_ms, "ms"));
+    ratios.push(Figure::new("engine accepted/s / reserve ceiling", report.accepted_per_sec / ceiling, ""));
+
+    // Persisting: batched against single-order transactions, on one hot row.
+    let product = BenchProduct::create(conns, (persist_orders * 2) as i64, 1_000_000).await?;
+    let result = async {
+        reserve::reserve_many(conns, product.id, persist_orders, 32, "s").await?;
+        let single = persist_rate(conns, product.id, persist_orders, 1).await?;
+        reserve::reserve_many(conns, product.id, persist_orders, 32, "p").await?;
+        let batched = persist_rate(conns, product.id, persist_orders, 200).await?;
+        Ok::<_, BenchError>((single, batched))
+    }
+    .await;
+    product.drop_keys(conns).await?;
+    let (single, batched) = result?;
+    figures.push(Figure::new("persist: single-order transactions (UPDATE + INSERT each)", single, "orders/s"));
+    figures.push(Figure::new("persist: batches of up to 200 (one UPDATE, one INSERT)", batched, "orders/s"));
+    ratios.push(Figure::new("batched / single-order persist", batched / single, ""));
+
+    Ok(BenchReport {
+        bench: "engine".into(),
+        figures,
+        ratios,
+        notes: vec![
+            format!("HTTP: {http_orders} buyers, load generator and engine on the same machine (they share its cores)"),
+            format!("ceiling: {ceiling_requests} requests before and {ceiling_requests} after the HTTP run"),
+            format!("persist: {persist_orders} orders each way, one product (one hot inventory row)"),
+            report.to_text().lines().next().unwrap_or_default().to_string(),
+            report.to_text().lines().last().unwrap_or_default().to_string(),
+        ],
+    })
+}

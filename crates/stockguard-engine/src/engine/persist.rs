@@ -1,0 +1,282 @@
+//! Persist: turn reservation messages into `orders` rows, exactly once.
+//!
+//! A batch of one product's messages is written in one transaction: the conditional
+//! `UPDATE inventory ... WHERE stock >= total` for the batch's total, then one multi-row
+//! INSERT. When the batch does not fit (not enough DB stock for all of it, or an order
+//! number already present because a message was delivered twice), it falls back to one
+//! transaction per order. Only after commit are the in-flight entries removed and the
+//! messages acknowledged, in one atomic Redis step; a consumer that dies before that leaves
+//! them pending for another consumer to reclaim (`XAUTOCLAIM`).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sqlx::MySqlPool;
+
+use super::is_duplicate;
+use super::ledger_write::{deduct, insert_orders, NewOrder, Source};
+
+use stockguard_core::keys::{Keys, PERSIST_GROUP};
+use stockguard_core::reservation::ReservationMessage;
+
+/// A message read from a product's stream: its id and its parsed body.
+#[derive(Debug, Clone)]
+pub struct StreamMessage {
+    pub id: String,
+    pub body: ReservationMessage,
+}
+
+/// What became of each message of a batch.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct BatchOutcome {
+    /// Newly written orders.
+    pub persisted: Vec<String>,
+    /// Already in the DB (a message delivered twice): acknowledged, nothing written.
+    pub duplicates: Vec<String>,
+    /// Refused by the DB's conditional update: Redis over-issued. Recorded as FAILED.
+    pub failed: Vec<String>,
+    /// Stream message ids (not order numbers: the number is shared) of reservations whose
+    /// order number is already another buyer's order. Recorded as FAILED (`ORDER_NO_CLASH`)
+    /// for that buyer; the unit goes back to Redis stock, as the DB never took it.
+    pub clashed: Vec<String>,
+    /// True when the batch fell back to one transaction per order.
+    pub fell_back: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PersistError {
+    #[error("DB: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("Redis: {0}")]
+    Redis(#[from] redis::RedisError),
+}
+
+fn new_order(msg: &ReservationMessage, payment_timeout: Duration) -> NewOrder<'_> {
+    NewOrder {
+        order_no: &msg.order_no,
+        user_id: msg.user_id,
+        product_id: msg.product_id,
+        qty: msg.qty,
+        idempotency_key: &msg.idempotency_key,
+        source: Source::Redis { reserve_seq: msg.seq, reserve_epoch: msg.epoch },
+        pay_deadline: deadline(msg, payment_timeout).naive_utc(),
+    }
+}
+
+fn deadline(msg: &ReservationMessage, payment_timeout: Duration) -> DateTime<Utc> {
+    DateTime::<Utc>::from_timestamp_millis(msg.reserved_at_ms).unwrap_or_else(Utc::now)
+        + chrono::Duration::from_std(payment_timeout).unwrap_or_default()
+}
+
+/// Writes one product's batch to the DB and then confirms it in Redis.
+pub async fn persist_batch<C>(
+    pool: &MySqlPool,
+    redis: &mut C,
+    keys: &Keys,
+    product_id: u64,
+    batch: &[StreamMessage],
+    payment_timeout: Duration,
+) -> Result<BatchOutcome, PersistError>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    let outcome = write_batch(pool, product_id, batch, payment_timeout).await?;
+    if !batch.is_empty() {
+        confirm(redis, keys, product_id, batch, &outcome).await?;
+    }
+    Ok(outcome)
+}
+
+/// The DB half: commits the batch (or each order of it). Until [`confirm`] runs, the
+/// messages stay pending and their in-flight entries stay; a crash here loses nothing.
+pub async fn write_batch(
+    pool: &MySqlPool,
+    product_id: u64,
+    batch: &[StreamMessage],
+    payment_timeout: Duration,
+) -> Result<BatchOutcome, PersistError> {
+    let mut outcome = BatchOutcome::default();
+    if batch.is_empty() {
+        return Ok(outcome);
+    }
+    if try_whole_batch(pool, product_id, batch, payment_timeout).await? {
+        outcome.persisted = batch.iter().map(|m| m.body.order_no.clone()).collect();
+        super::metrics::get().persisted.inc_by(batch.len() as u64);
+        return Ok(outcome);
+    }
+    outcome.fell_back = true;
+    for msg in batch {
+        match persist_one(pool, &msg.body, payment_timeout).await? {
+            One::Persisted => outcome.persisted.push(msg.body.order_no.clone()),
+            One::Duplicate => outcome.duplicates.push(msg.body.order_no.clone()),
+            One::Refused => outcome.failed.push(msg.body.order_no.clone()),
+            One::Clashed => outcome.clashed.push(msg.id.clone()),
+        }
+    }
+    let m = super::metrics::get();
+    m.persisted.inc_by(outcome.persisted.len() as u64);
+    m.failed_orders.inc_by((outcome.failed.len() + outcome.clashed.len()) as u64);
+    Ok(outcome)
+}
+
+/// The fast path: one conditional UPDATE for the whole batch and one multi-row INSERT.
+/// `Ok(false)` when the batch does not fit and nothing was written.
+async fn try_whole_batch(
+    pool: &MySqlPool,
+    product_id: u64,
+    batch: &[StreamMessage],
+    payment_timeout: Duration,
+) -> Result<bool, PersistError> {
+    let total: i64 = batch.iter().map(|m| m.body.qty).sum();
+    let mut tx = super::metrics::begin(pool).await?;
+    if !deduct(&mut tx, product_id, total).await? {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    let orders: Vec<NewOrder> = batch.iter().map(|m| new_order(&m.body, payment_timeout)).collect();
+    match insert_orders(&mut tx, &orders).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(true)
+        }
+        Err(e) if is_duplicate(&e) => {
+            tx.rollback().await?;
+            Ok(false)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+enum One {
+    Persisted,
+    Duplicate,
+    Refused,
+    /// The order number is another buyer's order.
+    Clashed,
+}
+
+/// Whose order, if any, already holds a message's order number.
+enum Holder {
+    Nobody,
+    /// The same buyer and idempotency key: this message, delivered again.
+    ThisReservation,
+    /// A different reservation under the same number (two engines issued it).
+    Another,
+}
+
+async fn holder_of(pool: &MySqlPool, msg: &ReservationMessage) -> Result<Holder, sqlx::Error> {
+    let row: Option<(u64, Vec<u8>)> = sqlx::query_as("SELECT user_id, idempotency_key FROM orders WHERE order_no = ?")
+        .bind(&msg.order_no)
+        .fetch_optional(pool)
+        .await?;
+    Ok(match row {
+        None => Holder::Nobody,
+        Some((user, key)) if user == msg.user_id && key == msg.idempotency_key.as_bytes() => Holder::ThisReservation,
+        Some(_) => Holder::Another,
+    })
+}
+
+/// What an order number already in the DB means for this message: a redelivery is done with;
+/// someone else's order means this buyer's reservation cannot be written, and they must be
+/// told so (FAILED), never be shown the other buyer's order.
+async fn settle_existing(pool: &MySqlPool, msg: &ReservationMessage) -> Result<Option<One>, sqlx::Error> {
+    match holder_of(pool, msg).await? {
+        Holder::Nobody => Ok(None),
+        Holder::ThisReservation => Ok(Some(One::Duplicate)),
+        Holder::Another => {
+            record_failure(pool, msg, "ORDER_NO_CLASH").await?;
+            tracing::error!(order_no = %msg.order_no, user_id = msg.user_id, "order number already another buyer's order: failed back");
+            Ok(Some(One::Clashed))
+        }
+    }
+}
+
+async fn persist_one(
+    pool: &MySqlPool,
+    msg: &ReservationMessage,
+    payment_timeout: Duration,
+) -> Result<One, PersistError> {
+    if let Some(settled) = settle_existing(pool, msg).await? {
+        return Ok(settled);
+    }
+    let mut tx = super::metrics::begin(pool).await?;
+    if !deduct(&mut tx, msg.product_id, msg.qty).await? {
+        tx.rollback().await?;
+        // Another consumer may have written it meanwhile (a reclaimed message): then it is
+        // a duplicate, not a refusal.
+        if let Some(settled) = settle_existing(pool, msg).await? {
+            return Ok(settled);
+        }
+        record_failure(pool, msg, "DB_REFUSED_STOCK").await?;
+        tracing::warn!(order_no = %msg.order_no, product_id = msg.product_id, "Redis over-issued: the DB refused an accepted order");
+        return Ok(One::Refused);
+    }
+    let inserted = insert_orders(&mut tx, &[new_order(msg, payment_timeout)]).await;
+    match inserted {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(One::Persisted)
+        }
+        Err(e) if is_duplicate(&e) => {
+            tx.rollback().await?;
+            // Which unique key? The order number: a message seen twice. Anything else (the
+            // buyer's idempotency key taken by another order) would mean an accepted order the
+            // DB cannot hold: fail it back explicitly rather than acknowledge it as done.
+            match settle_existing(pool, msg).await? {
+                Some(settled) => Ok(settled),
+                None => {
+                    record_failure(pool, msg, "IDEMPOTENCY_CONFLICT").await?;
+                    Ok(One::Refused)
+                }
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn record_failure(pool: &MySqlPool, msg: &ReservationMessage, reason: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT IGNORE INTO order_failures (order_no, product_id, user_id, qty, reason) VALUES (?, ?, ?, ?, ?)",
+    )
+    .bind(&msg.order_no)
+    .bind(msg.product_id)
+    .bind(msg.user_id)
+    .bind(msg.qty)
+    .bind(reason)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// After commit: remove the in-flight entries, give refused buyers their per-user allowance
+/// back (and clashed ones their unit), acknowledge and delete the messages, all in one MULTI.
+pub async fn confirm<C>(
+    redis: &mut C,
+    keys: &Keys,
+    product_id: u64,
+    batch: &[StreamMessage],
+    outcome: &BatchOutcome,
+) -> Result<(), PersistError>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    let mut pipe = redis::pipe();
+    pipe.atomic();
+    let order_nos: Vec<&str> = batch.iter().map(|m| m.body.order_no.as_str()).collect();
+    pipe.hdel(keys.inflight(product_id), &order_nos).ignore();
+    for m in batch.iter().filter(|m| outcome.failed.contains(&m.body.order_no) && !outcome.clashed.contains(&m.id)) {
+        pipe.hincr(keys.buyers(product_id), m.body.user_id, -m.body.qty).ignore();
+    }
+    // A clashed reservation took a unit from Redis that the DB never sold: give it back.
+    for m in batch.iter().filter(|m| outcome.clashed.contains(&m.id)) {
+        pipe.hincr(keys.buyers(product_id), m.body.user_id, -m.body.qty).ignore();
+        pipe.incr(keys.stock(product_id), m.body.qty).ignore();
+    }
+    let ids: Vec<&str> = batch.iter().map(|m| m.id.as_str()).collect();
+    pipe.xack(keys.orders_stream(product_id), PERSIST_GROUP, &ids).ignore();
+    // Acknowledged messages are done with: delete them, so the stream holds only what is
+    // still to be persisted and its memory stays bounded through a long sale.
+    pipe.xdel(keys.orders_stream(product_id), &ids).ignore();
+    let _: () = pipe.query_async(redis).await?;
+    Ok(())
+}

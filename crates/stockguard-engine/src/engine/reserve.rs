@@ -1,0 +1,131 @@
+//! The reserve step: one Lua script, loaded once and called by SHA (`redis::Script` sends
+//! EVALSHA and loads the script only when the server does not know it).
+
+use redis::Script;
+
+use super::order_no::{InstanceTag, OrderNumbers};
+use stockguard_core::keys::Keys;
+use stockguard_core::reservation;
+
+/// A buyer's request for units of one product.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReserveRequest {
+    pub user_id: u64,
+    pub product_id: u64,
+    pub qty: i64,
+    pub idempotency_key: String,
+    pub per_user_limit: i64,
+}
+
+/// What Redis answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReserveOutcome {
+    Reserved {
+        order_no: String,
+    },
+    /// The same (user, idempotency key) was reserved before: its order number, nothing new.
+    Replayed {
+        order_no: String,
+    },
+    SoldOut,
+    /// The stock key is absent: not warmed up, evicted or flushed. Not a sell-out.
+    NotReady,
+    LimitReached,
+}
+
+/// The script's answer when the order number is already in flight.
+const NUMBER_IN_USE: i64 = 3;
+
+/// Holds the loaded script and the order-number generator.
+#[derive(Debug)]
+pub struct Reserver {
+    script: Script,
+    numbers: OrderNumbers,
+}
+
+impl Reserver {
+    /// A reserver numbering its orders with `tag`, which the DB handed this instance
+    /// ([`InstanceTag::claim`]).
+    pub fn new(tag: InstanceTag) -> Self {
+        Self { script: Script::new(include_str!("reserve.lua")), numbers: OrderNumbers::new(tag) }
+    }
+
+    /// A fresh order number for the product (the degrade path numbers its orders the same way).
+    pub fn next_order_no(&self, product_id: u64) -> String {
+        self.numbers.next(product_id, chrono::Utc::now().timestamp_millis())
+    }
+
+    /// The script's SHA1, as `redis-benchmark EVALSHA` needs it.
+    pub fn sha() -> String {
+        Script::new(include_str!("reserve.lua")).get_hash().to_string()
+    }
+
+    /// The script's source.
+    pub fn source() -> &'static str {
+        include_str!("reserve.lua")
+    }
+
+    pub async fn reserve<C>(
+        &self,
+        conn: &mut C,
+        keys: &Keys,
+        req: &ReserveRequest,
+    ) -> redis::RedisResult<ReserveOutcome>
+    where
+        C: redis::aio::ConnectionLike + Send,
+    {
+        // A number another reservation holds in flight is refused (code 3); a fresh one
+        // cannot clash again short of a second engine with our tag, so one retry is enough.
+        for _ in 0..2 {
+            let (code, returned) = self.invoke(conn, keys, req).await?;
+            return Ok(match code {
+                1 => ReserveOutcome::Reserved { order_no: returned },
+                2 => ReserveOutcome::Replayed { order_no: returned },
+                0 => ReserveOutcome::SoldOut,
+                -1 => ReserveOutcome::NotReady,
+                -2 => ReserveOutcome::LimitReached,
+                NUMBER_IN_USE => {
+                    tracing::warn!(
+                        product_id = req.product_id,
+                        "order number already in flight; retrying with a new one"
+                    );
+                    continue;
+                }
+                other => {
+                    return Err(redis::RedisError::from((
+                        redis::ErrorKind::TypeError,
+                        "unexpected reserve script answer",
+                        other.to_string(),
+                    )))
+                }
+            });
+        }
+        Err(redis::RedisError::from((redis::ErrorKind::ResponseError, "order numbers in use twice in a row")))
+    }
+
+    /// One call of the script with a fresh order number: its code and order number.
+    async fn invoke<C>(&self, conn: &mut C, keys: &Keys, req: &ReserveRequest) -> redis::RedisResult<(i64, String)>
+    where
+        C: redis::aio::ConnectionLike + Send,
+    {
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        let order_no = self.numbers.next(req.product_id, now_ms);
+        let p = req.product_id;
+        self.script
+            .key(keys.stock(p))
+            .key(keys.inflight(p))
+            .key(keys.buyers(p))
+            .key(keys.orders_stream(p))
+            .key(keys.idempotency(p))
+            .key(keys.seq(p))
+            .key(keys.epoch(p))
+            .arg(&order_no)
+            .arg(req.user_id)
+            .arg(req.qty)
+            .arg(req.per_user_limit)
+            .arg(format!("{}:{}", req.user_id, req.idempotency_key))
+            .arg(reservation::body(&order_no, req.user_id, p, req.qty, now_ms, &req.idempotency_key))
+            .invoke_async(conn)
+            .await
+    }
+}

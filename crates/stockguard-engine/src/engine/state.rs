@@ -1,0 +1,227 @@
+//! What every request handler of one engine instance shares.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use sqlx::MySqlPool;
+use tokio::sync::{Notify, RwLock};
+
+use super::breaker::{classify, Breaker, BreakerConfig, RedisFault};
+use super::limits::Limits;
+use super::order_no::InstanceTag;
+use super::reserve::Reserver;
+use stockguard_core::keys::Keys;
+use stockguard_core::switch::{Mode, SwitchView};
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub instance_id: String,
+    /// Unpaid orders close this long after they were reserved.
+    pub payment_timeout: Duration,
+    pub batch_size: usize,
+    pub claim_min_idle: Duration,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// How often the timeout closer and the release relay run.
+    pub close_interval: Duration,
+    /// Requests per second this instance admits (0: no limit).
+    pub global_rate: u32,
+    /// Requests per second one user may make, across instances (0: no limit).
+    pub per_user_rate: u32,
+    /// How often the switch is read.
+    pub switch_poll: Duration,
+    /// A switch read or heartbeat write slower than this is abandoned; the last known mode
+    /// stays in force.
+    pub switch_timeout: Duration,
+    /// How often a heartbeat is written when nothing changed.
+    pub heartbeat_every: Duration,
+    /// A Redis call on the order path slower than this counts as a timeout.
+    pub redis_timeout: Duration,
+    pub breaker: BreakerConfig,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            instance_id: format!("engine-{:04x}", rand::random::<u16>()),
+            payment_timeout: Duration::from_secs(15 * 60),
+            batch_size: 200,
+            claim_min_idle: Duration::from_secs(30),
+            max_body_bytes: 4096,
+            close_interval: Duration::from_millis(500),
+            global_rate: 0,
+            per_user_rate: 0,
+            switch_poll: Duration::from_millis(100),
+            switch_timeout: Duration::from_millis(400),
+            heartbeat_every: Duration::from_millis(500),
+            redis_timeout: Duration::from_millis(300),
+            breaker: BreakerConfig::default(),
+        }
+    }
+}
+
+/// A Redis call of the order path that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RedisCallError {
+    #[error("Redis did not answer within {0:?}")]
+    TimedOut(Duration),
+    #[error(transparent)]
+    Redis(#[from] redis::RedisError),
+}
+
+/// A product as the order path needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProductRule {
+    pub per_user_limit: i64,
+}
+
+/// One engine instance's shared state. Cloned for every request (axum's `State`), so it is
+/// one `Arc`: a clone is one atomic increment, not one per field.
+#[derive(Clone)]
+pub struct EngineState(Arc<Shared>);
+
+impl std::ops::Deref for EngineState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+pub struct Shared {
+    pub pool: MySqlPool,
+    pub redis: redis::aio::ConnectionManager,
+    pub keys: Keys,
+    /// Made with the instance tag the DB hands out on first use ([`EngineState::reserver`]);
+    /// `run::serve` takes it before serving, so an engine that cannot register never sells.
+    reserver: tokio::sync::OnceCell<Reserver>,
+    pub config: EngineConfig,
+    pub limits: Limits,
+    pub breaker: Arc<Breaker>,
+    /// Woken when the breaker trips, so the switch task escalates at once.
+    pub tripped: Arc<Notify>,
+    switch: ArcSwap<SwitchView>,
+    /// Held (shared) by every order request from its mode check to its answer; the switch
+    /// task takes it exclusively after a change, so "applied" means no request decided
+    /// under the old mode is still running.
+    pub admission: tokio::sync::RwLock<()>,
+    products: RwLock<HashMap<u64, ProductRule>>,
+}
+
+impl EngineState {
+    pub fn new(pool: MySqlPool, redis: redis::aio::ConnectionManager, keys: Keys, config: EngineConfig) -> Self {
+        Self(Arc::new(Shared {
+            pool,
+            redis,
+            keys,
+            reserver: tokio::sync::OnceCell::new(),
+            limits: Limits::new(config.global_rate, config.per_user_rate),
+            breaker: Arc::new(Breaker::new(config.breaker.clone())),
+            tripped: Arc::default(),
+            switch: ArcSwap::default(),
+            admission: tokio::sync::RwLock::default(),
+            config,
+            products: RwLock::default(),
+        }))
+    }
+
+    /// The reserve script and this instance's order numbers. The first call registers the
+    /// instance in `engine_instances` for its tag; later calls return the same reserver.
+    pub async fn reserver(&self) -> Result<&Reserver, sqlx::Error> {
+        self.reserver
+            .get_or_try_init(|| async {
+                let tag = InstanceTag::claim(&self.pool, &self.config.instance_id).await?;
+                Ok(Reserver::new(tag))
+            })
+            .await
+    }
+
+    /// How this instance takes orders for `product_id` now: the switch (global row and the
+    /// product's row), raised to DB mode by a tripped breaker. There is no per-instance pin:
+    /// one instance selling through the DB beside others selling from Redis is a split brain
+    /// (Redis accepts units the DB path already sold), and the DB path refuses to sell unless
+    /// the switch in the DB says DEGRADED (`engine::degraded`). To send orders to the DB, flip
+    /// the switch (`stockguard degrade on`: audited, role-checked, confirmed on production).
+    pub fn mode_for(&self, product_id: u64) -> Mode {
+        let view = self.switch.load();
+        self.raise(view.mode_for(product_id), view.global_revision)
+    }
+
+    /// The mode for products without a row of their own (what heartbeats report).
+    pub fn global_mode(&self) -> Mode {
+        let view = self.switch.load();
+        self.raise(view.global_mode(), view.global_revision)
+    }
+
+    fn raise(&self, mode: Mode, global_revision: u64) -> Mode {
+        match self.breaker.tripped_under() {
+            // The guided exit has rebuilt Redis (NORMAL, newer than the trip) but this
+            // instance's breaker has not closed yet: selling through the DB now would make
+            // the rebuilt stock wrong, so it waits instead.
+            Some(tripped) if mode == Mode::Normal && global_revision > tripped => Mode::Paused,
+            Some(_) => mode.max(Mode::Degraded),
+            None => mode,
+        }
+    }
+
+    /// The switch as last read.
+    pub fn switch_view(&self) -> Arc<SwitchView> {
+        self.switch.load_full()
+    }
+
+    /// Applies a newer reading of the switch. Returns true when it changed anything.
+    pub fn apply_switch(&self, view: SwitchView) -> bool {
+        if *self.switch.load().as_ref() == view {
+            return false;
+        }
+        self.switch.store(Arc::new(view));
+        true
+    }
+
+    /// Runs one Redis call of the order path under the Redis timeout, telling the breaker
+    /// how it went. Errors that say nothing about reachability are not counted.
+    pub async fn redis_call<T>(
+        &self,
+        call: impl std::future::Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, RedisCallError> {
+        let fault = match tokio::time::timeout(self.config.redis_timeout, call).await {
+            Ok(Ok(v)) => {
+                self.breaker.record_success();
+                return Ok(v);
+            }
+            Ok(Err(e)) => match classify(&e) {
+                Some(fault) => (fault, RedisCallError::Redis(e)),
+                None => return Err(RedisCallError::Redis(e)),
+            },
+            Err(_) => (RedisFault::Timeout, RedisCallError::TimedOut(self.config.redis_timeout)),
+        };
+        if self.breaker.record_failure(fault.0, self.switch.load().global_revision) {
+            tracing::error!(instance = %self.config.instance_id, "Redis circuit breaker tripped: orders go to the DB");
+            self.tripped.notify_one();
+        }
+        Err(fault.1)
+    }
+
+    /// The product ids known to this instance (those requested so far).
+    pub async fn known_products(&self) -> Vec<u64> {
+        self.products.read().await.keys().copied().collect()
+    }
+
+    /// The product's rule, from the cache or (on a miss) the DB. `None`: no such product.
+    pub async fn product(&self, product_id: u64) -> Result<Option<ProductRule>, sqlx::Error> {
+        if let Some(rule) = self.products.read().await.get(&product_id) {
+            return Ok(Some(*rule));
+        }
+        let limit: Option<i32> = sqlx::query_scalar("SELECT per_user_limit FROM inventory WHERE product_id = ?")
+            .bind(product_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        let rule = limit.map(|l| ProductRule { per_user_limit: i64::from(l) });
+        if let Some(rule) = rule {
+            self.products.write().await.insert(product_id, rule);
+        }
+        Ok(rule)
+    }
+}
