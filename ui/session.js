@@ -33,15 +33,15 @@ export function renderBanner() {
   const banner = document.getElementById("banner");
   if (!info) {
     banner.className = "banner unknown";
-    document.getElementById("env-label").textContent = t("notConnected");
+    document.getElementById("env-label").textContent = t("not_connected");
     document.getElementById("conn-detail").textContent = "";
     document.getElementById("read-only").hidden = true;
     return;
   }
   banner.className = `banner ${info.environment}`;
   document.getElementById("env-label").textContent = t(info.environment);
-  const replica = info.hasReplica ? ` · ${t("replica")}` : "";
+  const replica = info.has_replica ? ` · ${t("replica")}` : "";
   document.getElementById("conn-detail").textContent =
-    `${info.profile ?? "env"} · ${info.mysql}${replica} · ${info.redis} · ${info.keyPrefix} · ${t(info.role)}`;
-  document.getElementById("read-only").hidden = !info.readOnly;
+    `${info.profile ?? "env"} · ${info.mysql}${replica} · ${info.redis} · ${info.key_prefix} · ${t(info.role)}`;
+  document.getElementById("read-only").hidden = !info.read_only;
 }

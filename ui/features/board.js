@@ -161,10 +161,10 @@ function renderHealth(tick) {
     ? `${t(h.engine_mode)}${h.products_off_normal ? ` +${h.products_off_normal}` : ""} (${h.engines_applied}/${h.engines_live})`
     : "-";
   mode.className = h ? `mode-${h.engine_mode}` : "";
-  document.getElementById("health-took").textContent = ms(tick.tookMs);
+  document.getElementById("health-took").textContent = ms(tick.took_ms);
   document.getElementById("health-at").textContent = new Date(tick.at).toLocaleTimeString();
   document.getElementById("health").classList.toggle("bad", !h);
-  document.getElementById("health").title = tick.healthError ?? "";
+  document.getElementById("health").title = tick.health_error ?? "";
 }
 
 function chartLabels() {

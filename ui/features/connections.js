@@ -123,14 +123,14 @@ async function save(event) {
     name: f.name.value,
     environment: f.environment.value,
     role: f.role.value,
-    readOnly: f.readOnly.checked,
-    mysqlUrl: f.mysqlUrl.value,
-    mysqlReplicaUrl: f.mysqlReplicaUrl.value || null,
-    redisUrl: f.redisUrl.value,
-    keyPrefix: f.keyPrefix.value,
-    mysqlPassword: f.mysqlPassword.value || null,
-    mysqlReplicaPassword: f.mysqlReplicaPassword.value || null,
-    redisPassword: f.redisPassword.value || null,
+    read_only: f.readOnly.checked,
+    mysql_url: f.mysqlUrl.value,
+    mysql_replica_url: f.mysqlReplicaUrl.value || null,
+    redis_url: f.redisUrl.value,
+    key_prefix: f.keyPrefix.value,
+    mysql_password: f.mysqlPassword.value || null,
+    mysql_replica_password: f.mysqlReplicaPassword.value || null,
+    redis_password: f.redisPassword.value || null,
   };
   await run(async () => {
     profiles = await invoke("save_profile", { form: profile });

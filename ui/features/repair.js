@@ -32,10 +32,10 @@ function renderResults(items) {
     ...items.map((item) => {
       const r = item.result;
       const tr = document.createElement("tr");
-      tr.dataset.productId = String(item.productId);
+      tr.dataset.productId = String(item.product_id);
       tr.className = item.error ? "failed" : `outcome-${r.outcome}`;
       tr.append(
-        cell(item.productId, "num id"),
+        cell(item.product_id, "num id"),
         cell(r ? r.outcome : t(item.error.kind), "outcome"),
         cell(r?.before, "num before"),
         cell(r?.after, "num after"),
@@ -96,7 +96,7 @@ async function rewrite(dryRun) {
       confirmed = await confirmTyped(products);
       if (!confirmed) return;
     }
-    renderResults(await invoke("rewrite_products", { products, reason, dryRun, confirmed }));
+    renderResults(await invoke("rewrite_products", { products, reason, dry_run: dryRun, confirmed }));
   } catch (err) {
     showError(err);
   }
