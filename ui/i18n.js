@@ -1,4 +1,9 @@
 // Chinese and English for every visible string. `t(key, vars)` fills `{name}` placeholders.
+import { byId } from "./dom.js";
+
+/** @typedef {"en" | "zh"} Language */
+
+/** @type {Record<Language, Record<string, string>>} */
 const STRINGS = {
   en: {
     connecting: "Connecting…", readOnly: "read-only", langButton: "中文",
@@ -126,33 +131,39 @@ const STRINGS = {
   },
 };
 
+/** @type {Language} */
 let lang = localStorage.getItem("stockguard.lang") === "zh" ? "zh" : "en";
+/** @type {Array<() => void>} */
 const listeners = [];
 
 /** @param {string} key @param {Record<string, string | number>} [vars] */
 export function t(key, vars = {}) {
   const text = STRINGS[lang][key] ?? STRINGS.en[key] ?? key;
-  return text.replace(/\{(\w+)\}/g, (_, k) => String(vars[k] ?? ""));
+  return text.replace(/\{(\w+)\}/g, (_, /** @type {string} */ k) => String(vars[k] ?? ""));
 }
 
 export function currentLanguage() {
   return lang;
 }
 
-/** Called after every language switch, so screens can redraw what they computed. */
+/**
+ * Called after every language switch, so screens can redraw what they computed.
+ * @param {() => void} fn
+ */
 export function onLanguageChange(fn) {
   listeners.push(fn);
 }
 
 export function applyTranslations() {
   document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
-  for (const el of document.querySelectorAll("[data-i18n]")) {
-    el.textContent = t(el.dataset.i18n);
+  // The selectors guarantee the attributes; only inputs carry a placeholder.
+  for (const el of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("[data-i18n]"))) {
+    el.textContent = t(/** @type {string} */ (el.dataset.i18n));
   }
-  for (const el of document.querySelectorAll("[data-i18n-placeholder]")) {
-    el.placeholder = t(el.dataset.i18nPlaceholder);
+  for (const el of /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll("[data-i18n-placeholder]"))) {
+    el.placeholder = t(/** @type {string} */ (el.dataset.i18nPlaceholder));
   }
-  document.getElementById("lang-toggle").textContent = t("langButton");
+  byId("lang-toggle").textContent = t("langButton");
 }
 
 export function toggleLanguage() {
