@@ -1,5 +1,5 @@
 # The README's two commands. Both install what is missing first (Debian/Ubuntu).
-.PHONY: demo test deps build screenshots sandbox-down
+.PHONY: demo test deps build screenshots sandbox-down typecheck-ui
 
 demo: deps
 	scripts/demo.sh
@@ -17,6 +17,10 @@ screenshots: deps
 
 build: deps
 	cargo build --workspace
+
+# The front end's type check alone (`make test` runs it too); needs only npm (`make deps`).
+typecheck-ui:
+	scripts/typecheck-ui.sh
 
 # Stops the private servers `sandbox up` started (if any); machine services are left alone.
 sandbox-down:

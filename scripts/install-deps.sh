@@ -3,6 +3,7 @@
 #   build:   pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
 #   servers: mariadb-server redis-server (used only when no MySQL/Redis is reachable)
 #   e2e:     xvfb xauth webkit2gtk-driver fonts-noto-cjk, and tauri-driver (cargo install)
+#   types:   nodejs npm, for the front end's type check (any Node.js with npm will do)
 set -euo pipefail
 
 packages=(pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
@@ -11,6 +12,10 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js and npm by command, not by package: a Node.js from elsewhere (nodesource's carries
+# its own npm, and Debian's npm package would conflict with it) will do.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 
 if ((${#missing[@]})); then
   echo "install-deps: installing ${missing[*]}"

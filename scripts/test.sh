@@ -15,9 +15,10 @@ export STOCKGUARD_SANDBOX_DIR="$PWD/.sandbox/test"
 run_db="stockguard_test_$(date +%s)_$$"
 export STOCKGUARD_MYSQL_URL="${STOCKGUARD_MYSQL_URL:-mysql://root@127.0.0.1:3306/$run_db}"
 
-# Gates before the tests: formatting and lints (a warning fails the run).
+# Gates before the tests: formatting, lints (a warning fails the run), front-end types.
 cargo fmt --all --check
 cargo clippy --quiet --workspace --all-targets -- -D warnings
+scripts/typecheck-ui.sh
 
 cargo build --quiet -p stockguard --bin stockguard
 ./target/debug/stockguard sandbox up

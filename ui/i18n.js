@@ -1,4 +1,9 @@
 // Chinese and English for every visible string. `t(key, vars)` fills `{name}` placeholders.
+import { byId } from "./dom.js";
+
+/** @typedef {"en" | "zh"} Language */
+
+/** @type {Record<Language, Record<string, string>>} */
 const STRINGS = {
   en: {
     connecting: "Connecting…", readOnly: "read-only", langButton: "中文",
@@ -41,8 +46,8 @@ const STRINGS = {
     allActions: "All actions", outcomePlaceholder: "Outcome (e.g. APPLIED)",
     auditSearchPlaceholder: "Target, actor or reason", refresh: "Refresh",
     at: "At", actor: "Actor", action: "Action", target: "Target", reasonShort: "Reason", details: "Details",
-    profile: "Profile error", keychain: "Keychain error", connect: "Connection error", notConnected: "Not connected",
-    query: "Query error", refused: "Refused", confirmationRequired: "Confirmation required", invalid: "Check the input",
+    profile: "Profile error", keychain: "Keychain error", connect: "Connection error", not_connected: "Not connected",
+    query: "Query error", refused: "Refused", confirmation_required: "Confirmation required", invalid: "Check the input",
     chart: "Chart error", error: "Error",
     navDegrade: "Degrade", engineMode: "Mode", degradeTitle: "Degrade switch",
     degradeHint: "DB mode sends orders straight to the database (Redis untouched). Leaving it is a guided procedure: sales pause for a moment while Redis is rebuilt from the database.",
@@ -103,8 +108,8 @@ const STRINGS = {
     allActions: "全部操作", outcomePlaceholder: "结果（如 APPLIED）",
     auditSearchPlaceholder: "对象、操作人或原因", refresh: "刷新",
     at: "时间", actor: "操作人", action: "操作", target: "对象", reasonShort: "原因", details: "详情",
-    profile: "配置错误", keychain: "钥匙串错误", connect: "连接错误", notConnected: "未连接",
-    query: "查询错误", refused: "已拒绝", confirmationRequired: "需要确认", invalid: "请检查输入",
+    profile: "配置错误", keychain: "钥匙串错误", connect: "连接错误", not_connected: "未连接",
+    query: "查询错误", refused: "已拒绝", confirmation_required: "需要确认", invalid: "请检查输入",
     chart: "图表错误", error: "错误",
     navDegrade: "降级", engineMode: "模式", degradeTitle: "降级开关",
     degradeHint: "数据库模式下订单直接写入数据库（不经过 Redis）。退出需按引导步骤：从数据库重建 Redis 期间会短暂暂停售卖。",
@@ -126,33 +131,39 @@ const STRINGS = {
   },
 };
 
+/** @type {Language} */
 let lang = localStorage.getItem("stockguard.lang") === "zh" ? "zh" : "en";
+/** @type {Array<() => void>} */
 const listeners = [];
 
 /** @param {string} key @param {Record<string, string | number>} [vars] */
 export function t(key, vars = {}) {
   const text = STRINGS[lang][key] ?? STRINGS.en[key] ?? key;
-  return text.replace(/\{(\w+)\}/g, (_, k) => String(vars[k] ?? ""));
+  return text.replace(/\{(\w+)\}/g, (_, /** @type {string} */ k) => String(vars[k] ?? ""));
 }
 
 export function currentLanguage() {
   return lang;
 }
 
-/** Called after every language switch, so screens can redraw what they computed. */
+/**
+ * Called after every language switch, so screens can redraw what they computed.
+ * @param {() => void} fn
+ */
 export function onLanguageChange(fn) {
   listeners.push(fn);
 }
 
 export function applyTranslations() {
   document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
-  for (const el of document.querySelectorAll("[data-i18n]")) {
-    el.textContent = t(el.dataset.i18n);
+  // The selectors guarantee the attributes; only inputs carry a placeholder.
+  for (const el of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("[data-i18n]"))) {
+    el.textContent = t(/** @type {string} */ (el.dataset.i18n));
   }
-  for (const el of document.querySelectorAll("[data-i18n-placeholder]")) {
-    el.placeholder = t(el.dataset.i18nPlaceholder);
+  for (const el of /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll("[data-i18n-placeholder]"))) {
+    el.placeholder = t(/** @type {string} */ (el.dataset.i18nPlaceholder));
   }
-  document.getElementById("lang-toggle").textContent = t("langButton");
+  byId("lang-toggle").textContent = t("langButton");
 }
 
 export function toggleLanguage() {

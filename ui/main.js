@@ -3,6 +3,7 @@
 import { t, toggleLanguage, applyTranslations, onLanguageChange } from "./i18n.js";
 import { showError, clearFeedback, showNotice } from "./feedback.js";
 import { connect, renderBanner } from "./session.js";
+import { byId, query } from "./dom.js";
 import * as connections from "./features/connections.js";
 import * as board from "./features/board.js";
 import * as repair from "./features/repair.js";
@@ -13,22 +14,25 @@ import * as degrade from "./features/degrade.js";
 // here (and in the nav of index.html) when the degrade switch core (src/switch/) lands.
 const SCREENS = { connections, board, repair, degrade, audit };
 
+/** What every screen's init() gets. @typedef {{ showScreen: typeof showScreen }} ScreenContext */
+
+/** @param {string} name one of SCREENS */
 export function showScreen(name) {
   for (const [key, screen] of Object.entries(SCREENS)) {
-    document.getElementById(`screen-${key}`).hidden = key !== name;
-    document.querySelector(`#nav [data-screen="${key}"]`).classList.toggle("current", key === name);
+    byId(`screen-${key}`).hidden = key !== name;
+    query(`#nav [data-screen="${key}"]`).classList.toggle("current", key === name);
     if (key === name) screen.show();
   }
 }
 
 async function start() {
   applyTranslations();
-  document.getElementById("lang-toggle").addEventListener("click", toggleLanguage);
+  byId("lang-toggle").addEventListener("click", toggleLanguage);
   onLanguageChange(renderBanner);
-  for (const button of document.querySelectorAll("#nav [data-screen]")) {
+  for (const button of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#nav [data-screen]"))) {
     button.addEventListener("click", () => {
       clearFeedback();
-      showScreen(button.dataset.screen);
+      showScreen(/** @type {string} */ (button.dataset.screen));
     });
   }
   for (const screen of Object.values(SCREENS)) screen.init({ showScreen });

@@ -51,11 +51,11 @@ read_only: boolean,
  */
 secrets?: Array<SecretSlot>, };
 
-export type ProfileForm = { name: string, environment: EnvironmentKind, mysqlUrl: string, mysqlReplicaUrl: string | null, redisUrl: string, keyPrefix: string, role: Role, readOnly: boolean, mysqlPassword: string | null, mysqlReplicaPassword: string | null, redisPassword: string | null, };
+export type ProfileForm = { name: string, environment: EnvironmentKind, mysql_url: string, mysql_replica_url: string | null, redis_url: string, key_prefix: string, role: Role, read_only: boolean, mysql_password: string | null, mysql_replica_password: string | null, redis_password: string | null, };
 
 export type Probe = { mysql_version: string, mysql_ms: number, redis_ms: number, };
 
-export type ConnectionInfo = { profile: string | null, environment: EnvironmentKind, role: Role, readOnly: boolean, mysql: string, redis: string, keyPrefix: string, hasReplica: boolean, 
+export type ConnectionInfo = { profile: string | null, environment: EnvironmentKind, role: Role, read_only: boolean, mysql: string, redis: string, key_prefix: string, has_replica: boolean, 
 /**
  * Things the user should know about this connection (e.g. where a password came from).
  */
@@ -141,11 +141,11 @@ confirmed: Array<ConfirmedDrift>,
 /**
  * How long the reading took.
  */
-tookMs: number, 
+took_ms: number, 
 /**
  * `None` when a server did not answer the health probe (`healthError` says why).
  */
-health: Health | null, healthError: string | null, };
+health: Health | null, health_error: string | null, };
 
 export type ChartLabels = { title: string, x_axis: string, y_axis: string, };
 
@@ -178,7 +178,7 @@ reading: Reading | null, before: number | null, after: number | null, delta: num
  */
 fence_token: number, audit_id: number, outcome: Outcome, };
 
-export type RewriteItem = { productId: number, result: RewriteResult | null, error: DesktopError | null, };
+export type RewriteItem = { product_id: number, result: RewriteResult | null, error: DesktopError | null, };
 
 export type AuditFilter = { 
 /**
@@ -258,6 +258,6 @@ paused_ms: number, rewrites: Array<RewriteResult>, buyers_rebuilt: number, resum
  */
 not_back_on_redis: Array<string>, audit_id: number, };
 
-export type ErrorKind = "profile" | "keychain" | "connect" | "notConnected" | "query" | "refused" | "confirmationRequired" | "invalid" | "chart";
+export type ErrorKind = "profile" | "keychain" | "connect" | "not_connected" | "query" | "refused" | "confirmation_required" | "invalid" | "chart";
 
 export type DesktopError = { kind: ErrorKind, message: string, };

@@ -19,7 +19,6 @@ pub const ERROR_EVENT: &str = "board-error";
 
 /// What the window receives each tick.
 #[derive(Debug, Serialize, ts_rs::TS)]
-#[serde(rename_all = "camelCase")]
 pub struct BoardTick {
     pub at: DateTime<Utc>,
     /// Every product, most severe first.

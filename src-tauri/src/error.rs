@@ -8,7 +8,7 @@ use stockguard_core::switch::SwitchError;
 
 /// What the window can branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     Profile,
     Keychain,
@@ -166,10 +166,10 @@ mod tests {
     #[test]
     fn every_error_reaches_the_window_with_its_kind_and_whole_message() {
         let json = serde_json::to_value(DesktopError::NotConnected).unwrap();
-        assert_eq!(json["kind"], "notConnected");
+        assert_eq!(json["kind"], "not_connected");
         assert!(json["message"].as_str().unwrap().contains("Connections screen"), "{json}");
         let json = serde_json::to_value(DesktopError::from(RewriteError::ConfirmationRequired(1016))).unwrap();
-        assert_eq!(json["kind"], "confirmationRequired");
+        assert_eq!(json["kind"], "confirmation_required");
         assert_eq!(json["message"], "production: type the product id 1016 to confirm the rewrite");
     }
 

@@ -3,11 +3,13 @@ import { invoke } from "../api.js";
 import { t, onLanguageChange } from "../i18n.js";
 import { showError, clearFeedback, cell } from "../feedback.js";
 import { onConnect } from "../session.js";
+import { byId, query } from "../dom.js";
 
 /** @typedef {import("../types").AuditRecord} AuditRecord */
 
-const tbody = document.querySelector("#audit tbody");
-const value = (id) => /** @type {HTMLInputElement} */ (document.getElementById(id)).value.trim() || null;
+const tbody = query("#audit tbody");
+/** @param {string} id */
+const value = (id) => /** @type {HTMLInputElement | HTMLSelectElement} */ (byId(id)).value.trim() || null;
 
 /** @param {AuditRecord} a */
 function row(a) {
@@ -42,14 +44,14 @@ async function load() {
 }
 
 export function init() {
-  document.getElementById("audit-refresh").addEventListener("click", load);
-  document.getElementById("audit-action").addEventListener("change", load);
+  byId("audit-refresh").addEventListener("click", load);
+  byId("audit-action").addEventListener("change", load);
   for (const id of ["audit-outcome", "audit-text"]) {
-    document.getElementById(id).addEventListener("keydown", (e) => e.key === "Enter" && load());
+    byId(id).addEventListener("keydown", (e) => e.key === "Enter" && load());
   }
   onConnect(() => tbody.replaceChildren());
   onLanguageChange(() => {
-    if (!document.getElementById("screen-audit").hidden) load();
+    if (!byId("screen-audit").hidden) load();
   });
 }
 

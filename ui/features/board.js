@@ -5,19 +5,21 @@ import { invoke, listen } from "../api.js";
 import { t, onLanguageChange, currentLanguage } from "../i18n.js";
 import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
 import { selection, onConnect } from "../session.js";
+import { byId, query } from "../dom.js";
 
 /** @typedef {import("../types").Reading} Reading */
 /** @typedef {import("../types").BoardTick} BoardTick */
+/** @typedef {import("../main.js").ScreenContext} ScreenContext */
 
 const ROW_HEIGHT = 28; // px; must match `#products tbody tr` in style.css
 const OVERSCAN = 10;
 
-const scroller = document.getElementById("board-scroll");
-const tbody = document.querySelector("#products tbody");
-const statusFilter = /** @type {HTMLSelectElement} */ (document.getElementById("status-filter"));
-const search = /** @type {HTMLInputElement} */ (document.getElementById("search"));
-const chartPanel = document.getElementById("chart-panel");
-const chartImg = /** @type {HTMLImageElement} */ (document.getElementById("chart"));
+const scroller = byId("board-scroll");
+const tbody = query("#products tbody");
+const statusFilter = /** @type {HTMLSelectElement} */ (byId("status-filter"));
+const search = /** @type {HTMLInputElement} */ (byId("search"));
+const chartPanel = byId("chart-panel");
+const chartImg = /** @type {HTMLImageElement} */ (byId("chart"));
 
 /** @type {Reading[]} */
 let all = [];
@@ -25,8 +27,14 @@ let all = [];
 let shown = [];
 let drawQueued = false;
 let chartBusy = false;
+/** @type {ScreenContext} */
 let ctx;
 
+/**
+ * @param {Reading} r
+ * @param {string} status a DriftStatus, or "" for all
+ * @param {string} needle lower case, or "" for all
+ */
 function matches(r, status, needle) {
   if (status && r.status !== status) return false;
   if (!needle) return true;
@@ -37,7 +45,7 @@ function refilter() {
   const status = statusFilter.value;
   const needle = search.value.trim().toLowerCase();
   shown = status || needle ? all.filter((r) => matches(r, status, needle)) : all;
-  document.getElementById("board-count").textContent = t("countOf", { shown: shown.length, total: all.length });
+  byId("board-count").textContent = t("countOf", { shown: shown.length, total: all.length });
   scheduleDraw();
 }
 
@@ -59,15 +67,22 @@ function spacer() {
 const topSpacer = spacer();
 const bottomSpacer = spacer();
 
+/**
+ * @param {HTMLElement} tr
+ * @param {number} px
+ */
 function setHeight(tr, px) {
   const height = `${px}px`;
   if (tr.style.height !== height) tr.style.height = height;
 }
 
-/** Rows drawn last time, by product id, with what they showed. */
+/** Rows drawn last time, by product id, with what they showed. @type {Map<number, { sig: string, tr: HTMLElement }>} */
 let drawn = new Map();
 
-/** Everything a row shows: the same signature means the same row can stay. */
+/**
+ * Everything a row shows: the same signature means the same row can stay.
+ * @param {Reading} r
+ */
 function signature(r) {
   return [r.status, r.name, r.initial_stock, r.db_stock, r.live_orders_qty, r.inflight_pending, r.pending_release,
     r.redis_stock, r.expected_redis, r.drift, selection.has(r.product_id), currentLanguage()].join("|");
@@ -138,13 +153,14 @@ function draw() {
   wanted.forEach((tr, i) => {
     if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] ?? null);
   });
-  while (tbody.children.length > wanted.length) tbody.lastElementChild.remove();
+  while (tbody.children.length > wanted.length) /** @type {Element} */ (tbody.lastElementChild).remove();
 }
 
 function renderSelection() {
-  document.getElementById("selection-count").textContent = t("selected", { n: selection.size });
+  byId("selection-count").textContent = t("selected", { n: selection.size });
 }
 
+/** @param {number | null | undefined} v */
 function ms(v) {
   return v === null || v === undefined ? "-" : `${v.toFixed(1)} ms`;
 }
@@ -152,19 +168,19 @@ function ms(v) {
 /** @param {BoardTick} tick */
 function renderHealth(tick) {
   const h = tick.health;
-  document.getElementById("health-redis").textContent = h ? ms(h.redis_ms) : "-";
-  document.getElementById("health-db").textContent = h ? ms(h.db_ms) : "-";
-  document.getElementById("health-backlog").textContent = h ? String(h.stream_backlog) : "-";
-  document.getElementById("health-release").textContent = h ? String(h.pending_releases) : "-";
-  const mode = document.getElementById("health-mode");
+  byId("health-redis").textContent = h ? ms(h.redis_ms) : "-";
+  byId("health-db").textContent = h ? ms(h.db_ms) : "-";
+  byId("health-backlog").textContent = h ? String(h.stream_backlog) : "-";
+  byId("health-release").textContent = h ? String(h.pending_releases) : "-";
+  const mode = byId("health-mode");
   mode.textContent = h
     ? `${t(h.engine_mode)}${h.products_off_normal ? ` +${h.products_off_normal}` : ""} (${h.engines_applied}/${h.engines_live})`
     : "-";
   mode.className = h ? `mode-${h.engine_mode}` : "";
-  document.getElementById("health-took").textContent = ms(tick.tookMs);
-  document.getElementById("health-at").textContent = new Date(tick.at).toLocaleTimeString();
-  document.getElementById("health").classList.toggle("bad", !h);
-  document.getElementById("health").title = tick.healthError ?? "";
+  byId("health-took").textContent = ms(tick.took_ms);
+  byId("health-at").textContent = new Date(tick.at).toLocaleTimeString();
+  byId("health").classList.toggle("bad", !h);
+  byId("health").title = tick.health_error ?? "";
 }
 
 function chartLabels() {
@@ -188,10 +204,11 @@ async function drawChart() {
 
 // From a tick's arrival to the frame after its rows were drawn: what the user waits for.
 // Shown in the health strip, so a slow board is visible (and measurable: BENCHMARKS.md).
+/** @param {number} arrived when the tick arrived (performance.now()) */
 function measureUpdate(arrived) {
   requestAnimationFrame(() =>
     requestAnimationFrame(() => {
-      document.getElementById("health-render").textContent = ms(performance.now() - arrived);
+      byId("health-render").textContent = ms(performance.now() - arrived);
     }),
   );
 }
@@ -206,6 +223,7 @@ function onTick(tick) {
   drawChart();
 }
 
+/** @param {ScreenContext} context */
 export function init(context) {
   ctx = context;
   listen("board-tick", onTick);
@@ -220,27 +238,27 @@ export function init(context) {
     scroller.scrollTop = 0;
     refilter();
   });
-  document.getElementById("clear-selection").addEventListener("click", () => {
+  byId("clear-selection").addEventListener("click", () => {
     selection.clear();
     renderSelection();
     scheduleDraw();
   });
-  document.getElementById("show-chart").addEventListener("click", () => {
+  byId("show-chart").addEventListener("click", () => {
     if (selection.size === 0) return showError({ kind: "invalid", message: t("pickProducts") });
     clearFeedback();
     chartPanel.hidden = false;
     scroller.classList.add("with-chart");
-    document.getElementById("chart-products").textContent = [...selection].join(", ");
+    byId("chart-products").textContent = [...selection].join(", ");
     drawChart();
   });
-  document.getElementById("close-chart").addEventListener("click", () => {
+  byId("close-chart").addEventListener("click", () => {
     chartPanel.hidden = true;
     scroller.classList.remove("with-chart");
   });
-  document.getElementById("export-png").addEventListener("click", async () => {
+  byId("export-png").addEventListener("click", async () => {
     clearFeedback();
     try {
-      const path = /** @type {HTMLInputElement} */ (document.getElementById("png-path")).value || null;
+      const path = /** @type {HTMLInputElement} */ (byId("png-path")).value || null;
       // The PNG font has Latin glyphs only: Chinese labels would come out as boxes.
       const labels = currentLanguage() === "en" ? chartLabels() : null;
       const saved = await invoke("export_drift_png", { products: [...selection], labels, path });
@@ -249,7 +267,7 @@ export function init(context) {
       showError(err);
     }
   });
-  document.getElementById("rewrite-selected").addEventListener("click", () => {
+  byId("rewrite-selected").addEventListener("click", () => {
     if (selection.size === 0) return showError({ kind: "invalid", message: t("pickProducts") });
     ctx.showScreen("repair");
   });

@@ -4,15 +4,43 @@ import { invoke } from "../api.js";
 import { t, onLanguageChange } from "../i18n.js";
 import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
 import { connect, connection } from "../session.js";
+import { byId, query } from "../dom.js";
 
 /** @typedef {import("../types").NamedProfile} NamedProfile */
+/** @typedef {import("../types").EnvironmentKind} EnvironmentKind */
+/** @typedef {import("../types").Role} Role */
+/** @typedef {import("../main.js").ScreenContext} ScreenContext */
 
-const form = /** @type {HTMLFormElement} */ (document.getElementById("profile-form"));
-const tbody = document.querySelector("#profiles tbody");
+/** The profile form's `elements`. @typedef {HTMLFormControlsCollection & ProfileFieldsByName} ProfileFields */
+/**
+ * The profile form's fields, by their names in index.html.
+ * @typedef {object} ProfileFieldsByName
+ * @property {HTMLInputElement} name
+ * @property {HTMLSelectElement} environment
+ * @property {HTMLSelectElement} role
+ * @property {HTMLInputElement} readOnly
+ * @property {HTMLInputElement} mysqlUrl
+ * @property {HTMLInputElement} mysqlReplicaUrl
+ * @property {HTMLInputElement} redisUrl
+ * @property {HTMLInputElement} keyPrefix
+ * @property {HTMLInputElement} mysqlPassword
+ * @property {HTMLInputElement} mysqlReplicaPassword
+ * @property {HTMLInputElement} redisPassword
+ */
+
+const form = /** @type {HTMLFormElement} */ (byId("profile-form"));
+const PASSWORDS = /** @type {const} */ (["mysqlPassword", "mysqlReplicaPassword", "redisPassword"]);
+const tbody = query("#profiles tbody");
 /** @type {NamedProfile[]} */
 let profiles = [];
+/** @type {ScreenContext} */
 let ctx;
 
+/**
+ * @param {string} label the i18n key of its text
+ * @param {string} className
+ * @param {(e: MouseEvent) => void} onClick
+ */
 function button(label, className, onClick) {
   const b = document.createElement("button");
   b.type = "button";
@@ -77,7 +105,7 @@ function render() {
 
 /** @param {NamedProfile} p */
 function fill(p) {
-  const f = form.elements;
+  const f = /** @type {ProfileFields} */ (form.elements);
   f.name.value = p.name;
   f.environment.value = p.environment;
   f.role.value = p.role;
@@ -86,12 +114,13 @@ function fill(p) {
   f.mysqlReplicaUrl.value = p.mysql_replica_url ?? "";
   f.redisUrl.value = p.redis_url;
   f.keyPrefix.value = p.key_prefix;
-  for (const pw of ["mysqlPassword", "mysqlReplicaPassword", "redisPassword"]) f[pw].value = "";
-  const title = document.getElementById("profile-form-title");
+  for (const pw of PASSWORDS) f[pw].value = "";
+  const title = byId("profile-form-title");
   title.dataset.editing = p.name;
   title.textContent = t("editProfile", { name: p.name });
 }
 
+/** @param {() => Promise<void>} action */
 async function run(action) {
   clearFeedback();
   try {
@@ -105,7 +134,7 @@ async function load() {
   // The rows are replaced when the list arrives: until then a click could land on a row
   // about to go (a delete armed on the old row would be lost). Screen readers and the
   // end-to-end test both wait for this to turn false.
-  const table = tbody.closest("table");
+  const table = /** @type {HTMLTableElement} */ (tbody.closest("table"));
   table.setAttribute("aria-busy", "true");
   try {
     profiles = await invoke("list_profiles");
@@ -115,37 +144,39 @@ async function load() {
   }
 }
 
+/** @param {SubmitEvent} event */
 async function save(event) {
   event.preventDefault();
-  const f = form.elements;
+  const f = /** @type {ProfileFields} */ (form.elements);
   /** @type {import("../types").ProfileForm} */
   const profile = {
     name: f.name.value,
-    environment: f.environment.value,
-    role: f.role.value,
-    readOnly: f.readOnly.checked,
-    mysqlUrl: f.mysqlUrl.value,
-    mysqlReplicaUrl: f.mysqlReplicaUrl.value || null,
-    redisUrl: f.redisUrl.value,
-    keyPrefix: f.keyPrefix.value,
-    mysqlPassword: f.mysqlPassword.value || null,
-    mysqlReplicaPassword: f.mysqlReplicaPassword.value || null,
-    redisPassword: f.redisPassword.value || null,
+    environment: /** @type {EnvironmentKind} */ (f.environment.value),
+    role: /** @type {Role} */ (f.role.value),
+    read_only: f.readOnly.checked,
+    mysql_url: f.mysqlUrl.value,
+    mysql_replica_url: f.mysqlReplicaUrl.value || null,
+    redis_url: f.redisUrl.value,
+    key_prefix: f.keyPrefix.value,
+    mysql_password: f.mysqlPassword.value || null,
+    mysql_replica_password: f.mysqlReplicaPassword.value || null,
+    redis_password: f.redisPassword.value || null,
   };
   await run(async () => {
     profiles = await invoke("save_profile", { form: profile });
     // The passwords leave the window with the save: clear them at once.
-    for (const pw of ["mysqlPassword", "mysqlReplicaPassword", "redisPassword"]) f[pw].value = "";
+    for (const pw of PASSWORDS) f[pw].value = "";
     showNotice(t("saved", { name: profile.name }));
     render();
   });
 }
 
+/** @param {ScreenContext} context */
 export function init(context) {
   ctx = context;
   form.addEventListener("submit", save);
   form.addEventListener("reset", () => {
-    const title = document.getElementById("profile-form-title");
+    const title = byId("profile-form-title");
     delete title.dataset.editing;
     title.textContent = t("newProfile");
   });

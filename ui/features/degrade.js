@@ -5,16 +5,17 @@ import { invoke, listen } from "../api.js";
 import { t, onLanguageChange } from "../i18n.js";
 import { showError, clearFeedback, cell } from "../feedback.js";
 import { connection, onConnect } from "../session.js";
+import { byId, query } from "../dom.js";
 
 /** @typedef {import("../types").SwitchStatus} SwitchStatus */
 /** @typedef {import("../types").Acknowledgement} Acknowledgement */
 /** @typedef {import("../types").ExitStep} ExitStep */
 
-const productInput = /** @type {HTMLInputElement} */ (document.getElementById("dg-product"));
-const reasonInput = /** @type {HTMLInputElement} */ (document.getElementById("dg-reason"));
-const ackLine = document.getElementById("dg-ack");
-const steps = document.getElementById("dg-steps");
-const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("exit-dialog"));
+const productInput = /** @type {HTMLInputElement} */ (byId("dg-product"));
+const reasonInput = /** @type {HTMLInputElement} */ (byId("dg-reason"));
+const ackLine = byId("dg-ack");
+const steps = byId("dg-steps");
+const dialog = /** @type {HTMLDialogElement} */ (byId("exit-dialog"));
 /** @type {SwitchStatus | null} */
 let last = null;
 /** @type {ExitStep[]} */
@@ -32,7 +33,7 @@ function describeAck(ack) {
 function renderAck(ack) {
   ackLine.textContent = describeAck(ack);
   ackLine.className = `ack ${ack.complete ? "complete" : "waiting"}`;
-  document.querySelector("#instances tbody").replaceChildren(
+  query("#instances tbody").replaceChildren(
     ...ack.instances.map((i) => {
       const tr = document.createElement("tr");
       tr.dataset.instance = i.instance_id;
@@ -52,7 +53,7 @@ function renderAck(ack) {
 }
 
 function renderScopes() {
-  const body = document.querySelector("#switch-scopes tbody");
+  const body = query("#switch-scopes tbody");
   if (!last) return body.replaceChildren();
   if (!last.scopes.length) {
     const tr = document.createElement("tr");
@@ -78,6 +79,10 @@ function renderScopes() {
   );
 }
 
+/**
+ * @param {string} name
+ * @param {string} text
+ */
 function stepItem(name, text) {
   const li = document.createElement("li");
   li.dataset.step = name;
@@ -99,12 +104,28 @@ function renderSteps() {
       items.push(stepItem("rebuilt", t("step_rebuilt_sum", { n: rebuilt.length, total, changed: names || t("none") })));
       continue;
     }
-    const vars = { ...s };
-    if (s.step === "paused" || s.step === "resumed") Object.assign(vars, { applied: s.ack.applied, live: s.ack.live });
-    if (s.step === "verified") vars.drifting = s.drifting.length ? s.drifting.join(", ") : t("none");
-    items.push(stepItem(s.step, t(`step_${s.step}`, vars)));
+    items.push(stepItem(s.step, t(`step_${s.step}`, stepVars(s))));
   }
   steps.replaceChildren(...items);
+}
+
+/**
+ * What fills a step's line: its numbers, the instances that applied it, the products drifting.
+ * @param {Exclude<ExitStep, { step: "rebuilt" }>} s
+ * @returns {Record<string, string | number>}
+ */
+function stepVars(s) {
+  switch (s.step) {
+    case "checked":
+      return { products: s.products, live_instances: s.live_instances };
+    case "paused":
+    case "resumed":
+      return { revision: s.revision, applied: s.ack.applied, live: s.ack.live };
+    case "drained":
+      return { inflight_left: s.inflight_left };
+    case "verified":
+      return { products: s.products, drifting: s.drifting.length ? s.drifting.join(", ") : t("none") };
+  }
 }
 
 async function refresh() {
@@ -131,11 +152,15 @@ function reason() {
   return r;
 }
 
-/** Asks for the scope typed again; resolves with what was typed, or null if cancelled. */
+/**
+ * Asks for the scope typed again; resolves with what was typed, or null if cancelled.
+ * @param {string} scope
+ * @returns {Promise<string | null>}
+ */
 function confirmScope(scope) {
-  const input = /** @type {HTMLInputElement} */ (document.getElementById("exit-confirm-input"));
-  const go = /** @type {HTMLButtonElement} */ (document.getElementById("exit-confirm-go"));
-  document.getElementById("exit-confirm-hint").textContent = t("exitConfirmHint", { scope });
+  const input = /** @type {HTMLInputElement} */ (byId("exit-confirm-input"));
+  const go = /** @type {HTMLButtonElement} */ (byId("exit-confirm-go"));
+  byId("exit-confirm-hint").textContent = t("exitConfirmHint", { scope });
   input.value = "";
   go.disabled = true;
   input.oninput = () => (go.disabled = input.value.trim() !== scope);
@@ -149,6 +174,7 @@ function confirmScope(scope) {
   });
 }
 
+/** @param {"on" | "off"} action */
 async function run(action) {
   clearFeedback();
   if (busy) return;
@@ -184,9 +210,9 @@ async function run(action) {
 }
 
 export function init() {
-  document.getElementById("dg-on").addEventListener("click", () => run("on"));
-  document.getElementById("dg-off").addEventListener("click", () => run("off"));
-  document.getElementById("dg-refresh").addEventListener("click", refresh);
+  byId("dg-on").addEventListener("click", () => run("on"));
+  byId("dg-off").addEventListener("click", () => run("off"));
+  byId("dg-refresh").addEventListener("click", refresh);
   listen("degrade-ack", (ack) => busy && renderAck(ack));
   listen("degrade-step", (step) => {
     stepLog.push(step);

@@ -5,15 +5,16 @@ import { invoke, listen } from "../api.js";
 import { t, onLanguageChange } from "../i18n.js";
 import { showError, clearFeedback, cell } from "../feedback.js";
 import { selection, connection } from "../session.js";
+import { byId, query } from "../dom.js";
 
 /** @typedef {import("../types").RewriteItem} RewriteItem */
 /** @typedef {import("../types").LedgerReport} LedgerReport */
 
-const productsInput = /** @type {HTMLInputElement} */ (document.getElementById("rw-products"));
-const reasonInput = /** @type {HTMLInputElement} */ (document.getElementById("rw-reason"));
-const resultsBody = document.querySelector("#rewrite-results tbody");
-const progress = /** @type {HTMLProgressElement} */ (document.getElementById("ledger-progress"));
-const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("confirm-dialog"));
+const productsInput = /** @type {HTMLInputElement} */ (byId("rw-products"));
+const reasonInput = /** @type {HTMLInputElement} */ (byId("rw-reason"));
+const resultsBody = query("#rewrite-results tbody");
+const progress = /** @type {HTMLProgressElement} */ (byId("ledger-progress"));
+const dialog = /** @type {HTMLDialogElement} */ (byId("confirm-dialog"));
 /** @type {LedgerReport | null} */
 let lastReport = null;
 
@@ -32,11 +33,11 @@ function renderResults(items) {
     ...items.map((item) => {
       const r = item.result;
       const tr = document.createElement("tr");
-      tr.dataset.productId = String(item.productId);
-      tr.className = item.error ? "failed" : `outcome-${r.outcome}`;
+      tr.dataset.productId = String(item.product_id);
+      tr.className = r && !item.error ? `outcome-${r.outcome}` : "failed";
       tr.append(
-        cell(item.productId, "num id"),
-        cell(r ? r.outcome : t(item.error.kind), "outcome"),
+        cell(item.product_id, "num id"),
+        cell(r ? r.outcome : t(item.error?.kind ?? "error"), "outcome"),
         cell(r?.before, "num before"),
         cell(r?.after, "num after"),
         cell(r?.delta, "num delta"),
@@ -50,10 +51,14 @@ function renderResults(items) {
   );
 }
 
-/** Asks for every id to be typed again; resolves with the ids typed, or null if cancelled. */
+/**
+ * Asks for every id to be typed again; resolves with the ids typed, or null if cancelled.
+ * @param {number[]} ids
+ * @returns {Promise<number[] | null>}
+ */
 function confirmTyped(ids) {
-  const fields = document.getElementById("confirm-fields");
-  const go = /** @type {HTMLButtonElement} */ (document.getElementById("confirm-go"));
+  const fields = byId("confirm-fields");
+  const go = /** @type {HTMLButtonElement} */ (byId("confirm-go"));
   const labels = ids.map((id) => {
     const label = document.createElement("label");
     const span = document.createElement("span");
@@ -85,25 +90,27 @@ function confirmTyped(ids) {
   });
 }
 
+/** @param {boolean} dryRun */
 async function rewrite(dryRun) {
   clearFeedback();
   try {
     const products = parseIds();
     const reason = reasonInput.value.trim();
     if (!reason) throw { kind: "invalid", message: t("reasonRequired") };
+    /** @type {number[] | null} */
     let confirmed = [];
     if (!dryRun && connection()?.environment === "production") {
       confirmed = await confirmTyped(products);
       if (!confirmed) return;
     }
-    renderResults(await invoke("rewrite_products", { products, reason, dryRun, confirmed }));
+    renderResults(await invoke("rewrite_products", { products, reason, dry_run: dryRun, confirmed }));
   } catch (err) {
     showError(err);
   }
 }
 
 function renderLedger() {
-  const box = document.getElementById("ledger-result");
+  const box = byId("ledger-result");
   const r = lastReport;
   if (!r) return box.replaceChildren();
   const summary = document.createElement("p");
@@ -142,7 +149,7 @@ function renderLedger() {
 
 async function runLedger() {
   clearFeedback();
-  const button = /** @type {HTMLButtonElement} */ (document.getElementById("run-ledger"));
+  const button = /** @type {HTMLButtonElement} */ (byId("run-ledger"));
   button.disabled = true;
   progress.hidden = false;
   progress.value = 0;
@@ -161,11 +168,11 @@ export function init() {
   listen("ledger-progress", (p) => {
     progress.max = Math.max(1, p.total);
     progress.value = p.done;
-    document.getElementById("ledger-progress-text").textContent = t("ledgerProgress", p);
+    byId("ledger-progress-text").textContent = t("ledgerProgress", p);
   });
-  document.getElementById("run-ledger").addEventListener("click", runLedger);
-  document.getElementById("dry-run").addEventListener("click", () => rewrite(true));
-  document.getElementById("rewrite").addEventListener("click", () => rewrite(false));
+  byId("run-ledger").addEventListener("click", runLedger);
+  byId("dry-run").addEventListener("click", () => rewrite(true));
+  byId("rewrite").addEventListener("click", () => rewrite(false));
   onLanguageChange(renderLedger);
 }
 

@@ -6,7 +6,7 @@ use tauri::State;
 use crate::error::DesktopError;
 use crate::state::AppState;
 
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn audit_log(state: State<'_, AppState>, filter: AuditFilter) -> Result<Vec<AuditRecord>, DesktopError> {
     Ok(audit::query(&state.live().await?.conns.mysql, &filter).await?)
 }

@@ -8,7 +8,7 @@ use crate::error::DesktopError;
 use crate::state::AppState;
 
 /// The drift of `products` over the sampler's history, as SVG.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn drift_chart(
     state: State<'_, AppState>,
     products: Vec<u64>,
@@ -22,7 +22,7 @@ pub async fn drift_chart(
 
 /// The same chart as a PNG at `path` (none: the default path); returns where it went.
 /// Labels default to English: the font embedded for PNGs has no CJK glyphs.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn export_drift_png(
     state: State<'_, AppState>,
     products: Vec<u64>,

@@ -9,7 +9,6 @@ use crate::state::AppState;
 
 /// What the banner shows: which sale, which kind of environment, as whom.
 #[derive(Debug, Serialize, ts_rs::TS)]
-#[serde(rename_all = "camelCase")]
 pub struct ConnectionInfo {
     pub profile: Option<String>,
     pub environment: stockguard_core::profile::EnvironmentKind,
@@ -23,7 +22,7 @@ pub struct ConnectionInfo {
     pub notices: Vec<String>,
 }
 
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn connection_info(state: State<'_, AppState>) -> Result<ConnectionInfo, DesktopError> {
     let live = state.live().await?;
     let s = &live.conns.settings;
@@ -42,7 +41,7 @@ pub async fn connection_info(state: State<'_, AppState>) -> Result<ConnectionInf
 
 /// Connects to `profile` (none: the `--profile` the app started with, the environment
 /// overrides or the local sandbox) and starts streaming the board.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn connect(
     app: AppHandle,
     state: State<'_, AppState>,

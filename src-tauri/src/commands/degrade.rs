@@ -21,14 +21,14 @@ fn scope_of(product: Option<u64>) -> Scope {
     product.map_or(Scope::Global, Scope::Product)
 }
 
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn degrade_status(state: State<'_, AppState>) -> Result<SwitchStatus, DesktopError> {
     let live = state.live().await?;
     Ok(switch::status(&live.conns, DEFAULT_STALE_AFTER).await?)
 }
 
 /// Sends the scope's orders straight to the DB and waits for the instances to apply it.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn degrade_on(
     app: AppHandle,
     state: State<'_, AppState>,
@@ -44,7 +44,7 @@ pub async fn degrade_on(
 }
 
 /// The guided exit back to Redis. `confirm`: the scope typed again (needed on production).
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn degrade_exit(
     app: AppHandle,
     state: State<'_, AppState>,

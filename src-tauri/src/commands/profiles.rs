@@ -11,7 +11,6 @@ use crate::error::DesktopError;
 
 /// A profile as the form sends it. Empty passwords leave the stored ones as they are.
 #[derive(Debug, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "camelCase")]
 pub struct ProfileForm {
     pub name: String,
     pub environment: EnvironmentKind,
@@ -51,12 +50,12 @@ impl ProfileForm {
     }
 }
 
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn list_profiles() -> Result<Vec<NamedProfile>, DesktopError> {
     Ok(manage::list_default()?)
 }
 
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn save_profile(form: ProfileForm) -> Result<Vec<NamedProfile>, DesktopError> {
     let (name, profile, passwords) = form.split();
     manage::save_default(name, profile, passwords).await?;
@@ -64,13 +63,13 @@ pub async fn save_profile(form: ProfileForm) -> Result<Vec<NamedProfile>, Deskto
 }
 
 /// Returns notices about keychain entries that could not be removed.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn delete_profile(name: String) -> Result<Vec<String>, DesktopError> {
     Ok(manage::delete_default(name).await?)
 }
 
 /// Connects with a saved profile and times one round trip to each server.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn test_profile(name: String) -> Result<Probe, DesktopError> {
     Ok(probe(resolve_for_process(Some(&name)).await?).await?)
 }

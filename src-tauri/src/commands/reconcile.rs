@@ -10,14 +10,13 @@ use crate::state::AppState;
 pub const PROGRESS_EVENT: &str = "ledger-progress";
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
-#[serde(rename_all = "camelCase")]
 pub struct LedgerProgress {
     pub done: u64,
     pub total: u64,
 }
 
 /// Runs the ledger check on the replica when the profile has one, else on the primary.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn run_ledger(app: AppHandle, state: State<'_, AppState>) -> Result<LedgerReport, DesktopError> {
     let live = state.live().await?;
     let pool = live.replica.as_ref().unwrap_or(&live.conns.mysql);

@@ -11,7 +11,6 @@ use crate::state::AppState;
 
 /// One product's result: the rewrite's, or why it was not done.
 #[derive(Debug, Serialize, ts_rs::TS)]
-#[serde(rename_all = "camelCase")]
 pub struct RewriteItem {
     pub product_id: u64,
     pub result: Option<RewriteResult>,
@@ -19,7 +18,7 @@ pub struct RewriteItem {
 }
 
 /// `confirmed`: the product ids the user typed again (required for each on production).
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn rewrite_products(
     state: State<'_, AppState>,
     products: Vec<u64>,

@@ -1,0 +1,48 @@
+// Hand-written from the `#[tauri::command]` signatures in src-tauri/src/commands/ (registered in
+// src-tauri/src/main.rs) and the events Rust emits: what api.js's `invoke` and `listen` accept.
+// The payloads are the generated types. Arguments go by their Rust names: every command is
+// `rename_all = "snake_case"`. An `Option` argument may be null or left out.
+import type * as T from "./types";
+
+export interface Commands {
+  connection_info: { args: {}; returns: T.ConnectionInfo };
+  connect: { args: { profile?: string | null }; returns: T.ConnectionInfo };
+  list_profiles: { args: {}; returns: Array<T.NamedProfile> };
+  save_profile: { args: { form: T.ProfileForm }; returns: Array<T.NamedProfile> };
+  delete_profile: { args: { name: string }; returns: Array<string> };
+  test_profile: { args: { name: string }; returns: T.Probe };
+  drift_chart: {
+    args: { products: Array<number>; labels: T.ChartLabels; width: number; height: number };
+    returns: string;
+  };
+  export_drift_png: {
+    args: { products: Array<number>; labels?: T.ChartLabels | null; path?: string | null };
+    returns: string;
+  };
+  run_ledger: { args: {}; returns: T.LedgerReport };
+  rewrite_products: {
+    args: { products: Array<number>; reason: string; dry_run: boolean; confirmed: Array<number> };
+    returns: Array<T.RewriteItem>;
+  };
+  audit_log: { args: { filter: T.AuditFilter }; returns: Array<T.AuditRecord> };
+  degrade_status: { args: {}; returns: T.SwitchStatus };
+  degrade_on: { args: { product?: number | null; reason: string }; returns: T.Toggled };
+  degrade_exit: {
+    args: { product?: number | null; reason: string; confirm?: string | null };
+    returns: T.ExitReport;
+  };
+}
+
+/** The arguments after the command's name: none for a command that takes none. */
+export type InvokeArgs<C extends keyof Commands> = keyof Commands[C]["args"] extends never
+  ? []
+  : [args: Commands[C]["args"]];
+
+/** Events by name, with their payloads (src-tauri/src/board_feed.rs, commands/). */
+export interface Events {
+  "board-tick": T.BoardTick;
+  "board-error": string;
+  "ledger-progress": T.LedgerProgress;
+  "degrade-ack": T.Acknowledgement;
+  "degrade-step": T.ExitStep;
+}
