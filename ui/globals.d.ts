@@ -1,13 +1,6 @@
-// Hand-written: what the window has that is not ours, for the type check (`tsc -p ui`,
+// Hand-written: what the window has that is not ours, for the type check (`tsc -p .`,
 // scripts/typecheck-ui.sh). Our types are generated from Rust (types.d.ts); our commands and
 // events are in commands.d.ts.
-
-/**
- * `serde_json::Value` (AuditRecord.details), as ts-rs declares it. types.d.ts names it without
- * declaring it: ts-rs writes it only once `serde_json::Value` is in the export list of
- * src-tauri/src/types.rs. Then this one goes.
- */
-type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
 /** An event as Tauri hands it to a listener. */
 interface TauriEvent<T> {

@@ -10,8 +10,8 @@ import * as repair from "./features/repair.js";
 import * as audit from "./features/audit.js";
 import * as degrade from "./features/degrade.js";
 
-// Screens by name, each with init() once and show() when opened. The degrade screen joins
-// here (and in the nav of index.html) when the degrade switch core (src/switch/) lands.
+// Screens by name, each with init() once and show() when opened; a new screen joins here and
+// in the nav of index.html.
 const SCREENS = { connections, board, repair, degrade, audit };
 
 /** What every screen's init() gets. @typedef {{ showScreen: typeof showScreen }} ScreenContext */

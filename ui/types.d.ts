@@ -143,7 +143,7 @@ confirmed: Array<ConfirmedDrift>,
  */
 took_ms: number, 
 /**
- * `None` when a server did not answer the health probe (`healthError` says why).
+ * `None` when a server did not answer the health probe (`health_error` says why).
  */
 health: Health | null, health_error: string | null, };
 
@@ -197,6 +197,8 @@ text: string | null,
  * At most this many rows (capped at 1,000).
  */
 limit: number | null, };
+
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
 export type AuditRecord = { id: number, at: string, actor: string, role: string, environment: string, action: string, target: string, reason: string, outcome: string, details: JsonValue | null, };
 

@@ -27,7 +27,7 @@ pub struct BoardTick {
     pub confirmed: Vec<ConfirmedDrift>,
     /// How long the reading took.
     pub took_ms: f64,
-    /// `None` when a server did not answer the health probe (`healthError` says why).
+    /// `None` when a server did not answer the health probe (`health_error` says why).
     pub health: Option<Health>,
     pub health_error: Option<String>,
 }

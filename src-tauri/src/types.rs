@@ -45,6 +45,7 @@ fn generated() -> String {
         stockguard_core::rewrite::RewriteResult,
         crate::commands::rewrite::RewriteItem,
         stockguard_core::audit::AuditFilter,
+        serde_json::Value,
         stockguard_core::audit::AuditRecord,
         stockguard_core::switch::Mode,
         stockguard_core::switch::Scope,
