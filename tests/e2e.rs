@@ -31,21 +31,21 @@ struct Driver {
 
 impl Driver {
     fn start(env: &[(&str, String)]) -> Self {
-        let binary = which("tauri-driver").unwrap_or_else(|| {
+        let binary = support::which("tauri-driver").unwrap_or_else(|| {
             panic!("tauri-driver is not installed: run `make deps` (cargo install tauri-driver --locked)")
         });
         assert!(
             std::env::var_os("DISPLAY").is_some(),
             "no DISPLAY: the end-to-end test drives a real window; run it under Xvfb (`make test` does)"
         );
-        let port = free_port();
-        let native_port = free_port();
+        let port = support::free_port();
+        let native_port = support::free_port();
         let mut cmd = Command::new(binary);
         cmd.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
-        if let Some(native) = which("WebKitWebDriver") {
+        if let Some(native) = support::which("WebKitWebDriver") {
             cmd.arg("--native-driver").arg(native);
         }
         // The app must connect through the profiles of this test only: overrides that the test
@@ -74,21 +74,6 @@ impl Drop for Driver {
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         let _ = self.child.wait();
     }
-}
-
-fn which(name: &str) -> Option<std::path::PathBuf> {
-    let mut dirs: Vec<std::path::PathBuf> =
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect();
-    if let Some(home) = std::env::var_os("CARGO_HOME")
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo").into_os_string()))
-    {
-        dirs.push(std::path::Path::new(&home).join("bin"));
-    }
-    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// How long any one step may take to show up in the window (the board ticks every second).

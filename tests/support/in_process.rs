@@ -1,6 +1,6 @@
 //! Orders posted to an engine's router in process, without a socket. Not part of `support`
 //! (whose module the desktop crate's e2e test also compiles, without axum or tower): the
-//! tests that use it declare it themselves with `#[path = "support/in_process.rs"]`.
+//! test binaries that use it declare it in their `main.rs`.
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

@@ -33,7 +33,7 @@ impl MariadbServer {
             .output()
             .unwrap();
         assert!(out.status.success(), "mariadb-install-db: {}", String::from_utf8_lossy(&out.stderr));
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = super::free_port();
         let child = Command::new(binary("mariadbd"))
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))

@@ -142,19 +142,48 @@ pub async fn reserver(pool: &MySqlPool) -> stockguard_engine::engine::Reserver {
     stockguard_engine::engine::Reserver::new(tag)
 }
 
-/// A product on sale: `stock` units in the DB and in Redis, its stream group created.
-pub async fn open_sale(conns: &Connections, product_id: u64, stock: i64, per_user_limit: i64) {
+/// A product on sale: `db_stock` units in the DB and `redis_stock` in Redis (the same, unless
+/// a test starts from drift), at most `per_user_limit` per buyer, its stream group created.
+pub async fn put_on_sale<C>(
+    pool: &MySqlPool,
+    redis: &mut C,
+    keys: &Keys,
+    product_id: u64,
+    (db_stock, redis_stock): (i64, i64),
+    per_user_limit: i64,
+) where
+    C: redis::aio::ConnectionLike + Send,
+{
     sqlx::query(
         "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'on sale', ?, ?, ?)",
     )
     .bind(product_id)
-    .bind(stock)
-    .bind(stock)
+    .bind(db_stock)
+    .bind(db_stock)
     .bind(per_user_limit)
-    .execute(&conns.mysql)
+    .execute(pool)
     .await
     .unwrap();
-    let mut r = conns.redis.clone();
-    let _: () = redis::cmd("SET").arg(conns.keys.stock(product_id)).arg(stock).query_async(&mut r).await.unwrap();
-    stockguard_engine::engine::consumer::ensure_group(&mut r, &conns.keys, product_id).await.unwrap();
+    let _: () = redis::cmd("SET").arg(keys.stock(product_id)).arg(redis_stock).query_async(redis).await.unwrap();
+    stockguard_engine::engine::consumer::ensure_group(redis, keys, product_id).await.unwrap();
+}
+
+/// A product on sale: `stock` units in the DB and in Redis, its stream group created.
+pub async fn open_sale(conns: &Connections, product_id: u64, stock: i64, per_user_limit: i64) {
+    put_on_sale(&conns.mysql, &mut conns.redis.clone(), &conns.keys, product_id, (stock, stock), per_user_limit).await;
+}
+
+/// A free loopback port, for a server a test starts (see `sandbox::process::free_port`).
+pub fn free_port() -> u16 {
+    stockguard_engine::sandbox::process::free_port().expect("the OS hands out a free loopback port")
+}
+
+/// A binary on PATH, in the sbin folders, or among cargo's installed binaries (`tauri-driver`).
+pub fn which(name: &str) -> Option<std::path::PathBuf> {
+    stockguard_engine::sandbox::process::find_binary(name).or_else(|| {
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(std::path::PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".cargo")))?;
+        Some(cargo_home.join("bin").join(name)).filter(|path| path.is_file())
+    })
 }

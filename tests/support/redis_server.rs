@@ -15,19 +15,15 @@ pub struct RedisServer {
     dir: tempfile::TempDir,
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 impl RedisServer {
     /// A server that keeps nothing on disk: a restart comes back empty.
     pub async fn start() -> Self {
-        Self::spawn(free_port(), None, tempfile::tempdir().unwrap()).await
+        Self::spawn(super::free_port(), None, tempfile::tempdir().unwrap()).await
     }
 
     /// A replica of `master`, synchronised before this returns.
     pub async fn replica_of(master: &RedisServer) -> Self {
-        let replica = Self::spawn(free_port(), Some(master.port), tempfile::tempdir().unwrap()).await;
+        let replica = Self::spawn(super::free_port(), Some(master.port), tempfile::tempdir().unwrap()).await;
         replica.wait_synced().await;
         replica
     }

@@ -1,7 +1,7 @@
 //! Issue 12, finding 7: two buyers given the same order number. Neither may lose their
 //! order silently, and neither may be shown the other's.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
@@ -17,17 +17,11 @@ use support::TestRedis;
 const PRODUCT: u64 = 42;
 const CLASHING_NO: &str = "2a-18c0000000000abcd0000001";
 
+/// The product on sale, five units a buyer (see `support::put_on_sale`), and a connection to
+/// its Redis.
 async fn open_sale(pool: &MySqlPool, redis: &TestRedis, stock: i64) -> redis::aio::MultiplexedConnection {
-    sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'hot item', ?, ?, 5)")
-        .bind(PRODUCT)
-        .bind(stock)
-        .bind(stock)
-        .execute(pool)
-        .await
-        .unwrap();
     let mut conn = redis.conn().await;
-    let _: () = conn.set(redis.keys.stock(PRODUCT), stock).await.unwrap();
-    consumer::ensure_group(&mut conn, &redis.keys, PRODUCT).await.unwrap();
+    support::put_on_sale(pool, &mut conn, &redis.keys, PRODUCT, (stock, stock), 5).await;
     conn
 }
 

@@ -1,7 +1,7 @@
 //! Timeout close, cancel and the release relay: stock comes back to the DB and to Redis
 //! exactly once, however often or concurrently they run.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

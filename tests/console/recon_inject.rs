@@ -1,7 +1,7 @@
 //! Drift injected during a live sale is confirmed within two readings, a rewrite repairs it
 //! while the sale goes on, and the sale ends with nothing oversold and the identity holding.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

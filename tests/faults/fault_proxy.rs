@@ -1,6 +1,6 @@
 //! The fault-injecting proxy in front of the real Redis: each fault does what it says.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

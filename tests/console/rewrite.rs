@@ -1,6 +1,6 @@
 //! The locked, fenced rewrite of Redis stock.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

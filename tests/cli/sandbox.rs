@@ -1,7 +1,7 @@
 //! The sandbox: `up` reuses reachable servers or starts private ones, `down` stops only
 //! those, and the seed puts one product in each drift status with the right numbers.
 
-mod support;
+use crate::support;
 
 use sqlx::MySqlPool;
 use stockguard_core::profile::{EnvironmentKind, ProfileStore};

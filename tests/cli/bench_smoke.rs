@@ -1,7 +1,7 @@
 //! The benchmarks still run (`--quick`), against a database of their own; the figures are
 //! not judged here (that is BENCHMARKS.md's job), only that they are real numbers.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

@@ -1,8 +1,7 @@
 //! Degraded mode (orders straight to the DB), rate limits and metrics.
 
-#[path = "support/in_process.rs"]
-mod in_process;
-mod support;
+use crate::in_process;
+use crate::support;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

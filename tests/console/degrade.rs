@@ -2,7 +2,7 @@
 //! flipping to the DB under load, Redis cut off mid-sale, the guided exit back, and a slow
 //! MySQL that must not make engines flap.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -2,6 +2,8 @@
 
 use std::process::{Command, Output};
 
+use crate::support;
+
 fn stockguard(args: &[&str], env: &[(&str, &str)]) -> Output {
     let config = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_stockguard"));
@@ -43,7 +45,7 @@ fn no_profile_at_all_says_how_to_get_one() {
 
 #[test]
 fn an_unreachable_mysql_is_reported_as_unreachable() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = support::free_port();
     let mysql = format!("mysql://root@127.0.0.1:{port}/x");
     let out = stockguard(
         &["products"],
@@ -54,7 +56,7 @@ fn an_unreachable_mysql_is_reported_as_unreachable() {
 
 #[test]
 fn an_unreachable_redis_is_reported_as_unreachable() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = support::free_port();
     let redis = format!("redis://127.0.0.1:{port}/");
     let mysql = std::env::var("DATABASE_URL").unwrap();
     let out = stockguard(&["products"], &[("STOCKGUARD_MYSQL_URL", &mysql), ("STOCKGUARD_REDIS_URL", &redis)]);

@@ -2,7 +2,7 @@
 //! restarted without its data, the group destroyed) must not stop the consumers: they
 //! recreate the group and persist what was reserved since, without an engine restart.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

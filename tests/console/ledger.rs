@@ -1,6 +1,6 @@
 //! The DB ledger check: chunked, read-only, under a statement time limit the server enforces.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! The engine's HTTP API, driven in-process (tower `oneshot`) against the real servers.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -3,9 +3,8 @@
 //! across DB mode, drift found by the exit's own verification, and the per-user count
 //! rebuild racing the closer. Everything against the real MariaDB and Redis.
 
-#[path = "support/in_process.rs"]
-mod in_process;
-mod support;
+use crate::in_process;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

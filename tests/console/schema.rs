@@ -1,7 +1,7 @@
 //! The schema: every migration applies on an empty database, the reconciliation query is
 //! served by the covering index, the audit log is append-only.
 
-mod support;
+use crate::support;
 
 use sqlx::{MySqlPool, Row as _};
 use stockguard_core::connect::MIGRATOR;

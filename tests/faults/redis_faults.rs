@@ -2,7 +2,7 @@
 //! of the test's own is restarted empty, or a replica that lagged is promoted, and the
 //! reading, the rewrite and the guided exit must still tell and set the truth.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,9 +1,8 @@
 //! The DB path of degraded mode against the real MariaDB and Redis: it sells only while the
 //! switch in the DB says DEGRADED, and answers a concurrent retry with the first order.
 
-#[path = "support/in_process.rs"]
-mod in_process;
-mod support;
+use crate::in_process;
+use crate::support;
 
 use std::time::Duration;
 

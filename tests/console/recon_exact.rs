@@ -1,7 +1,7 @@
 //! Exactness under live traffic: readings taken while an engine sells, persists, cancels and
 //! relays releases never show drift that is not real.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! The order path's Redis and DB halves: reserve in Redis, persist exactly once.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +16,7 @@ use support::TestRedis;
 
 const PRODUCT: u64 = 42;
 
-/// A product on sale: `stock` units in the DB and in Redis, its stream group created.
+/// The product on sale (see `support::put_on_sale`), and a connection to its Redis.
 async fn open_sale(
     pool: &MySqlPool,
     redis: &TestRedis,
@@ -24,17 +24,8 @@ async fn open_sale(
     redis_stock: i64,
     limit: i64,
 ) -> redis::aio::MultiplexedConnection {
-    sqlx::query("INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'hot item', ?, ?, ?)")
-        .bind(PRODUCT)
-        .bind(db_stock)
-        .bind(db_stock)
-        .bind(limit)
-        .execute(pool)
-        .await
-        .unwrap();
     let mut conn = redis.conn().await;
-    let _: () = conn.set(redis.keys.stock(PRODUCT), redis_stock).await.unwrap();
-    consumer::ensure_group(&mut conn, &redis.keys, PRODUCT).await.unwrap();
+    support::put_on_sale(pool, &mut conn, &redis.keys, PRODUCT, (db_stock, redis_stock), limit).await;
     conn
 }
 

@@ -1,7 +1,7 @@
 //! The whole order path under load, through HTTP: a real engine on a loopback port, the
 //! load generator's own record checked against the DB.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,0 +1,10 @@
+//! The `stockguard` binary: its commands, the sandbox, the benchmarks.
+//!
+//! One test binary per area, so that linking costs less on two cores; each file is a module.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod bench_smoke;
+mod commands;
+mod sandbox;

@@ -1,0 +1,18 @@
+//! The console core: exact readings, the ledger, the fenced rewrite, the degrade switch and its guided exit, charts, profiles, the schema.
+//!
+//! One test binary per area, so that linking costs less on two cores; each file is a module.
+
+#[path = "../support/in_process.rs"]
+mod in_process;
+#[path = "../support/mod.rs"]
+mod support;
+
+mod chart;
+mod degrade;
+mod exit_guard;
+mod ledger;
+mod profile_manage;
+mod recon_exact;
+mod recon_inject;
+mod rewrite;
+mod schema;
