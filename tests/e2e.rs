@@ -206,6 +206,23 @@ fn profile(environment: EnvironmentKind, mysql_url: &str, redis: &TestRedis) -> 
     }
 }
 
+/// Waits until the app's log file (in `config_dir/logs`, see `open_app`) holds a line with
+/// every one of `words`.
+async fn wait_log_line(config_dir: &std::path::Path, words: &[&str]) {
+    let deadline = tokio::time::Instant::now() + STEP;
+    loop {
+        let mut text = String::new();
+        for entry in std::fs::read_dir(config_dir.join("logs")).into_iter().flatten().flatten() {
+            text.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+        if text.lines().any(|line| words.iter().all(|w| line.contains(w))) {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the app's log has no line with {words:?}:\n{text}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// The end-to-end tests share one display and one webview profile: one window at a time.
 async fn one_window_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
     // A tokio mutex: each test runs its own runtime, and a failed test does not poison it.
@@ -218,6 +235,7 @@ async fn open_app(config_dir: &std::path::Path, actor: &str) -> (Driver, Client)
     let driver = Driver::start(&[
         ("STOCKGUARD_CONFIG_DIR", config_dir.display().to_string()),
         ("STOCKGUARD_ACTOR", actor.to_string()),
+        ("STOCKGUARD_LOG_DIR", config_dir.join("logs").display().to_string()),
     ]);
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), "wry".into());
@@ -279,6 +297,9 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         wait_banner(c, "banner sandbox").await;
         wait_text(c, "#health-db", "the health strip shows DB latency", |t| t.ends_with("ms")).await;
         screenshot(c, "board").await;
+        // The app writes what it did to its log file.
+        wait_log_line(config.path(), &["Stockguard desktop started"]).await;
+        wait_log_line(config.path(), &["connected", "profile=\"sandbox\"", "environment=sandbox"]).await;
 
         // 2. Filtered to REDIS_HIGH, the seeded product is at the top, with its seeded drift.
         choose(c, "#status-filter", "REDIS_HIGH").await;

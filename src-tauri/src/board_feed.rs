@@ -44,6 +44,7 @@ pub fn spawn(app: AppHandle, conns: Connections, mut feeds: Feeds) {
                     Err(RecvError::Closed) => break,
                 },
                 Ok(message) = feeds.errors.recv() => {
+                    tracing::warn!(error = %message, "drift sampler");
                     let _ = app.emit(ERROR_EVENT, message);
                 }
             }

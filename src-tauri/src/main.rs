@@ -5,6 +5,7 @@
 //! - `board_feed.rs`: the sampler's ticks forwarded to the window as one event per tick.
 //! - `commands/`: the commands the window may invoke, by screen, each a few lines over the core.
 //! - `error.rs`: the typed error the window receives (`{ kind, message }`).
+//! - `logs.rs`: the app's log file, one a day in the OS log folder.
 //! - `types.rs`: the TypeScript declarations of everything above, generated into `ui/types.d.ts`.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
@@ -12,14 +13,27 @@
 mod board_feed;
 mod commands;
 mod error;
+mod logs;
 mod state;
 #[cfg(test)]
 mod types;
+
+use tauri::Manager as _;
 
 fn main() {
     let profile = state::profile_from_args(std::env::args());
     tauri::Builder::default()
         .manage(state::AppState::new(profile))
+        .setup(|app| {
+            match logs::init(app.handle()) {
+                Ok(log) => {
+                    tracing::info!(version = env!("CARGO_PKG_VERSION"), dir = %log.dir.display(), "Stockguard desktop started");
+                    app.manage(log);
+                }
+                Err(why) => eprintln!("stockguard-desktop: no log file: {why}"),
+            }
+            Ok(())
+        })
         .invoke_handler(tauri::generate_handler![
             commands::connection::connection_info,
             commands::connection::connect,

@@ -62,6 +62,20 @@ impl AppState {
     /// Opens `profile` (resolved as the CLI would), starts its sampler and replaces the
     /// previous connection, whose sampler stops.
     pub async fn connect(&self, profile: Option<&str>) -> Result<(Arc<Live>, Feeds), DesktopError> {
+        let opened = self.open(profile).await;
+        match &opened {
+            Ok((live, _)) => tracing::info!(
+                profile = live.conns.settings.profile_name.as_deref().unwrap_or("(environment overrides)"),
+                environment = %live.conns.settings.environment,
+                key_prefix = %live.conns.settings.key_prefix,
+                "connected"
+            ),
+            Err(e) => tracing::warn!(profile = profile.unwrap_or("(default)"), error = %e, "cannot connect"),
+        }
+        opened
+    }
+
+    async fn open(&self, profile: Option<&str>) -> Result<(Arc<Live>, Feeds), DesktopError> {
         let settings = resolve_for_process(profile).await?;
         let conns = Connections::open(settings).await?;
         let replica = connect_replica(&conns.settings).await?;
