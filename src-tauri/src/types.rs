@@ -75,3 +75,65 @@ fn the_ui_type_declarations_match_the_rust_types() {
         "ui/types.d.ts is stale: run `STOCKGUARD_WRITE_TYPES=1 cargo test -p stockguard-desktop types` and commit it"
     );
 }
+
+/// `ui/commands.d.ts` is written by hand (ts-rs does not see command signatures), so this holds
+/// it to the Rust side: every `#[tauri::command]` in `commands/` is registered in `main.rs`,
+/// takes its arguments in snake_case, and is listed in the table with exactly its arguments.
+#[test]
+fn the_hand_written_command_table_matches_the_commands() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let command = regex::Regex::new(r"#\[tauri::command([^\]]*)\]\s*pub (?:async )?fn (\w+)\(([^)]*)\)").unwrap();
+    let mut rust = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(root.join("src/commands")).unwrap() {
+        let source = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for found in command.captures_iter(&source) {
+            let name = found[2].to_string();
+            assert_eq!(&found[1], r#"(rename_all = "snake_case")"#, "{name}: arguments go by their Rust names");
+            rust.insert(name, rust_arguments(&found[3]));
+        }
+    }
+    let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
+    for name in rust.keys() {
+        assert!(main.contains(&format!("::{name},")), "{name} is not registered in main.rs");
+    }
+    let table = std::fs::read_to_string(root.join("../ui/commands.d.ts")).unwrap();
+    let entry = regex::Regex::new(r"(?m)^  (\w+): \{\s*args: \{([^}]*)\}").unwrap();
+    let typed: std::collections::BTreeMap<String, Vec<String>> = entry
+        .captures_iter(&table)
+        .map(|found| {
+            let args = found[2].split(';').filter_map(|a| a.split(':').next()).map(|a| a.trim().trim_end_matches('?'));
+            let mut args: Vec<String> = args.filter(|a| !a.is_empty()).map(str::to_string).collect();
+            args.sort();
+            (found[1].to_string(), args)
+        })
+        .collect();
+    assert_eq!(typed, rust, "ui/commands.d.ts (left) and the commands in src/commands (right)");
+}
+
+/// The names of a command's arguments the window passes (not the ones Tauri injects), sorted.
+fn rust_arguments(parameters: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut depth = 0;
+    let mut current = String::new();
+    for c in parameters.chars().chain([',']) {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ',' if depth == 0 => {
+                if let Some((name, ty)) = current.split_once(':') {
+                    let injected =
+                        ["State<", "AppHandle", "Window", "tauri::"].iter().any(|t| ty.trim().starts_with(t));
+                    if !injected {
+                        names.push(name.trim().to_string());
+                    }
+                }
+                current.clear();
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    names.sort();
+    names
+}
