@@ -1,6 +1,6 @@
 //! Private `redis-server` processes for fault tests: a server a test may kill, restart
-//! (empty: nothing is kept on disk) or pair with a replica and fail over to, without
-//! touching the shared Redis other tests use.
+//! (empty: nothing is kept on disk; or, for a durable one, with all it had), or pair with a
+//! replica and fail over to, without touching the shared Redis other tests use.
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -10,6 +10,8 @@ pub struct RedisServer {
     pub port: u16,
     child: Option<Child>,
     replica_of: Option<u16>,
+    /// Writes every command to its append-only file before answering (see [`Self::start_durable`]).
+    durable: bool,
     /// Its own folder: a replica writes the snapshot it receives to disk, and a server
     /// started in a shared folder could load another's.
     dir: tempfile::TempDir,
@@ -18,21 +20,34 @@ pub struct RedisServer {
 impl RedisServer {
     /// A server that keeps nothing on disk: a restart comes back empty.
     pub async fn start() -> Self {
-        Self::spawn(super::free_port(), None, tempfile::tempdir().unwrap()).await
+        Self::spawn(super::free_port(), None, false, tempfile::tempdir().unwrap()).await
+    }
+
+    /// A server that syncs every write to its append-only file before answering: killed
+    /// ([`Self::kill`]) and started again ([`Self::start_again`]), it has all it had, as a
+    /// server configured for durability does after a crash.
+    pub async fn start_durable() -> Self {
+        Self::spawn(super::free_port(), None, true, tempfile::tempdir().unwrap()).await
     }
 
     /// A replica of `master`, synchronised before this returns.
     pub async fn replica_of(master: &RedisServer) -> Self {
-        let replica = Self::spawn(super::free_port(), Some(master.port), tempfile::tempdir().unwrap()).await;
+        let replica = Self::spawn(super::free_port(), Some(master.port), false, tempfile::tempdir().unwrap()).await;
         replica.wait_synced().await;
         replica
     }
 
-    async fn spawn(port: u16, replica_of: Option<u16>, dir: tempfile::TempDir) -> Self {
-        // Nothing left from an earlier run of this server is loaded.
+    async fn spawn(port: u16, replica_of: Option<u16>, durable: bool, dir: tempfile::TempDir) -> Self {
+        // Nothing left from an earlier run of this server is loaded (a durable server's
+        // append-only file is its data, and stays).
         let _ = std::fs::remove_file(dir.path().join("dump.rdb"));
         let mut cmd = Command::new("redis-server");
-        cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+        cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", ""])
+            .args(if durable {
+                ["--appendonly", "yes", "--appendfsync", "always"].as_slice()
+            } else {
+                &["--appendonly", "no"]
+            })
             .args(["--daemonize", "no"])
             .arg("--dir")
             .arg(dir.path());
@@ -42,7 +57,7 @@ impl RedisServer {
         let child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap_or_else(|e| {
             panic!("redis-server must be installed for fault tests (`make test` installs it): {e}")
         });
-        let server = Self { port, child: Some(child), replica_of, dir };
+        let server = Self { port, child: Some(child), replica_of, durable, dir };
         server.wait_answering().await;
         server
     }
@@ -85,10 +100,18 @@ impl RedisServer {
     /// back with no data.
     pub async fn restart_empty(&mut self) {
         self.kill();
-        // The port is ours again once the old process is gone.
-        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
-        let fresh = Self::spawn(self.port, self.replica_of, dir).await;
+        // The port is ours again once the old process is gone; a fresh folder holds no
+        // data (a durable server's append-only file stays behind in the old one).
+        let fresh = Self::spawn(self.port, self.replica_of, self.durable, tempfile::tempdir().unwrap()).await;
         *self = fresh;
+    }
+
+    /// Starts a killed server again on the same port and folder: a durable one comes back
+    /// with its data.
+    pub async fn start_again(&mut self) {
+        assert!(self.child.is_none(), "start_again: the server on port {} is still running", self.port);
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        *self = Self::spawn(self.port, self.replica_of, self.durable, dir).await;
     }
 
     /// Promotes a replica: it stops following its master and takes writes, with whatever it

@@ -17,7 +17,9 @@
 //! - [`state`]: what the handlers of one instance share (pools, config, product cache).
 //! - [`http`]: the HTTP API.
 //! - [`run`]: one instance: consumers + API until shutdown.
+//! - [`backoff`]: how the background loops wait and what they log while a server is down.
 
+pub mod backoff;
 pub mod breaker;
 pub mod close;
 pub mod consumer;

@@ -1,18 +1,42 @@
 //! One engine instance: the persist consumers, the timeout closer and release relay, and the
 //! HTTP API, until shutdown.
+//!
+//! While a server is down the background loops back off ([`super::backoff`]) from their
+//! normal cadence and say so once. Each cap bounds two things: how often a dead server is
+//! tried, and how late the loop notices that it is back.
+//!
+//! - Persist pass: 20 ms (its idle pause) up to 2 s. With the DB away, Redis keeps taking
+//!   reservations, which buyers see as PROCESSING until persisted: once the DB is back they
+//!   wait at most 2 s more.
+//! - Product list: every 5 s, up to 15 s: while it fails the last list stays in use, and only
+//!   a product added during the outage waits (three periods at most) to be persisted.
+//! - Timeout close and release relay: their interval (500 ms by default) up to 5 s: a closed
+//!   order's unit is back on sale in Redis at most 5 s after the server returns; orders are
+//!   closed minutes after they were placed, so 5 s later is no harm.
 
 use std::collections::HashSet;
 use std::future::Future;
 use std::time::Duration;
 
 use tokio::sync::watch;
+use tokio::time::Instant;
+use tracing::Instrument as _;
 
+use super::backoff::Backoff;
 use super::close::close_due_orders;
 use super::consumer::{self, ConsumerConfig};
 use super::http;
 use super::relay::Relay;
 use super::state::EngineState;
 use super::switching;
+
+/// The persist loop's pause when a pass found nothing to do; its floor when passes fail.
+const IDLE: Duration = Duration::from_millis(20);
+const PERSIST_CAP: Duration = Duration::from_secs(2);
+const LIST_EVERY: Duration = Duration::from_secs(5);
+const LIST_CAP: Duration = Duration::from_secs(15);
+const CLOSE_CAP: Duration = Duration::from_secs(5);
+const RELAY_CAP: Duration = Duration::from_secs(5);
 
 /// Runs the consumers over every product of the sale until `stop` turns true.
 pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) {
@@ -25,18 +49,26 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
     let mut redis = state.redis.clone();
     let mut grouped: HashSet<u64> = HashSet::new();
     let mut products: Vec<u64> = Vec::new();
-    let mut refreshed = tokio::time::Instant::now() - Duration::from_secs(60);
-    let mut last_reclaim = tokio::time::Instant::now();
+    let mut listing = Backoff::new("product list refresh", LIST_EVERY, LIST_CAP).meanwhile("keeping the last list");
+    let mut listed_at: Option<Instant> = None;
+    let mut persisting = Backoff::new("persist pass", IDLE, PERSIST_CAP);
+    let mut last_reclaim = Instant::now();
     // Own pending messages first: after a restart, or after Redis failed between a commit
     // and its acknowledgement, they would otherwise wait for the idle reclaim.
     let mut recover = true;
     while !*stop.borrow() {
-        if refreshed.elapsed() > Duration::from_secs(5) {
+        let now = Instant::now();
+        if listed_at.is_none_or(|t| now.duration_since(t) > LIST_EVERY) && listing.due(now) {
             match stockguard_core::recon::reading::product_ids(&state.pool).await {
-                Ok(ids) => products = ids,
-                Err(e) => tracing::warn!(error = %e, "cannot list products; keeping the last list"),
+                Ok(ids) => {
+                    products = ids;
+                    listing.succeeded(Instant::now());
+                }
+                Err(e) => {
+                    listing.failed(now, &e);
+                }
             }
-            refreshed = tokio::time::Instant::now();
+            listed_at = Some(now);
         }
         for &p in &products {
             if !grouped.contains(&p) && consumer::ensure_group(&mut redis, &state.keys, p).await.is_ok() {
@@ -46,7 +78,7 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
         // Reclaiming walks every product; twice per claim period is often enough.
         let reclaim = last_reclaim.elapsed() >= cfg.claim_min_idle / 2;
         if reclaim {
-            last_reclaim = tokio::time::Instant::now();
+            last_reclaim = Instant::now();
         }
         if recover && !products.is_empty() {
             match consumer::recover_own(&state.pool, &mut redis, &state.keys, &products, &cfg).await {
@@ -54,20 +86,23 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
                 Err(e) => tracing::debug!(error = %e, "recovering own pending messages failed; retrying"),
             }
         }
-        let busy = match consumer::run_pass(&state.pool, &mut redis, &state.keys, &products, &cfg, reclaim).await {
+        let started = Instant::now();
+        let pause = match consumer::run_pass(&state.pool, &mut redis, &state.keys, &products, &cfg, reclaim).await {
             Ok(o) => {
-                !(o.persisted.is_empty() && o.duplicates.is_empty() && o.failed.is_empty() && o.clashed.is_empty())
+                persisting.succeeded(Instant::now());
+                let busy =
+                    !(o.persisted.is_empty() && o.duplicates.is_empty() && o.failed.is_empty() && o.clashed.is_empty());
+                (!busy).then_some(IDLE)
             }
             Err(e) => {
                 // Nothing is lost: unacknowledged messages stay pending and are retried.
-                tracing::warn!(error = %e, "persist pass failed; retrying");
                 recover = true;
-                false
+                Some(persisting.failed(started, &e))
             }
         };
-        if !busy {
+        if let Some(pause) = pause {
             tokio::select! {
-                _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+                _ = tokio::time::sleep(pause) => {}
                 _ = stop.changed() => {}
             }
         }
@@ -78,17 +113,30 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
 pub async fn run_closer_and_relay(state: EngineState, mut stop: watch::Receiver<bool>) {
     let relay = Relay::default();
     let mut redis = state.redis.clone();
-    let mut tick = tokio::time::interval(state.config.close_interval);
+    let every = state.config.close_interval;
+    let mut closing = Backoff::new("timeout close pass", every, CLOSE_CAP);
+    let mut relaying = Backoff::new("release relay pass", every, RELAY_CAP);
+    let mut tick = tokio::time::interval(every);
     while !*stop.borrow() {
-        tokio::select! {
-            _ = tick.tick() => {}
+        let at = tokio::select! {
+            at = tick.tick() => at,
             _ = stop.changed() => continue,
+        };
+        if closing.due(at) {
+            match close_due_orders(&state.pool, chrono::Utc::now().naive_utc(), 500).await {
+                Ok(_) => closing.succeeded(Instant::now()),
+                Err(e) => {
+                    closing.failed(at, &e);
+                }
+            }
         }
-        if let Err(e) = close_due_orders(&state.pool, chrono::Utc::now().naive_utc(), 500).await {
-            tracing::warn!(error = %e, "timeout close pass failed; retrying");
-        }
-        if let Err(e) = relay.run_once(&state.pool, &mut redis, &state.keys, 500).await {
-            tracing::warn!(error = %e, "release relay pass failed; retrying");
+        if relaying.due(at) {
+            match relay.run_once(&state.pool, &mut redis, &state.keys, 500).await {
+                Ok(_) => relaying.succeeded(Instant::now()),
+                Err(e) => {
+                    relaying.failed(at, &e);
+                }
+            }
         }
     }
 }
@@ -105,9 +153,12 @@ pub async fn serve(
     state.reserver().await.map_err(std::io::Error::other)?;
     let listen_addr = listener.local_addr()?.to_string();
     let (stop_tx, stop_rx) = watch::channel(false);
-    let switch = tokio::spawn(switching::run_switch(state.clone(), listen_addr, stop_rx.clone()));
-    let consumers = tokio::spawn(run_consumers(state.clone(), stop_rx.clone()));
-    let closer = tokio::spawn(run_closer_and_relay(state.clone(), stop_rx));
+    // The background loops' lines name their instance (several may share a log).
+    let span = tracing::info_span!("engine", instance = %state.config.instance_id);
+    let switch =
+        tokio::spawn(switching::run_switch(state.clone(), listen_addr, stop_rx.clone()).instrument(span.clone()));
+    let consumers = tokio::spawn(run_consumers(state.clone(), stop_rx.clone()).instrument(span.clone()));
+    let closer = tokio::spawn(run_closer_and_relay(state.clone(), stop_rx).instrument(span));
     let result = http::serve(listener, state, shutdown).await;
     let _ = stop_tx.send(true);
     let _ = consumers.await;

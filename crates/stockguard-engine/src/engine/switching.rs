@@ -6,12 +6,19 @@
 //! force: an engine never guesses a mode it was not told. A breaker trip is escalated to the
 //! global row so that every instance sells through the same path: one instance on the DB
 //! path beside others on Redis would let Redis accept units the DB has already sold.
+//!
+//! While the DB fails, the switch read and the heartbeat back off ([`super::backoff`]) from
+//! the poll (100 ms by default) up to 1 s, and each says so once. The DB is where a mode
+//! change is written, so none can be made while it is away; once it is back, a change still
+//! reaches this instance within about a second (the contract's bar), and a heartbeat is
+//! written well before the console calls the instance gone (3 s).
 
 use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::time::{timeout, Instant, MissedTickBehavior};
 
+use super::backoff::Backoff;
 use super::state::EngineState;
 use stockguard_core::switch::acks::{write_heartbeat, Heartbeat};
 use stockguard_core::switch::{store, Mode};
@@ -35,6 +42,9 @@ pub async fn load_initial(state: &EngineState, patience: Duration) -> Result<(),
     }
 }
 
+const SWITCH_READ_CAP: Duration = Duration::from_secs(1);
+const HEARTBEAT_CAP: Duration = Duration::from_secs(1);
+
 /// Polls the switch, writes heartbeats, handles the breaker, until `stop`.
 pub async fn run_switch(state: EngineState, listen_addr: String, mut stop: watch::Receiver<bool>) {
     let cfg = state.config.clone();
@@ -47,35 +57,52 @@ pub async fn run_switch(state: EngineState, listen_addr: String, mut stop: watch
     let mut escalated = false;
     // The newest revision whose older-mode requests have all finished: what we report.
     let mut applied = state.switch_view().revision;
-    let mut warned_at: Option<Instant> = None;
-    let mut warn = |what: &str, error: String| {
-        // One line per few seconds: a slow MySQL must not also flood the log.
-        if warned_at.is_none_or(|t| t.elapsed() > Duration::from_secs(5)) {
-            tracing::warn!(instance = %cfg.instance_id, error, "{what}; keeping the last known mode");
-            warned_at = Some(Instant::now());
-        }
-    };
+    let mut reading =
+        Backoff::new("degrade switch read", cfg.switch_poll, SWITCH_READ_CAP).meanwhile("keeping the last known mode");
+    let mut beating = Backoff::new("heartbeat write", cfg.switch_poll, HEARTBEAT_CAP);
+    // The escalation is retried at every wake, as ever: until the trip is in the shared
+    // switch this instance sells through the DB beside others on Redis. Only its log
+    // follows the backoff's policy (floor = cap: no wait grows).
+    let mut escalating = Backoff::new("breaker escalation", cfg.switch_poll, cfg.switch_poll)
+        .meanwhile("this instance stays on the DB path");
+    let late = |t: Duration| format!("no answer within {t:?}");
     while !*stop.borrow() {
-        tokio::select! {
-            _ = tick.tick() => {}
-            _ = state.tripped.notified() => {}
+        // When this wake was due: a tick's own instant, so that backing off by k polls skips
+        // exactly k - 1 ticks.
+        let at = tokio::select! {
+            at = tick.tick() => at,
+            _ = state.tripped.notified() => Instant::now(),
             _ = stop.changed() => continue,
-        }
-        match timeout(cfg.switch_timeout, store::read_view(&state.pool)).await {
-            Ok(Ok(view)) => {
-                state.apply_switch(view);
+        };
+        if reading.due(at) {
+            match timeout(cfg.switch_timeout, store::read_view(&state.pool)).await {
+                Ok(Ok(view)) => {
+                    state.apply_switch(view);
+                    reading.succeeded(Instant::now());
+                }
+                Ok(Err(e)) => {
+                    reading.failed(at, &e);
+                }
+                Err(_) => {
+                    reading.failed(at, &late(cfg.switch_timeout));
+                }
             }
-            Ok(Err(e)) => warn("cannot read the degrade switch", e.to_string()),
-            Err(_) => warn("the degrade switch did not answer in time", format!("{:?}", cfg.switch_timeout)),
         }
 
         if state.breaker.is_tripped() {
             if !escalated {
                 let why = state.breaker.report().reason.unwrap_or_default();
                 match timeout(cfg.switch_timeout, store::escalate_breaker(&state.pool, &cfg.instance_id, &why)).await {
-                    Ok(Ok(_)) => escalated = true,
-                    Ok(Err(e)) => warn("cannot escalate the breaker trip", e.to_string()),
-                    Err(_) => warn("escalating the breaker trip timed out", String::new()),
+                    Ok(Ok(_)) => {
+                        escalated = true;
+                        escalating.succeeded(Instant::now());
+                    }
+                    Ok(Err(e)) => {
+                        escalating.failed(at, &e);
+                    }
+                    Err(_) => {
+                        escalating.failed(at, &late(cfg.switch_timeout));
+                    }
                 }
             }
             if probed_at.elapsed() >= state.breaker.config().probe_interval {
@@ -112,7 +139,7 @@ pub async fn run_switch(state: EngineState, listen_addr: String, mut stop: watch
         }
         let breaker = state.breaker.report();
         let now = (applied, state.global_mode(), breaker.state);
-        if last_beat != Some(now) || beat_at.elapsed() >= cfg.heartbeat_every {
+        if (last_beat != Some(now) || beat_at.elapsed() >= cfg.heartbeat_every) && beating.due(at) {
             let hb = Heartbeat {
                 instance_id: cfg.instance_id.clone(),
                 listen_addr: listen_addr.clone(),
@@ -125,9 +152,14 @@ pub async fn run_switch(state: EngineState, listen_addr: String, mut stop: watch
                 Ok(Ok(())) => {
                     last_beat = Some(now);
                     beat_at = Instant::now();
+                    beating.succeeded(beat_at);
                 }
-                Ok(Err(e)) => warn("cannot write the heartbeat", e.to_string()),
-                Err(_) => warn("the heartbeat write timed out", String::new()),
+                Ok(Err(e)) => {
+                    beating.failed(at, &e);
+                }
+                Err(_) => {
+                    beating.failed(at, &late(cfg.switch_timeout));
+                }
             }
         }
     }
