@@ -26,6 +26,8 @@ use std::time::Duration;
 
 use redis::Script;
 use serde::{Deserialize, Serialize};
+use tracing::field::Empty;
+use tracing::{Instrument as _, Span};
 
 use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
@@ -245,10 +247,29 @@ pub async fn read(conns: &Connections, holder: &Holder) -> Result<Reading, Rewri
     Ok(readings.remove(0))
 }
 
-/// Step 4: the write the reading calls for, under the holder's fence.
+/// The span of one product's rewrite (or of its last steps, [`finish`]): the fencing token,
+/// the kind of write and the outcome are recorded as they become known.
+fn span(req: &RewriteRequest, fence_token: Option<u64>) -> Span {
+    tracing::info_span!(
+        "rewrite",
+        product_id = req.product_id,
+        dry_run = req.dry_run,
+        fence_token,
+        mode = Empty,
+        outcome = Empty
+    )
+}
+
+/// Step 4: the write the reading calls for, under the holder's fence. Runs inside [`span`].
 async fn apply(conns: &Connections, holder: &Holder, reading: &Reading) -> Result<Outcome, RewriteError> {
     let p = holder.request.product_id;
     let delta = reading.expected_redis - reading.redis_stock.unwrap_or(0);
+    let mode = match reading.redis_stock {
+        None => "rebuild",
+        Some(_) if reading.history_lost => "reset",
+        Some(_) => "delta",
+    };
+    Span::current().record("mode", mode);
     if holder.request.dry_run {
         return Ok(Outcome::DryRun);
     }
@@ -259,11 +280,6 @@ async fn apply(conns: &Connections, holder: &Holder, reading: &Reading) -> Resul
     if reading.redis_stock.is_some() && delta == 0 && !reading.history_lost {
         return Ok(Outcome::Noop);
     }
-    let mode = match reading.redis_stock {
-        None => "rebuild",
-        Some(_) if reading.history_lost => "reset",
-        Some(_) => "delta",
-    };
     let mut redis = conns.redis.clone();
     let (code, _value): (i64, i64) = APPLY
         .key(conns.keys.stock(p))
@@ -289,11 +305,16 @@ async fn apply(conns: &Connections, holder: &Holder, reading: &Reading) -> Resul
 /// Steps 4 to 6 (or, for a dry run, the record of step 3): write under the fence, read
 /// back, record, release.
 pub async fn finish(conns: &Connections, holder: Holder, reading: Reading) -> Result<RewriteResult, RewriteError> {
-    let outcome = apply(conns, &holder, &reading).await?;
-    record(conns, holder, reading, outcome).await
+    let span = span(&holder.request, Some(holder.fence_token));
+    async {
+        let outcome = apply(conns, &holder, &reading).await?;
+        record(conns, holder, reading, outcome).await
+    }
+    .instrument(span)
+    .await
 }
 
-/// Steps 5 and 6.
+/// Steps 5 and 6. Runs inside [`span`].
 async fn record(
     conns: &Connections,
     holder: Holder,
@@ -331,6 +352,8 @@ async fn record(
     .await?;
     result.audit_id = audit_rewrite(conns, &holder.request, &result).await?;
     lock::release(&mut redis, &holder.guard).await?;
+    Span::current().record("outcome", result.outcome.as_str());
+    tracing::info!(delta = result.delta, drift_after = result.drift_after, "rewrite recorded");
     Ok(result)
 }
 
@@ -348,9 +371,14 @@ async fn abort(conns: &Connections, holder: &Holder, error: &RewriteError) {
     let _ = lock::release(&mut redis, &holder.guard).await;
 }
 
-/// The whole rewrite of one product.
+/// The whole rewrite of one product, in one span.
 pub async fn rewrite(conns: &Connections, req: &RewriteRequest) -> Result<RewriteResult, RewriteError> {
+    rewrite_steps(conns, req).instrument(span(req, None)).await
+}
+
+async fn rewrite_steps(conns: &Connections, req: &RewriteRequest) -> Result<RewriteResult, RewriteError> {
     let Some(holder) = begin(conns, req).await? else {
+        Span::current().record("outcome", Outcome::LockBusy.as_str());
         let mut result = RewriteResult {
             product_id: req.product_id,
             reading: None,
@@ -365,6 +393,7 @@ pub async fn rewrite(conns: &Connections, req: &RewriteRequest) -> Result<Rewrit
         result.audit_id = audit_rewrite(conns, req, &result).await?;
         return Ok(result);
     };
+    Span::current().record("fence_token", holder.fence_token);
     let mut attempt = 0;
     let steps = loop {
         attempt += 1;
@@ -383,6 +412,7 @@ pub async fn rewrite(conns: &Connections, req: &RewriteRequest) -> Result<Rewrit
     match steps {
         Ok((reading, outcome)) => record(conns, holder, reading, outcome).await,
         Err(e) => {
+            Span::current().record("outcome", "FAILED");
             abort(conns, &holder, &e).await;
             Err(e)
         }

@@ -25,6 +25,7 @@
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+use tracing::{info_span, Instrument as _};
 
 use super::acks::{self, Acknowledgement};
 use super::mode::{Mode, Scope};
@@ -130,7 +131,9 @@ impl std::fmt::Display for ScopeLeft {
     }
 }
 
-/// Runs the guided exit. `progress` sees each step.
+/// Runs the guided exit. `progress` sees each step. One span for the exit, one within it per
+/// step (and per product rebuilt).
+#[tracing::instrument(name = "guided_exit", skip_all, fields(scope = %opts.scope))]
 pub async fn guided_exit(
     conns: &Connections,
     opts: &ExitOptions,
@@ -158,23 +161,36 @@ pub async fn guided_exit(
         Scope::Product(p) => vec![p],
     };
     // 1. Redis must answer us, and every live engine must reach it again.
-    let mut redis = conns.redis.clone();
-    redis::cmd("PING").query_async::<String>(&mut redis).await.map_err(SwitchError::RedisUnreachable)?;
-    let now = acks::acknowledgement(&conns.mysql, 0, opts.stale_after).await?;
-    let failing: Vec<String> =
-        now.instances.iter().filter(|i| i.live && i.breaker_state == "OPEN").map(|i| i.instance_id.clone()).collect();
-    if !failing.is_empty() {
-        return Err(SwitchError::InstancesCannotReachRedis(failing));
+    let live = async {
+        let mut redis = conns.redis.clone();
+        redis::cmd("PING").query_async::<String>(&mut redis).await.map_err(SwitchError::RedisUnreachable)?;
+        let now = acks::acknowledgement(&conns.mysql, 0, opts.stale_after).await?;
+        let failing: Vec<String> = now
+            .instances
+            .iter()
+            .filter(|i| i.live && i.breaker_state == "OPEN")
+            .map(|i| i.instance_id.clone())
+            .collect();
+        if !failing.is_empty() {
+            return Err(SwitchError::InstancesCannotReachRedis(failing));
+        }
+        Ok(now.live)
     }
-    progress(&ExitStep::Checked { products: products.len(), live_instances: now.live });
+    .instrument(info_span!("check"))
+    .await?;
+    progress(&ExitStep::Checked { products: products.len(), live_instances: live });
 
     // 2. Pause, on the revision the scope was read at: a change made since is not ours to
     // pause over.
-    let before =
-        store::scopes(&conns.mysql).await?.into_iter().find(|s| s.scope == opts.scope).map_or(0, |s| s.revision);
     let started = Instant::now();
-    let why = format!("guided exit: {}", opts.reason);
-    let pause = store::set_if(&conns.mysql, &changer, opts.scope, Mode::Paused, &why, before).await?;
+    let pause = async {
+        let before =
+            store::scopes(&conns.mysql).await?.into_iter().find(|s| s.scope == opts.scope).map_or(0, |s| s.revision);
+        let why = format!("guided exit: {}", opts.reason);
+        store::set_if(&conns.mysql, &changer, opts.scope, Mode::Paused, &why, before).await
+    }
+    .instrument(info_span!("pause"))
+    .await?;
     // The revision the exit wrote last: a step back to DB mode is a compare-and-set on it.
     let mut written = pause.revision;
     let done = match rebuild_and_resume(conns, opts, &changer, &products, &mut written, progress).await {
@@ -193,7 +209,8 @@ pub async fn guided_exit(
     // 6. Verify. Drift now means Redis would sell what the DB does not have (or refuse what
     // it has): a failure, back to DB mode.
     let mut redis = conns.redis.clone();
-    let readings = match read_products(&conns.mysql, &mut redis, &conns.keys, &products).await {
+    let verify = read_products(&conns.mysql, &mut redis, &conns.keys, &products).instrument(info_span!("verify"));
+    let readings = match verify.await {
         Ok(readings) => readings,
         Err(e) => return Err(abort(conns, opts, &changer, written, e.into()).await),
     };
@@ -219,6 +236,7 @@ pub async fn guided_exit(
         "propagation_ms": done.resume.propagation_ms,
     });
     let audit_id = audit_exit(conns, opts, "COMPLETED", details).await?;
+    tracing::info!(pause_revision = pause.revision, normal_revision = written, paused_ms, "guided exit completed");
     Ok(ExitReport {
         scope: opts.scope,
         pause_revision: pause.revision,
@@ -234,6 +252,7 @@ pub async fn guided_exit(
 
 /// Back to DB mode after a failure, as a compare-and-set on `written` (the revision the exit
 /// wrote last), audited; returns the error to report.
+#[tracing::instrument(name = "abort", skip_all, fields(written = written))]
 async fn abort(
     conns: &Connections,
     opts: &ExitOptions,
@@ -249,6 +268,7 @@ async fn abort(
         }
         Err(e) => ScopeLeft::NotRestored(Box::new(e)),
     };
+    tracing::info!(error = %cause, left = %left, "guided exit aborted");
     let details = serde_json::json!({ "error": cause.to_string(), "left": left.to_string() });
     // The switch changes themselves are audited in their own transactions; a failed audit of
     // the exit must not hide why the exit failed.
@@ -275,31 +295,17 @@ async fn rebuild_and_resume(
     progress: &(dyn Fn(&ExitStep) + Sync),
 ) -> Result<Rebuilt, SwitchError> {
     let pause_revision = *written;
-    let ack = acks::wait_applied(&conns.mysql, pause_revision, opts.stale_after, opts.ack_timeout, &|_| {}).await?;
+    let ack = acks::wait_applied(&conns.mysql, pause_revision, opts.stale_after, opts.ack_timeout, &|_| {})
+        .instrument(info_span!("pause_applied", revision = pause_revision))
+        .await?;
     if !ack.complete && ack.live > 0 {
         return Err(SwitchError::NotAcknowledged { revision: pause_revision, applied: ack.applied, live: ack.live });
     }
     progress(&ExitStep::Paused { revision: pause_revision, ack });
 
     // 3. Drain.
-    let mut redis = conns.redis.clone();
-    let deadline = Instant::now() + opts.drain_timeout;
-    loop {
-        let mut pipe = redis::pipe();
-        for &p in products {
-            pipe.hlen(conns.keys.inflight(p));
-        }
-        let left: Vec<i64> = pipe.query_async(&mut redis).await?;
-        let left: i64 = left.iter().sum();
-        if left == 0 {
-            progress(&ExitStep::Drained { inflight_left: 0 });
-            break;
-        }
-        if Instant::now() >= deadline {
-            return Err(SwitchError::NotDrained(left));
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    drain(conns, products, opts.drain_timeout).instrument(info_span!("drain")).await?;
+    progress(&ExitStep::Drained { inflight_left: 0 });
 
     // 4. Rebuild per-user counts and stock. Sales are paused for as long as this takes, so
     // products are rebuilt REBUILD_PARALLELISM at a time (each has its own lock and fence).
@@ -312,7 +318,9 @@ async fn rebuild_and_resume(
         while running.len() < REBUILD_PARALLELISM {
             let Some(p) = pending.next() else { break };
             let (conns, reason) = (conns.clone(), reason.clone());
-            running.spawn(async move { (p, rebuild_product(&conns, p, &reason).await) });
+            // A task of its own does not inherit the exit's span: it is given one under it.
+            let span = info_span!("rebuild", product_id = p);
+            running.spawn(async move { (p, rebuild_product(&conns, p, &reason).await) }.instrument(span));
         }
         let Some(joined) = running.join_next().await else { break };
         let (p, rebuilt) = joined.map_err(|e| SwitchError::Corrupt(format!("a rebuild task failed: {e}")))?;
@@ -329,11 +337,35 @@ async fn rebuild_and_resume(
 
     // 5. Resume, only over our own pause: a `degrade on` (or another exit) written meanwhile
     // stands, and this exit fails.
-    let normal = store::set_if(&conns.mysql, changer, opts.scope, Mode::Normal, &reason, pause_revision).await?;
+    let span = info_span!("resume");
+    let normal = store::set_if(&conns.mysql, changer, opts.scope, Mode::Normal, &reason, pause_revision)
+        .instrument(span.clone())
+        .await?;
     *written = normal.revision;
-    let resume = wait_normal(conns, opts, normal.revision).await?;
+    let resume = wait_normal(conns, opts, normal.revision).instrument(span).await?;
     progress(&ExitStep::Resumed { revision: normal.revision, ack: resume.clone() });
     Ok(Rebuilt { rewrites, buyers_rebuilt, idempotency_rebuilt, resume })
+}
+
+/// Waits until no reservation of `products` is in flight in Redis, or fails after `timeout`.
+async fn drain(conns: &Connections, products: &[u64], timeout: Duration) -> Result<(), SwitchError> {
+    let mut redis = conns.redis.clone();
+    let deadline = Instant::now() + timeout;
+    loop {
+        let mut pipe = redis::pipe();
+        for &p in products {
+            pipe.hlen(conns.keys.inflight(p));
+        }
+        let left: Vec<i64> = pipe.query_async(&mut redis).await?;
+        let left: i64 = left.iter().sum();
+        if left == 0 {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(SwitchError::NotDrained(left));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Products rebuilt at once during the pause.

@@ -78,6 +78,7 @@ async fn switch_mode(tx: &mut Transaction<'static, MySql>, product_id: u64) -> R
 }
 
 /// Places an order in the DB alone. `NotReady` never comes from here: the DB always knows.
+#[tracing::instrument(level = "debug", name = "db_path", skip_all, fields(product_id = req.product_id, order_no = order_no))]
 pub async fn place_order(
     pool: &MySqlPool,
     req: &ReserveRequest,

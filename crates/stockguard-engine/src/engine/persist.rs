@@ -69,6 +69,7 @@ fn deadline(msg: &ReservationMessage, payment_timeout: Duration) -> DateTime<Utc
 }
 
 /// Writes one product's batch to the DB and then confirms it in Redis.
+#[tracing::instrument(level = "debug", name = "persist", skip_all, fields(product_id = product_id, messages = batch.len()))]
 pub async fn persist_batch<C>(
     pool: &MySqlPool,
     redis: &mut C,
@@ -191,6 +192,7 @@ async fn settle_existing(pool: &MySqlPool, msg: &ReservationMessage) -> Result<O
     }
 }
 
+#[tracing::instrument(level = "debug", name = "persist_one", skip_all, fields(order_no = msg.order_no.as_str()))]
 async fn persist_one(
     pool: &MySqlPool,
     msg: &ReservationMessage,

@@ -65,6 +65,7 @@ impl Reserver {
         include_str!("reserve.lua")
     }
 
+    #[tracing::instrument(level = "debug", name = "reserve", skip_all, fields(product_id = req.product_id))]
     pub async fn reserve<C>(
         &self,
         conn: &mut C,

@@ -6,6 +6,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
+use tracing::field::Empty;
+use tracing::{Instrument as _, Span};
 
 use super::error::ApiError;
 use crate::engine::close::{close_order, CloseKind, CloseOutcome};
@@ -70,9 +72,12 @@ pub async fn create(
     State(state): State<EngineState>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<(StatusCode, Json<OrderAnswer>), ApiError> {
+    // One span per request, its ids recorded as they become known. Under the default `warn`
+    // filter it is disabled: a level check, and records that do nothing.
+    let span = tracing::info_span!("order", product_id = Empty, user_id = Empty, order_no = Empty);
     let m = metrics::get();
     m.http_in_flight.inc();
-    let result = metrics::timed(&m.request_seconds, create_order(&state, body)).await;
+    let result = metrics::timed(&m.request_seconds, create_order(&state, body, &span)).instrument(span.clone()).await;
     m.http_in_flight.dec();
     let outcome = match &result {
         Ok(_) => "accepted",
@@ -85,6 +90,7 @@ pub async fn create(
 async fn create_order(
     state: &EngineState,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    span: &Span,
 ) -> Result<(StatusCode, Json<OrderAnswer>), ApiError> {
     // The instance-wide bucket first: it costs no I/O.
     if !state.limits.admit_global() {
@@ -95,6 +101,7 @@ async fn create_order(
         _ => ApiError::BadRequest(r.body_text()),
     })?;
     let req = parse_body(&body)?;
+    span.record("product_id", req.product_id).record("user_id", req.user_id);
     let rule = state.product(req.product_id).await?.ok_or(ApiError::UnknownProduct(req.product_id))?;
     if req.qty > rule.per_user_limit {
         return Err(ApiError::BadRequest(format!(
@@ -118,6 +125,7 @@ async fn create_order(
         Mode::Degraded => {
             // Degraded: Redis is not touched at all, not even for the per-user rate.
             let order_no = state.reserver().await?.next_order_no(request.product_id);
+            span.record("order_no", order_no.as_str());
             degraded::place_order(&state.pool, &request, &order_no, state.config.payment_timeout).await?
         }
         Mode::Normal => {
@@ -134,6 +142,8 @@ async fn create_order(
     };
     match outcome {
         ReserveOutcome::Reserved { order_no } | ReserveOutcome::Replayed { order_no } => {
+            // A replay's number is the first request's, not the one recorded above.
+            span.record("order_no", order_no.as_str());
             Ok((StatusCode::ACCEPTED, Json(OrderAnswer { order_no, status: "ACCEPTED".into() })))
         }
         ReserveOutcome::SoldOut => Err(ApiError::SoldOut),
