@@ -17,9 +17,6 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 use sqlx::MySqlPool;
 use stockguard_core::profile::{EnvironmentKind, Profile, ProfileStore, Role};
-use stockguard_engine::engine::state::{EngineConfig, EngineState};
-use stockguard_engine::sandbox;
-use stockguard_engine::sandbox::seed::SEEDED_REDIS_HIGH;
 use support::TestRedis;
 
 /// tauri-driver, stopped with SIGTERM on drop: only then does it stop WebKitWebDriver, whose
@@ -50,14 +47,7 @@ impl Driver {
         }
         // The app must connect through the profiles of this test only: overrides that the test
         // run itself uses (`make test` exports them) would replace every profile's URLs.
-        for k in [
-            "STOCKGUARD_PROFILE",
-            "STOCKGUARD_MYSQL_URL",
-            "STOCKGUARD_MYSQL_REPLICA_URL",
-            "STOCKGUARD_REDIS_URL",
-            "STOCKGUARD_KEY_PREFIX",
-            "STOCKGUARD_ENVIRONMENT",
-        ] {
+        for k in OVERRIDES {
             cmd.env_remove(k);
         }
         for (k, v) in env {
@@ -73,6 +63,62 @@ impl Drop for Driver {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         let _ = self.child.wait();
+    }
+}
+
+/// The `stockguard` binary, built beside this test (`make test` builds it first), run with the
+/// profiles of `config_dir` and none of the overrides `make test` exports.
+fn stockguard(config_dir: &std::path::Path, args: &[&str]) -> Command {
+    let exe = std::env::current_exe().expect("the test knows where it is");
+    // target/debug/deps/e2e-* -> target/debug/stockguard
+    let binary = exe.parent().and_then(|deps| deps.parent()).map(|dir| dir.join("stockguard")).unwrap();
+    assert!(binary.is_file(), "{} is not built: run `cargo build -p stockguard` (make test does)", binary.display());
+    let mut cmd = Command::new(binary);
+    cmd.arg("--profile").arg("sandbox").args(args).env("STOCKGUARD_CONFIG_DIR", config_dir);
+    for k in OVERRIDES {
+        cmd.env_remove(k);
+    }
+    cmd
+}
+
+/// Environment overrides of a profile's servers: the app and the binaries of a test must use
+/// the test's profiles, not what the test run itself points at (`make test` exports them).
+const OVERRIDES: [&str; 6] = [
+    "STOCKGUARD_PROFILE",
+    "STOCKGUARD_MYSQL_URL",
+    "STOCKGUARD_MYSQL_REPLICA_URL",
+    "STOCKGUARD_REDIS_URL",
+    "STOCKGUARD_KEY_PREFIX",
+    "STOCKGUARD_ENVIRONMENT",
+];
+
+/// `stockguard engine serve` on the sandbox profile, stopped (Ctrl-C, then waited for) on drop.
+struct Engine(Child);
+
+impl Engine {
+    fn start(config_dir: &std::path::Path) -> Self {
+        let port = support::free_port();
+        let child = stockguard(config_dir, &["engine", "serve", "--listen", &format!("127.0.0.1:{port}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("stockguard engine serve starts");
+        let engine = Self(child);
+        let deadline = std::time::Instant::now() + STEP;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "the engine did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        engine
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.0.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+        let _ = self.0.wait();
     }
 }
 
@@ -265,17 +311,6 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
     // Two TLS back ends are linked into the test (ring, aws-lc); pick one for the WebDriver client.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let redis = TestRedis::new("e2e").await;
-    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    sandbox::seed(&conns, &mut |_| {}).await.expect("seed");
-
-    // The engine sells while the console watches: HTTP, persist consumers, closer and relay.
-    let engine =
-        EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
-    let (_engine_url, engine_stop, engine_task) = support::spawn_engine(engine.clone()).await;
-    let (workers_stop, workers_stopped) = tokio::sync::watch::channel(false);
-    let consumers =
-        tokio::spawn(stockguard_engine::engine::run::run_consumers(engine.clone(), workers_stopped.clone()));
-    let relay = tokio::spawn(stockguard_engine::engine::run::run_closer_and_relay(engine.clone(), workers_stopped));
 
     // The app starts with the one profile a fresh `sandbox up` leaves: `sandbox`.
     let config = tempfile::tempdir().unwrap();
@@ -283,6 +318,23 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
     let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
     store.upsert("sandbox", profile(EnvironmentKind::Sandbox, &mysql_url, &redis)).unwrap();
     store.save().unwrap();
+
+    // The sale is seeded, and an engine sells while the console watches, as `make demo` does:
+    // by the `stockguard` binary (the desktop crate does not link the engine).
+    let seeded = stockguard(config.path(), &["sandbox", "seed"]).output().expect("stockguard sandbox seed runs");
+    assert!(seeded.status.success(), "seed: {}", String::from_utf8_lossy(&seeded.stderr));
+    let engine = Engine::start(config.path());
+    // What the console must show for the seeded REDIS_HIGH product: the core's own reading.
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    let seeded_drift = {
+        let mut r = conns.redis.clone();
+        let reading = stockguard_core::recon::read_products(&conns.mysql, &mut r, &conns.keys, &[REDIS_HIGH_PRODUCT])
+            .await
+            .unwrap()
+            .remove(0);
+        assert_eq!(reading.status, stockguard_core::recon::DriftStatus::RedisHigh, "{reading:?}");
+        reading.drift.expect("a REDIS_HIGH product has a drift")
+    };
     let png_export = config.path().join("export").join("drift-1016.png");
 
     let _one_window = one_window_at_a_time().await;
@@ -308,7 +360,7 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         })
         .await;
         let row = format!("#products tbody tr[data-product-id=\"{p}\"]");
-        wait_text(c, &format!("{row} td.drift"), "its seeded drift", |t| t == SEEDED_REDIS_HIGH.to_string()).await;
+        wait_text(c, &format!("{row} td.drift"), "its seeded drift", |t| t == seeded_drift.to_string()).await;
 
         // 3. Its drift over time, drawn in Rust, and exported as a PNG.
         click(c, &format!("{row} input.pick")).await;
@@ -363,10 +415,8 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         wait_banner(c, "banner production").await;
 
         // 5. Pick the product again on the production board and dry-run its rewrite.
-        wait_text(c, &format!("{row} td.drift"), "the production board streams", |t| {
-            t == SEEDED_REDIS_HIGH.to_string()
-        })
-        .await;
+        wait_text(c, &format!("{row} td.drift"), "the production board streams", |t| t == seeded_drift.to_string())
+            .await;
         click(c, &format!("{row} input.pick")).await;
         click(c, "#rewrite-selected").await;
         let picked = c.find(Locator::Css("#rw-products")).await.unwrap().prop("value").await.unwrap();
@@ -375,7 +425,7 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         click(c, "#dry-run").await;
         let result = format!("#rewrite-results tbody tr[data-product-id=\"{p}\"]");
         wait_text(c, &format!("{result} td.outcome"), "the dry run answers", |t| t == "DRY_RUN").await;
-        assert_eq!(text_of(c, &format!("{result} td.delta")).await.unwrap(), (-SEEDED_REDIS_HIGH).to_string());
+        assert_eq!(text_of(c, &format!("{result} td.delta")).await.unwrap(), (-seeded_drift).to_string());
         screenshot(c, "dry-run").await;
 
         // 6. The rewrite on production asks for the product id typed again.
@@ -468,9 +518,7 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
     .await;
     client.close().await.expect("session closes");
     drop(driver);
-    let _ = workers_stop.send(true);
-    let _ = engine_stop.send(());
-    let _ = tokio::join!(consumers, relay, engine_task);
+    drop(engine);
     outcome
 }
 

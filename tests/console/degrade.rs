@@ -2,6 +2,7 @@
 //! flipping to the DB under load, Redis cut off mid-sale, the guided exit back, and a slow
 //! MySQL that must not make engines flap.
 
+use crate::sale;
 use crate::support;
 
 use std::collections::HashSet;
@@ -49,7 +50,7 @@ async fn fleet(mysql_url: &str, redis_url: &str, prefix: &str) -> Vec<Engine> {
         let settings = ConnectionSettings::from_urls(EnvironmentKind::Sandbox, mysql_url, redis_url, prefix);
         let conns = Connections::open(settings).await.expect("engine connects");
         let state = EngineState::new(conns.mysql, conns.redis, conns.keys, engine_config(n));
-        let (url, stop, handle) = support::spawn_engine(state.clone()).await;
+        let (url, stop, handle) = sale::spawn_engine(state.clone()).await;
         engines.push(Engine { url, state, stop, handle });
     }
     engines
@@ -185,7 +186,7 @@ async fn degrade_on_under_load_is_applied_by_three_instances_within_a_second_and
 ) {
     let redis = TestRedis::new("degr").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, STOCK, 1).await;
+    sale::open_sale(&conns, PRODUCT, STOCK, 1).await;
     let engines = fleet(&support::mysql_url_of(&pool).await, &redis.url, redis.keys.prefix()).await;
     let buyers = Buyers::start(engines.iter().map(|e| e.url.clone()).collect(), 24);
     wait_for("orders flow through Redis", Duration::from_secs(20), async || buyers.accepted_count() > 300).await;
@@ -251,7 +252,7 @@ async fn redis_cut_off_mid_sale_trips_the_engines_and_the_guided_exit_brings_the
 ) {
     let redis = TestRedis::new("cut").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, STOCK, 1).await;
+    sale::open_sale(&conns, PRODUCT, STOCK, 1).await;
     let proxy = FaultProxy::start(support::redis_addr()).await.unwrap();
     let engines =
         fleet(&support::mysql_url_of(&pool).await, &format!("redis://{}/", proxy.addr()), redis.keys.prefix()).await;
@@ -318,7 +319,7 @@ async fn redis_cut_off_mid_sale_trips_the_engines_and_the_guided_exit_brings_the
 async fn a_slow_mysql_leaves_engines_on_their_last_known_mode_without_flapping(pool: MySqlPool) {
     let redis = TestRedis::new("slow").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, STOCK, 1).await;
+    sale::open_sale(&conns, PRODUCT, STOCK, 1).await;
     let mysql = url::Url::parse(&support::mysql_url_of(&pool).await).unwrap();
     let upstream = format!("127.0.0.1:{}", mysql.port().unwrap_or(3306)).parse().unwrap();
     let proxy = FaultProxy::start(upstream).await.unwrap();
@@ -405,8 +406,8 @@ async fn every_change_is_a_new_revision_with_an_audit_row_and_viewers_cannot_cha
 async fn a_product_scope_sends_only_that_product_to_the_db_and_a_stale_instance_is_not_counted(pool: MySqlPool) {
     let redis = TestRedis::new("scope").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, 100, 5).await;
-    support::open_sale(&conns, PRODUCT + 1, 100, 5).await;
+    sale::open_sale(&conns, PRODUCT, 100, 5).await;
+    sale::open_sale(&conns, PRODUCT + 1, 100, 5).await;
     // An instance that stopped beating a minute ago.
     sqlx::query(
         "INSERT INTO engine_heartbeats (instance_id, listen_addr, started_at, last_seen) \
@@ -423,7 +424,7 @@ async fn a_product_scope_sends_only_that_product_to_the_db_and_a_stale_instance_
     );
     let engine_conns = Connections::open(settings).await.unwrap();
     let state = EngineState::new(engine_conns.mysql, engine_conns.redis, engine_conns.keys, engine_config(0));
-    let (url, stop, handle) = support::spawn_engine(state).await;
+    let (url, stop, handle) = sale::spawn_engine(state).await;
 
     let toggled = switch::enter_db_mode(
         &conns,

@@ -4,6 +4,7 @@
 //! rebuild racing the closer. Everything against the real MariaDB and Redis.
 
 use crate::in_process;
+use crate::sale;
 use crate::support;
 
 use std::sync::{Arc, Mutex};
@@ -55,7 +56,7 @@ async fn global_row(pool: &MySqlPool) -> switch::ScopeState {
 /// The sale in DB mode (global row DEGRADED), `stock` units, and the person changing it.
 async fn sale_in_db_mode(pool: &MySqlPool, redis: &TestRedis, stock: i64, limit: i64) -> (Connections, Changer) {
     let conns = support::connections(pool, redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, stock, limit).await;
+    sale::open_sale(&conns, PRODUCT, stock, limit).await;
     let person = Changer::person(&conns.settings).unwrap();
     store::set(pool, &person, Scope::Global, Mode::Degraded, "drill: Redis suspected").await.unwrap();
     (conns, person)
@@ -118,7 +119,7 @@ async fn exit_waits_for_a_db_path_order_held_on_the_hot_row(pool: MySqlPool) {
     // Back on Redis: the rest sells, and nothing accepted is refused by the DB.
     let engine =
         EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
-    let (url, stop, handle) = support::spawn_engine(engine).await;
+    let (url, stop, handle) = sale::spawn_engine(engine).await;
     let mut accepted = 1;
     for user in 10..16 {
         if post_http(&url, user, "after").await.0 == 202 {
@@ -145,7 +146,7 @@ async fn the_pause_is_not_acknowledged_by_an_engine_still_in_db_mode_when_a_late
         ..EngineConfig::default()
     };
     let engine = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), config);
-    let (_, stop, handle) = support::spawn_engine(engine).await;
+    let (_, stop, handle) = sale::spawn_engine(engine).await;
     let degraded = global_row(&pool).await.revision;
     wait_for("the engine applied DB mode", Duration::from_secs(5), async || {
         acks::acknowledgement(&pool, degraded, DEFAULT_STALE_AFTER).await.unwrap().complete
@@ -250,7 +251,7 @@ async fn a_retry_after_the_exit_of_an_order_placed_in_db_mode_gets_the_first_ord
     let (conns, _) = sale_in_db_mode(&pool, &redis, 10, 2).await;
     let engine =
         EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
-    let (url, stop, handle) = support::spawn_engine(engine.clone()).await;
+    let (url, stop, handle) = sale::spawn_engine(engine.clone()).await;
     wait_for("the engine is in DB mode", Duration::from_secs(5), async || engine.global_mode() == Mode::Degraded).await;
 
     let (status, first) = post_http(&url, 7, "pay-once").await;
@@ -274,7 +275,7 @@ async fn the_buyers_rebuild_counts_an_order_closed_meanwhile_once(pool: MySqlPoo
     let redis = TestRedis::new("xbuy").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
     const USERS: u64 = 500;
-    support::open_sale(&conns, PRODUCT, USERS as i64, 1).await;
+    sale::open_sale(&conns, PRODUCT, USERS as i64, 1).await;
     for chunk in (1..=USERS).collect::<Vec<_>>().chunks(500) {
         let mut qb = sqlx::QueryBuilder::new(
             "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, idempotency_key, source, pay_deadline) ",

@@ -4,6 +4,8 @@
 
 #[path = "../support/in_process.rs"]
 mod in_process;
+#[path = "../support/sale.rs"]
+mod sale;
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -1,6 +1,7 @@
 //! Exactness under live traffic: readings taken while an engine sells, persists, cancels and
 //! relays releases never show drift that is not real.
 
+use crate::sale;
 use crate::support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -36,7 +37,7 @@ async fn thousands_of_readings_under_live_traffic_show_no_phantom_drift(pool: My
     }
     let config = EngineConfig { batch_size: 50, close_interval: Duration::from_millis(20), ..EngineConfig::default() };
     let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), config);
-    let (url, stop, engine) = support::spawn_engine(state).await;
+    let (url, stop, engine) = sale::spawn_engine(state).await;
 
     // Buyers: 24,000 requests over about twelve seconds.
     let load_pool = pool.clone();

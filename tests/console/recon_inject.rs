@@ -1,6 +1,7 @@
 //! Drift injected during a live sale is confirmed within two readings, a rewrite repairs it
 //! while the sale goes on, and the sale ends with nothing oversold and the identity holding.
 
+use crate::sale;
 use crate::support;
 
 use std::time::Duration;
@@ -38,9 +39,9 @@ async fn injected_drift_is_confirmed_within_two_readings_and_repaired_during_the
     let redis = TestRedis::new("inject").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
     let mut r = conns.redis.clone();
-    support::open_sale(&conns, PRODUCT, 3000, 1).await;
+    sale::open_sale(&conns, PRODUCT, 3000, 1).await;
     let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
-    let (url, stop, engine) = support::spawn_engine(state).await;
+    let (url, stop, engine) = sale::spawn_engine(state).await;
     let load_pool = pool.clone();
     let sale = tokio::spawn(async move {
         let cfg = LoadConfig {

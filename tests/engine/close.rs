@@ -1,6 +1,7 @@
 //! Timeout close, cancel and the release relay: stock comes back to the DB and to Redis
 //! exactly once, however often or concurrently they run.
 
+use crate::sale;
 use crate::support;
 
 use std::time::Duration;
@@ -35,7 +36,7 @@ async fn sale_with_orders(
     let mut conn = redis.conn().await;
     let _: () = conn.set(redis.keys.stock(PRODUCT), 10).await.unwrap();
     consumer::ensure_group(&mut conn, &redis.keys, PRODUCT).await.unwrap();
-    let reserver = support::reserver(pool).await;
+    let reserver = sale::reserver(pool).await;
     let mut order_nos = Vec::new();
     for user in 0..buyers {
         let req = ReserveRequest {

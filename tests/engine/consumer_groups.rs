@@ -2,6 +2,7 @@
 //! restarted without its data, the group destroyed) must not stop the consumers: they
 //! recreate the group and persist what was reserved since, without an engine restart.
 
+use crate::sale;
 use crate::support;
 
 use std::time::Duration;
@@ -64,7 +65,7 @@ async fn after_a_redis_restart_new_orders_are_persisted_without_restarting_the_e
         "sg",
     );
     let conns = Connections::open(settings).await.unwrap();
-    support::open_sale(&conns, PRODUCT, 10, 5).await;
+    sale::open_sale(&conns, PRODUCT, 10, 5).await;
     let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let consumers = tokio::spawn(stockguard_engine::engine::run::run_consumers(state.clone(), stopped));
@@ -102,9 +103,9 @@ fn consumer_cfg() -> ConsumerConfig {
 /// A sale whose group was destroyed after one reservation was appended.
 async fn sale_without_its_group(pool: &MySqlPool, redis: &TestRedis) -> (redis::aio::MultiplexedConnection, String) {
     let conns = support::connections(pool, redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, 10, 5).await;
+    sale::open_sale(&conns, PRODUCT, 10, 5).await;
     let mut conn = redis.conn().await;
-    let reserver = support::reserver(pool).await;
+    let reserver = sale::reserver(pool).await;
     let ReserveOutcome::Reserved { order_no } = reserver.reserve(&mut conn, &redis.keys, &request(1)).await.unwrap()
     else {
         panic!("reserved")
@@ -144,11 +145,11 @@ async fn recovering_own_messages_recreates_a_destroyed_group(pool: MySqlPool) {
 async fn one_products_missing_stream_does_not_hide_the_backlog_of_the_others(pool: MySqlPool) {
     let redis = TestRedis::new("cg4").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    let reserver = support::reserver(&pool).await;
+    let reserver = sale::reserver(&pool).await;
     let mut r = conns.redis.clone();
     // Three products with reservations not yet persisted: 2, 3 and 1 of them.
     for (p, buyers) in [(1u64, 2u64), (2, 3), (3, 1)] {
-        support::open_sale(&conns, p, 10, 5).await;
+        sale::open_sale(&conns, p, 10, 5).await;
         for user in 0..buyers {
             let req =
                 ReserveRequest { user_id: user, product_id: p, qty: 1, idempotency_key: "k".into(), per_user_limit: 5 };

@@ -2,6 +2,7 @@
 //! switch in the DB says DEGRADED, and answers a concurrent retry with the first order.
 
 use crate::in_process;
+use crate::sale;
 use crate::support;
 
 use std::time::Duration;
@@ -28,10 +29,10 @@ async fn an_instance_on_the_db_path_beside_a_redis_path_instance_cannot_sell_whi
 ) {
     let redis = TestRedis::new("pin").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, 5, 1).await;
+    sale::open_sale(&conns, PRODUCT, 5, 1).await;
     let engine =
         EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
-    let (url, stop, handle) = support::spawn_engine(engine).await;
+    let (url, stop, handle) = sale::spawn_engine(engine).await;
 
     // What a pinned instance (`engine serve --degraded`) did: the DB path, switch NORMAL.
     let req = ReserveRequest {
@@ -70,7 +71,7 @@ async fn an_instance_on_the_db_path_beside_a_redis_path_instance_cannot_sell_whi
 async fn two_identical_requests_at_once_in_db_mode_both_get_the_same_order_number(pool: MySqlPool) {
     let redis = TestRedis::new("twin").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, 10, 1).await;
+    sale::open_sale(&conns, PRODUCT, 10, 1).await;
     let person = Changer::person(&conns.settings).unwrap();
     store::set(&pool, &person, Scope::Product(PRODUCT), Mode::Degraded, "drill").await.unwrap();
     let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());

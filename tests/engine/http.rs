@@ -1,5 +1,6 @@
 //! The engine's HTTP API, driven in-process (tower `oneshot`) against the real servers.
 
+use crate::sale;
 use crate::support;
 
 use std::time::Duration;
@@ -20,7 +21,7 @@ const PRODUCT: u64 = 7;
 
 async fn engine(pool: &MySqlPool, redis: &TestRedis, stock: i64, limit: i64) -> EngineState {
     let conns = support::connections(pool, redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, stock, limit).await;
+    sale::open_sale(&conns, PRODUCT, stock, limit).await;
     EngineState::new(conns.mysql, conns.redis, conns.keys, EngineConfig::default())
 }
 

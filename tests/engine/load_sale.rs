@@ -1,6 +1,7 @@
 //! The whole order path under load, through HTTP: a real engine on a loopback port, the
 //! load generator's own record checked against the DB.
 
+use crate::sale;
 use crate::support;
 
 use std::time::Duration;
@@ -20,10 +21,10 @@ const PRODUCT: u64 = 77;
 async fn five_thousand_buyers_through_http_buy_exactly_the_thousand_units(pool: MySqlPool) {
     let redis = TestRedis::new("load").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, 1000, 1).await;
+    sale::open_sale(&conns, PRODUCT, 1000, 1).await;
     let mut r = conns.redis.clone();
     let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
-    let (url, stop, engine) = support::spawn_engine(state).await;
+    let (url, stop, engine) = sale::spawn_engine(state).await;
 
     let cfg = LoadConfig {
         target: url,
@@ -63,9 +64,9 @@ async fn five_thousand_buyers_through_http_buy_exactly_the_thousand_units(pool: 
 async fn a_rate_the_engine_cannot_keep_up_with_still_stops_at_the_duration(pool: MySqlPool) {
     let redis = TestRedis::new("load-duration").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, 10_000_000, 1).await;
+    sale::open_sale(&conns, PRODUCT, 10_000_000, 1).await;
     let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
-    let (url, stop, engine) = support::spawn_engine(state).await;
+    let (url, stop, engine) = sale::spawn_engine(state).await;
 
     // Ten million buyers at a million a second: on schedule that is ten seconds of sending,
     // far more than any engine here answers in one.
@@ -94,7 +95,7 @@ async fn a_rate_the_engine_cannot_keep_up_with_still_stops_at_the_duration(pool:
 async fn a_load_connection_carries_on_when_the_engine_restarts_on_its_port(pool: MySqlPool) {
     let redis = TestRedis::new("load-restart").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, 10, 1).await;
+    sale::open_sale(&conns, PRODUCT, 10, 1).await;
     let serve_on = |listener: tokio::net::TcpListener| {
         let state =
             EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());

@@ -1,6 +1,7 @@
 //! Degraded mode (orders straight to the DB), rate limits and metrics.
 
 use crate::in_process;
+use crate::sale;
 use crate::support;
 
 use axum::body::Body;
@@ -19,7 +20,7 @@ const PRODUCT: u64 = 11;
 
 async fn engine(pool: &MySqlPool, redis: &TestRedis, stock: i64, limit: i64, config: EngineConfig) -> EngineState {
     let conns = support::connections(pool, redis, EnvironmentKind::Sandbox).await;
-    support::open_sale(&conns, PRODUCT, stock, limit).await;
+    sale::open_sale(&conns, PRODUCT, stock, limit).await;
     EngineState::new(conns.mysql, conns.redis, conns.keys, config)
 }
 

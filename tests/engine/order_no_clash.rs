@@ -1,6 +1,7 @@
 //! Issue 12, finding 7: two buyers given the same order number. Neither may lose their
 //! order silently, and neither may be shown the other's.
 
+use crate::sale;
 use crate::support;
 
 use std::time::Duration;
@@ -17,11 +18,11 @@ use support::TestRedis;
 const PRODUCT: u64 = 42;
 const CLASHING_NO: &str = "2a-18c0000000000abcd0000001";
 
-/// The product on sale, five units a buyer (see `support::put_on_sale`), and a connection to
+/// The product on sale, five units a buyer (see `sale::put_on_sale`), and a connection to
 /// its Redis.
 async fn open_sale(pool: &MySqlPool, redis: &TestRedis, stock: i64) -> redis::aio::MultiplexedConnection {
     let mut conn = redis.conn().await;
-    support::put_on_sale(pool, &mut conn, &redis.keys, PRODUCT, (stock, stock), 5).await;
+    sale::put_on_sale(pool, &mut conn, &redis.keys, PRODUCT, (stock, stock), 5).await;
     conn
 }
 

@@ -1,5 +1,6 @@
 //! The order path's Redis and DB halves: reserve in Redis, persist exactly once.
 
+use crate::sale;
 use crate::support;
 
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use support::TestRedis;
 
 const PRODUCT: u64 = 42;
 
-/// The product on sale (see `support::put_on_sale`), and a connection to its Redis.
+/// The product on sale (see `sale::put_on_sale`), and a connection to its Redis.
 async fn open_sale(
     pool: &MySqlPool,
     redis: &TestRedis,
@@ -25,7 +26,7 @@ async fn open_sale(
     limit: i64,
 ) -> redis::aio::MultiplexedConnection {
     let mut conn = redis.conn().await;
-    support::put_on_sale(pool, &mut conn, &redis.keys, PRODUCT, (db_stock, redis_stock), limit).await;
+    sale::put_on_sale(pool, &mut conn, &redis.keys, PRODUCT, (db_stock, redis_stock), limit).await;
     conn
 }
 
@@ -76,7 +77,7 @@ async fn assert_conserved(pool: &MySqlPool, conn: &mut redis::aio::MultiplexedCo
 async fn reserve_returns_sold_out_when_stock_is_zero(pool: MySqlPool) {
     let redis = TestRedis::new("r0").await;
     let mut conn = open_sale(&pool, &redis, 0, 0, 1).await;
-    let out = support::reserver(&pool).await.reserve(&mut conn, &redis.keys, &request(1, 1, "a")).await.unwrap();
+    let out = sale::reserver(&pool).await.reserve(&mut conn, &redis.keys, &request(1, 1, "a")).await.unwrap();
     assert_eq!(out, ReserveOutcome::SoldOut);
 }
 
@@ -85,7 +86,7 @@ async fn reserve_tells_a_missing_stock_key_apart_from_a_sell_out(pool: MySqlPool
     let redis = TestRedis::new("r1").await;
     let mut conn = open_sale(&pool, &redis, 5, 5, 1).await;
     let _: () = conn.del(redis.keys.stock(PRODUCT)).await.unwrap();
-    let out = support::reserver(&pool).await.reserve(&mut conn, &redis.keys, &request(1, 1, "a")).await.unwrap();
+    let out = sale::reserver(&pool).await.reserve(&mut conn, &redis.keys, &request(1, 1, "a")).await.unwrap();
     assert_eq!(out, ReserveOutcome::NotReady);
     let stream_len: i64 = conn.xlen(redis.keys.orders_stream(PRODUCT)).await.unwrap();
     assert_eq!(stream_len, 0, "nothing reserved");
@@ -95,7 +96,7 @@ async fn reserve_tells_a_missing_stock_key_apart_from_a_sell_out(pool: MySqlPool
 async fn reserve_enforces_the_per_user_limit(pool: MySqlPool) {
     let redis = TestRedis::new("r2").await;
     let mut conn = open_sale(&pool, &redis, 5, 5, 1).await;
-    let reserver = support::reserver(&pool).await;
+    let reserver = sale::reserver(&pool).await;
     assert!(matches!(
         reserver.reserve(&mut conn, &redis.keys, &request(7, 1, "a")).await.unwrap(),
         ReserveOutcome::Reserved { .. }
@@ -112,7 +113,7 @@ async fn reserve_enforces_the_per_user_limit(pool: MySqlPool) {
 async fn replaying_an_idempotency_key_returns_the_same_order_and_reserves_once(pool: MySqlPool) {
     let redis = TestRedis::new("r3").await;
     let mut conn = open_sale(&pool, &redis, 5, 5, 3).await;
-    let reserver = support::reserver(&pool).await;
+    let reserver = sale::reserver(&pool).await;
     let first = reserver.reserve(&mut conn, &redis.keys, &request(9, 1, "same")).await.unwrap();
     let again = reserver.reserve(&mut conn, &redis.keys, &request(9, 1, "same")).await.unwrap();
     let ReserveOutcome::Reserved { order_no } = first else { panic!("{first:?}") };
@@ -125,7 +126,7 @@ async fn replaying_an_idempotency_key_returns_the_same_order_and_reserves_once(p
 async fn five_thousand_buyers_for_one_thousand_units_get_exactly_one_thousand_orders(pool: MySqlPool) {
     let redis = TestRedis::new("r4").await;
     let mut conn = open_sale(&pool, &redis, 1000, 1000, 1).await;
-    let reserver = Arc::new(support::reserver(&pool).await);
+    let reserver = Arc::new(sale::reserver(&pool).await);
     let keys = redis.keys.clone();
 
     let tasks: Vec<_> = (0..5000u64)
@@ -163,7 +164,7 @@ async fn five_thousand_buyers_for_one_thousand_units_get_exactly_one_thousand_or
 async fn a_message_delivered_twice_creates_one_order(pool: MySqlPool) {
     let redis = TestRedis::new("r5").await;
     let mut conn = open_sale(&pool, &redis, 10, 10, 1).await;
-    let reserver = support::reserver(&pool).await;
+    let reserver = sale::reserver(&pool).await;
     for user in 0..3 {
         reserver.reserve(&mut conn, &redis.keys, &request(user, 1, "k")).await.unwrap();
     }
@@ -188,7 +189,7 @@ async fn a_message_delivered_twice_creates_one_order(pool: MySqlPool) {
 async fn a_consumer_killed_before_acknowledging_loses_nothing_and_duplicates_nothing(pool: MySqlPool) {
     let redis = TestRedis::new("r6").await;
     let mut conn = open_sale(&pool, &redis, 50, 50, 1).await;
-    let reserver = support::reserver(&pool).await;
+    let reserver = sale::reserver(&pool).await;
     for user in 0..20 {
         reserver.reserve(&mut conn, &redis.keys, &request(user, 1, "k")).await.unwrap();
     }
@@ -221,7 +222,7 @@ async fn orders_redis_over_issued_are_failed_and_recorded_not_oversold(pool: MyS
     let redis = TestRedis::new("r7").await;
     // Redis believes in 10 units, the DB has 5: Redis will over-issue.
     let mut conn = open_sale(&pool, &redis, 5, 10, 1).await;
-    let reserver = support::reserver(&pool).await;
+    let reserver = sale::reserver(&pool).await;
     for user in 0..10 {
         let out = reserver.reserve(&mut conn, &redis.keys, &request(user, 1, "k")).await.unwrap();
         assert!(matches!(out, ReserveOutcome::Reserved { .. }));
@@ -249,7 +250,7 @@ async fn one_pass_persists_the_new_messages_of_many_products_even_with_one_idemp
     let redis = TestRedis::new("r8").await;
     let mut conn = redis.conn().await;
     let products: Vec<u64> = (100..103).collect();
-    let reserver = support::reserver(&pool).await;
+    let reserver = sale::reserver(&pool).await;
     for &p in &products {
         sqlx::query(
             "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'p', 5, 5, 1)",
@@ -287,7 +288,7 @@ async fn one_pass_persists_the_new_messages_of_many_products_even_with_one_idemp
 async fn a_malformed_message_is_left_pending_while_the_good_ones_beside_it_are_persisted(pool: MySqlPool) {
     let redis = TestRedis::new("malformed").await;
     let mut conn = open_sale(&pool, &redis, 10, 10, 1).await;
-    let reserver = support::reserver(&pool).await;
+    let reserver = sale::reserver(&pool).await;
     reserver.reserve(&mut conn, &redis.keys, &request(1, 1, "a")).await.unwrap();
     // A writer that forgot the quantity, between two good reservations.
     let bad_id: String = redis::cmd("XADD")
@@ -320,7 +321,7 @@ async fn idempotency_keys_that_differ_only_in_case_or_a_trailing_space_are_diffe
 ) {
     let redis = TestRedis::new("r-idem-bytes").await;
     let mut conn = open_sale(&pool, &redis, 10, 10, 3).await;
-    let reserver = support::reserver(&pool).await;
+    let reserver = sale::reserver(&pool).await;
     for key in ["pay", "PAY", "pay "] {
         let req = ReserveRequest { per_user_limit: 3, ..request(7, 1, key) };
         let outcome = reserver.reserve(&mut conn, &redis.keys, &req).await.unwrap();

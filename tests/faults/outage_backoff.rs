@@ -8,6 +8,7 @@
 //! (the only one of this binary), which sees the lines of every task on every thread. Other
 //! tests of the binary log there too: only the lines of this test's engine instance count.
 
+use crate::sale;
 use crate::support;
 
 use std::sync::{Arc, Mutex, OnceLock};
@@ -93,12 +94,12 @@ async fn with_redis_down_for_ten_seconds_each_loop_warns_once_and_recovers_by_it
     let log = log();
     let mut server = RedisServer::start_durable().await;
     let conns = support::connections_to(&pool, &server.url(), "outage").await;
-    support::open_sale(&conns, P, 10, 2).await;
+    sale::open_sale(&conns, P, 10, 2).await;
     // The engine has its own Redis connection, as a separate process would.
     let engine_redis = stockguard_core::connect::connect_redis(&conns.settings).await.unwrap();
     let state = EngineState::new(conns.mysql.clone(), engine_redis, conns.keys.clone(), EngineConfig::default());
     let ours = format!("instance={}", state.config.instance_id);
-    let (url, stop, engine) = support::spawn_engine(state).await;
+    let (url, stop, engine) = sale::spawn_engine(state).await;
 
     // Three units sold and persisted before the outage.
     let first = order(&url, 1).await;

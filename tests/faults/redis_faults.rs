@@ -2,6 +2,7 @@
 //! of the test's own is restarted empty, or a replica that lagged is promoted, and the
 //! reading, the rewrite and the guided exit must still tell and set the truth.
 
+use crate::sale;
 use crate::support;
 
 use std::time::Duration;
@@ -23,7 +24,7 @@ async fn reading(conns: &Connections) -> Reading {
 
 /// Buyers `users` each ask for one unit through Redis; returns how many were reserved.
 async fn sell(conns: &Connections, users: std::ops::Range<u64>) -> usize {
-    let reserver = support::reserver(&conns.mysql).await;
+    let reserver = sale::reserver(&conns.mysql).await;
     let mut r = conns.redis.clone();
     let mut reserved = 0;
     for user in users {
@@ -99,7 +100,7 @@ async fn failed_over_three_behind(pool: &MySqlPool, tag: &str) -> (RedisServer, 
     let master = RedisServer::start().await;
     let mut replica = RedisServer::replica_of(&master).await;
     let on_master = support::connections_to(pool, &master.url(), tag).await;
-    support::open_sale(&on_master, P, 20, 5).await;
+    sale::open_sale(&on_master, P, 20, 5).await;
     assert_eq!(sell(&on_master, 1..6).await, 5);
     persist_all(&on_master).await;
     master.wait_replicated(1).await;
@@ -120,7 +121,7 @@ async fn failed_over_three_behind(pool: &MySqlPool, tag: &str) -> (RedisServer, 
 async fn after_redis_restarts_empty_the_rebuild_sets_what_the_db_says_and_no_buyer_is_failed(pool: MySqlPool) {
     let mut server = RedisServer::start().await;
     let conns = support::connections_to(&pool, &server.url(), "flt1").await;
-    support::open_sale(&conns, P, 10, 5).await;
+    sale::open_sale(&conns, P, 10, 5).await;
     assert_eq!(sell(&conns, 1..5).await, 4);
     persist_all(&conns).await;
     assert_eq!(db_stock(&pool).await, 6);
@@ -192,14 +193,14 @@ async fn after_redis_restarts_empty_in_db_mode_the_guided_exit_sets_what_the_db_
 
     let mut server = RedisServer::start().await;
     let conns = support::connections_to(&pool, &server.url(), "flt4").await;
-    support::open_sale(&conns, P, 10, 5).await;
+    sale::open_sale(&conns, P, 10, 5).await;
     assert_eq!(sell(&conns, 1..4).await, 3);
     persist_all(&conns).await;
 
     // Redis trouble: DB mode, two sales straight through the DB, and Redis comes back empty.
     let changer = Changer::person(&conns.settings).unwrap();
     store::set(&pool, &changer, Scope::Global, Mode::Degraded, "Redis is failing").await.unwrap();
-    let numbers = support::reserver(&pool).await;
+    let numbers = sale::reserver(&pool).await;
     for user in 50..52 {
         let req = ReserveRequest {
             user_id: user,

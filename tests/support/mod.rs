@@ -116,74 +116,22 @@ pub async fn connections(pool: &MySqlPool, redis: &TestRedis, environment: Envir
     Connections::open(settings).await.expect("test servers are reachable")
 }
 
-/// An engine serving on 127.0.0.1:0 until the returned sender fires: its URL, the stop
-/// sender and the task to await.
-pub async fn spawn_engine(
-    state: stockguard_engine::engine::state::EngineState,
-) -> (String, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let handle = tokio::spawn(async move {
-        stockguard_engine::engine::run::serve(listener, state, async {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
-    (url, stop, handle)
-}
-
-/// A reserver with an instance tag registered in this test's database, as an engine has.
-pub async fn reserver(pool: &MySqlPool) -> stockguard_engine::engine::Reserver {
-    let tag = stockguard_engine::engine::order_no::InstanceTag::claim(pool, "test")
-        .await
-        .expect("the DB registers the instance");
-    stockguard_engine::engine::Reserver::new(tag)
-}
-
-/// A product on sale: `db_stock` units in the DB and `redis_stock` in Redis (the same, unless
-/// a test starts from drift), at most `per_user_limit` per buyer, its stream group created.
-pub async fn put_on_sale<C>(
-    pool: &MySqlPool,
-    redis: &mut C,
-    keys: &Keys,
-    product_id: u64,
-    (db_stock, redis_stock): (i64, i64),
-    per_user_limit: i64,
-) where
-    C: redis::aio::ConnectionLike + Send,
-{
-    sqlx::query(
-        "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'on sale', ?, ?, ?)",
-    )
-    .bind(product_id)
-    .bind(db_stock)
-    .bind(db_stock)
-    .bind(per_user_limit)
-    .execute(pool)
-    .await
-    .unwrap();
-    let _: () = redis::cmd("SET").arg(keys.stock(product_id)).arg(redis_stock).query_async(redis).await.unwrap();
-    stockguard_engine::engine::consumer::ensure_group(redis, keys, product_id).await.unwrap();
-}
-
-/// A product on sale: `stock` units in the DB and in Redis, its stream group created.
-pub async fn open_sale(conns: &Connections, product_id: u64, stock: i64, per_user_limit: i64) {
-    put_on_sale(&conns.mysql, &mut conns.redis.clone(), &conns.keys, product_id, (stock, stock), per_user_limit).await;
-}
-
-/// A free loopback port, for a server a test starts (see `sandbox::process::free_port`).
+/// A free loopback port, for a server a test starts. Free when this returns; the server is
+/// started right after, so the window for another process to take it is small.
 pub fn free_port() -> u16 {
-    stockguard_engine::sandbox::process::free_port().expect("the OS hands out a free loopback port")
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("the OS hands out a loopback port");
+    listener.local_addr().expect("a bound socket has an address").port()
 }
 
-/// A binary on PATH, in the sbin folders, or among cargo's installed binaries (`tauri-driver`).
+/// A binary on PATH, in the sbin folders (where Debian puts `mariadbd`), or among cargo's
+/// installed binaries (`tauri-driver`).
 pub fn which(name: &str) -> Option<std::path::PathBuf> {
-    stockguard_engine::sandbox::process::find_binary(name).or_else(|| {
-        let cargo_home = std::env::var_os("CARGO_HOME")
-            .map(std::path::PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".cargo")))?;
-        Some(cargo_home.join("bin").join(name)).filter(|path| path.is_file())
-    })
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".cargo")));
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .chain(["/usr/sbin", "/usr/local/sbin", "/sbin"].map(std::path::PathBuf::from))
+        .chain(cargo_home.map(|home| home.join("bin")))
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
 }
