@@ -3,6 +3,7 @@
 mod bench;
 mod choice;
 mod degrade;
+mod drill;
 mod engine;
 mod error;
 mod load;
@@ -64,6 +65,9 @@ enum Command {
     /// Benchmarks, measured side by side in one run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Fault drills: the fault proxy as a service.
+    #[command(subcommand)]
+    Drill(drill::DrillCommand),
 }
 
 /// Resolves `--profile` and the environment into connection settings.
@@ -101,6 +105,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Rewrite(args) => rewrite::run(args, profile).await,
         Command::Degrade(cmd) => degrade::run(cmd, profile).await,
         Command::Engine(cmd) => engine::run(cmd, profile).await,
+        Command::Drill(cmd) => drill::run(cmd).await,
         Command::Load(args) => load::run(args, profile).await,
         Command::Bench(cmd) => bench::run(cmd, profile).await,
     }

@@ -1,11 +1,15 @@
 //! Faults injected against real servers: Redis restarted empty, failed over to a lagging
-//! replica or down for ten seconds under an engine, and the fault proxy.
+//! replica or down for ten seconds under an engine; the fault proxy, in process and as a
+//! service driven through Toxiproxy's API.
 //!
 //! One test binary per area, so that linking costs less on two cores; each file is a module.
 
+#[path = "../support/sale.rs"]
+mod sale;
 #[path = "../support/mod.rs"]
 mod support;
 
 mod fault_proxy;
 mod outage_backoff;
+mod proxy_service;
 mod redis_faults;

@@ -2,8 +2,13 @@
 //!
 //! - [`proxy`]: a TCP proxy between a client and MySQL or Redis that passes traffic through,
 //!   refuses connections, adds latency, black-holes, or cuts existing connections, on
-//!   command, while the sale runs.
+//!   command, while the sale runs (in process, scripted by tests).
+//! - [`service`]: the fault proxy as a service (`stockguard drill proxy serve`): proxies
+//!   ([`link`]) driven through Toxiproxy's HTTP API, their faults ([`toxics`]) under leases.
 
+pub mod link;
 pub mod proxy;
+pub mod service;
+pub mod toxics;
 
 pub use proxy::{Fault, FaultProxy};
