@@ -2,8 +2,10 @@
 //! does to each connection what its toxics say ([`super::toxics`]).
 //!
 //! A disabled proxy closes its port (new connections are refused by the kernel, a real
-//! `ECONNREFUSED`) and drops every open connection, as Toxiproxy's `enabled: false` does.
-//! Toxics are read per chunk, so adding or removing one changes open connections at once.
+//! `ECONNREFUSED`) and drops every open connection, as Toxiproxy's `enabled: false` does; the
+//! in-process [`super::FaultProxy`] can also close the port alone, or drop the connections
+//! alone. Toxics are read per chunk, so adding or removing one changes open connections at
+//! once.
 
 use std::collections::HashMap;
 use std::io;
@@ -22,7 +24,8 @@ use super::toxics::{Effects, Stream, Toxic};
 
 struct Shared {
     upstream: String,
-    enabled: watch::Sender<bool>,
+    /// Whether the port is open (a disabled proxy's is closed).
+    listening: watch::Sender<bool>,
     toxics: watch::Sender<Vec<Toxic>>,
     /// Bumped to drop every open connection.
     cuts: watch::Sender<u64>,
@@ -42,7 +45,7 @@ impl Link {
         let listen = listener.local_addr()?;
         let shared = Arc::new(Shared {
             upstream,
-            enabled: watch::channel(enabled).0,
+            listening: watch::channel(enabled).0,
             toxics: watch::channel(Vec::new()).0,
             cuts: watch::channel(0).0,
         });
@@ -60,15 +63,25 @@ impl Link {
     }
 
     pub fn enabled(&self) -> bool {
-        *self.shared.enabled.borrow()
+        *self.shared.listening.borrow()
     }
 
-    /// Opens or closes the port; closing drops every open connection.
+    /// Opens or closes the port; closing drops every open connection, as Toxiproxy does.
     pub fn set_enabled(&self, enabled: bool) {
-        let was = self.shared.enabled.send_replace(enabled);
+        let was = self.set_listening(enabled);
         if was && !enabled {
-            self.shared.cuts.send_modify(|n| *n += 1);
+            self.cut();
         }
+    }
+
+    /// Opens or closes the port only: open connections carry on. Says whether it was open.
+    pub fn set_listening(&self, listening: bool) -> bool {
+        self.shared.listening.send_replace(listening)
+    }
+
+    /// Drops every connection open now.
+    pub fn cut(&self) {
+        self.shared.cuts.send_modify(|n| *n += 1);
     }
 
     pub fn toxics(&self) -> Vec<Toxic> {
@@ -84,12 +97,12 @@ impl Link {
 impl Drop for Link {
     fn drop(&mut self) {
         self.task.abort();
-        self.shared.cuts.send_modify(|n| *n += 1);
+        self.cut();
     }
 }
 
 async fn accept_loop(listener: TcpListener, addr: SocketAddr, shared: Arc<Shared>) {
-    let mut enabled = shared.enabled.subscribe();
+    let mut enabled = shared.listening.subscribe();
     let mut listener = Some(listener);
     loop {
         let open = *enabled.borrow_and_update();
