@@ -12,8 +12,8 @@
 //!   cancel, relay releases, the degraded DB-only path, rate limits, metrics, HTTP.
 //! - [`load`]: the load generator that proves the engine: drive, drain, verify, report.
 //! - [`bench`]: benchmarks measured side by side (`stockguard bench ...`).
-//! - [`drill`]: fault injection for tests and drills (a TCP proxy that can refuse, delay,
-//!   black-hole and cut).
+//! - [`drill`]: fault injection for tests and drills: TCP proxies that refuse, delay, throttle,
+//!   black-hole, reset and cut, in process or as a service behind Toxiproxy's HTTP API.
 //! - [`sandbox`]: a local sale (private MariaDB/Redis when none is reachable) and its demo
 //!   seed.
 
