@@ -1,13 +1,16 @@
 //! The fault proxy as a service (`stockguard drill proxy serve`) in front of the real Redis:
 //! a published Toxiproxy client drives it, each toxic does to the wire what Toxiproxy's does,
 //! bad requests are refused with Toxiproxy's error shape, and a fault whose lease is not
-//! renewed ends by itself.
+//! renewed ends by itself: a fault held by a runner lasts while it renews it, and ends within a
+//! lease once the runner is gone.
 
 use std::time::{Duration, Instant};
 
 use crate::support;
 use serde_json::json;
-use stockguard_engine::drill::service::{self, Proxies};
+use stockguard_engine::drill::client::{HeldFault, ProxyApi};
+use stockguard_engine::drill::service::{self, NewProxy, Proxies};
+use stockguard_engine::drill::toxics::{Kind, Stream, Toxic};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -187,4 +190,46 @@ async fn bad_requests_are_refused_with_the_reason_and_change_nothing() {
     let (_, proxies) = call(reqwest::Method::GET, &api, "/proxies", None).await;
     assert_eq!(proxies.as_object().map(|p| p.len()), Some(1));
     assert_eq!(proxies["redis"]["toxics"], json!([]), "nothing half-made is left behind");
+}
+
+#[tokio::test]
+async fn a_held_fault_lasts_while_renewed_and_ends_within_its_lease_once_its_holder_is_gone() {
+    let lease = Duration::from_secs(1);
+    let (api, _stop) = serve(Some(lease)).await;
+    let client = std::sync::Arc::new(ProxyApi::new(&api));
+    let listen = format!("127.0.0.1:{}", support::free_port());
+    let redis = NewProxy {
+        name: "redis".into(),
+        listen: listen.clone(),
+        upstream: support::redis_addr().to_string(),
+        enabled: true,
+    };
+    client.populate(&[redis]).await.unwrap();
+    let silence =
+        Toxic { name: "silence".into(), kind: Kind::Timeout { timeout: 0 }, stream: Stream::Upstream, toxicity: 1.0 };
+
+    // Held, and renewed every third of the lease: it outlives two leases.
+    let held = client.hold("redis", HeldFault::Toxic(silence.clone()), lease / 3).await.unwrap();
+    tokio::time::sleep(lease * 5 / 2).await;
+    assert_eq!(client.proxy("redis").await.unwrap().toxics, vec![silence.clone()], "still held");
+    let mut conn = TcpStream::connect(&listen).await.unwrap();
+    assert_eq!(ping(&mut conn, Duration::from_millis(300)).await, None, "and still silencing Redis");
+
+    // The holder is gone without restoring it (a runner killed): the lease ends the fault.
+    let gone = Instant::now();
+    drop(held);
+    support::waits::wait_for("the fault ends with its lease", lease * 2, async || {
+        client.proxy("redis").await.unwrap().toxics.is_empty()
+    })
+    .await;
+    assert!(gone.elapsed() <= lease + Duration::from_millis(400), "within a lease: {:?}", gone.elapsed());
+    let mut conn = TcpStream::connect(&listen).await.unwrap();
+    assert!(ping(&mut conn, Duration::from_secs(1)).await.is_some(), "Redis answers again");
+
+    // A holder that is done restores at once, without waiting for the lease.
+    let held = client.hold("redis", HeldFault::Disabled, lease / 3).await.unwrap();
+    assert!(TcpStream::connect(&listen).await.is_err(), "disabled: refused");
+    held.restore().await.unwrap();
+    assert!(client.proxy("redis").await.unwrap().enabled, "restored at once");
+    TcpStream::connect(&listen).await.expect("accepting again");
 }

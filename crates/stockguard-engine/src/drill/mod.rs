@@ -5,7 +5,9 @@
 //!   command, while the sale runs (in process, scripted by tests).
 //! - [`service`]: the fault proxy as a service (`stockguard drill proxy serve`): proxies
 //!   ([`link`]) driven through Toxiproxy's HTTP API, their faults ([`toxics`]) under leases.
+//! - [`client`]: that API from the runner's side, holding faults by renewing their leases.
 
+pub mod client;
 pub mod link;
 pub mod proxy;
 pub mod service;

@@ -29,7 +29,7 @@ use super::link::Link;
 use super::toxics::{NewToxic, Toxic};
 
 /// What a proxy is and does, as the API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProxyView {
     pub name: String,
     pub listen: String,
@@ -39,7 +39,7 @@ pub struct ProxyView {
 }
 
 /// A proxy as a client asks for it.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NewProxy {
     pub name: String,
     pub listen: String,
