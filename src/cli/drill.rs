@@ -1,14 +1,31 @@
-//! `stockguard drill proxy serve`.
+//! `stockguard drill status|halt|proxy serve`.
 
 use std::time::Duration;
 
 use clap::Subcommand;
 
-use super::CliError;
+use super::output::{self, say};
+use super::{connect, CliError};
+use stockguard_core::drills;
 use stockguard_engine::drill::service::{self, Proxies};
+
+/// A running drill whose heartbeat (every second) is older than this is shown as dead.
+const STALE_AFTER: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Subcommand)]
 pub enum DrillCommand {
+    /// The sale's drill runs, newest first; a running one whose runner stopped is shown dead.
+    Status {
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ask every running drill of the sale to stop and restore its faults (audited).
+    Halt {
+        #[arg(long)]
+        reason: String,
+    },
     /// The fault proxy.
     #[command(subcommand)]
     Proxy(ProxyCommand),
@@ -29,8 +46,44 @@ pub enum ProxyCommand {
     },
 }
 
-pub async fn run(cmd: DrillCommand) -> Result<(), CliError> {
-    let DrillCommand::Proxy(ProxyCommand::Serve { listen, lease }) = cmd;
+pub async fn run(cmd: DrillCommand, profile: Option<&str>) -> Result<(), CliError> {
+    match cmd {
+        DrillCommand::Status { limit, json } => status(profile, limit, json).await,
+        DrillCommand::Halt { reason } => halt(profile, &reason).await,
+        DrillCommand::Proxy(ProxyCommand::Serve { listen, lease }) => serve(listen, lease).await,
+    }
+}
+
+async fn status(profile: Option<&str>, limit: u32, json: bool) -> Result<(), CliError> {
+    let conns = connect(profile).await?;
+    let runs = drills::list(&conns.mysql, limit, STALE_AFTER).await?;
+    if json {
+        output::json(&runs);
+        return Ok(());
+    }
+    if runs.is_empty() {
+        say!("no drill has run on this sale");
+    }
+    for run in runs {
+        let state = if run.dead { "DEAD (runner stopped without finishing)" } else { run.status.as_str() };
+        let halt = run.halt_reason.map(|r| format!("; halt requested: {r}")).unwrap_or_default();
+        say!("#{} {} {} started {} by {}{}", run.id, run.scenario, state, run.started_at, run.started_by, halt);
+    }
+    Ok(())
+}
+
+async fn halt(profile: Option<&str>, reason: &str) -> Result<(), CliError> {
+    let conns = connect(profile).await?;
+    let asked = drills::request_halt(&conns.mysql, &conns.settings, reason).await?;
+    if asked.is_empty() {
+        say!("no drill is running; nothing to halt (recorded in the audit log)");
+    } else {
+        say!("halt requested for runs {asked:?}: each stops and restores its faults on its next heartbeat");
+    }
+    Ok(())
+}
+
+async fn serve(listen: String, lease: Duration) -> Result<(), CliError> {
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .map_err(|e| CliError::Refused(format!("cannot listen on {listen}: {e}")))?;

@@ -25,6 +25,8 @@ pub enum CliError {
     Switch(#[from] stockguard_core::switch::SwitchError),
     #[error(transparent)]
     Bench(#[from] stockguard_engine::bench::BenchError),
+    #[error(transparent)]
+    DrillRun(#[from] stockguard_core::drills::DrillRunError),
     #[error("database error: {0}")]
     Db(#[from] sqlx::Error),
     #[error("cannot read the password from standard input: {0}")]

@@ -65,7 +65,7 @@ enum Command {
     /// Benchmarks, measured side by side in one run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
-    /// Fault drills: the fault proxy as a service.
+    /// Fault drills: their runs, halting them, the fault proxy as a service.
     #[command(subcommand)]
     Drill(drill::DrillCommand),
 }
@@ -105,7 +105,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Rewrite(args) => rewrite::run(args, profile).await,
         Command::Degrade(cmd) => degrade::run(cmd, profile).await,
         Command::Engine(cmd) => engine::run(cmd, profile).await,
-        Command::Drill(cmd) => drill::run(cmd).await,
+        Command::Drill(cmd) => drill::run(cmd, profile).await,
         Command::Load(args) => load::run(args, profile).await,
         Command::Bench(cmd) => bench::run(cmd, profile).await,
     }

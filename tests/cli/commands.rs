@@ -163,3 +163,31 @@ async fn a_rewrite_of_an_unknown_product_says_so_once(pool: sqlx::MySqlPool) {
     let out = stockguard(&["rewrite", "--product", "99999", "--reason", "typo"], &env);
     assert_one_line_error(&out, "unknown product 99999");
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn drill_halt_with_nothing_running_says_so_and_drill_status_shows_the_runs(pool: sqlx::MySqlPool) {
+    let env = a_sale_of_3000_products(&pool).await;
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = stockguard(&["drill", "halt", "--reason", "practice"], &env);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no drill is running"));
+
+    let run = stockguard_core::drills::NewRun {
+        scenario: "redis-down",
+        started_by: "f",
+        runner: "host:1",
+        plan_hash: "ab",
+        seed: 1,
+        parameters: serde_json::json!({}),
+    };
+    let id = stockguard_core::drills::begin(&pool, &run).await.unwrap();
+    let out = stockguard(&["drill", "status", "--json"], &env);
+    let runs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (runs[0]["id"].as_u64(), runs[0]["status"].as_str(), runs[0]["dead"].as_bool()),
+        (Some(id), Some("RUNNING"), Some(false))
+    );
+
+    let out = stockguard(&["drill", "halt", "--reason", ""], &env);
+    assert_one_line_error(&out, "a reason is required");
+}

@@ -1,4 +1,4 @@
-//! The console core: exact readings, the ledger, the fenced rewrite, the degrade switch and its guided exit, charts, profiles, the schema.
+//! The console core: exact readings, the ledger, the fenced rewrite, the degrade switch and its guided exit, drill runs, charts, profiles, the schema.
 //!
 //! One test binary per area, so that linking costs less on two cores; each file is a module.
 
@@ -11,6 +11,7 @@ mod support;
 
 mod chart;
 mod degrade;
+mod drill_runs;
 mod exit_guard;
 mod ledger;
 mod profile_manage;

@@ -27,6 +27,8 @@
 //! - [`chart`]: drift-over-time charts drawn with `plotters` (SVG for a window, PNG files).
 //! - [`catalog`]: the products of a sale.
 //! - [`audit`]: the append-only audit log of every write action.
+//! - [`drills`]: drill runs as the database keeps them: the runner's heartbeat, halt
+//!   requests, the list the console shows.
 //!
 //! The contract these modules implement is restated in `docs/contract.md`.
 
@@ -35,6 +37,7 @@ pub mod backlog;
 pub mod catalog;
 pub mod chart;
 pub mod connect;
+pub mod drills;
 pub mod health;
 pub mod keys;
 pub mod profile;

@@ -1,0 +1,260 @@
+//! Drill runs as the database keeps them: the contract between a drill runner (a process of
+//! the `stockguard` binary, in `stockguard-engine`) and whoever watches or stops it (the
+//! CLI, the desktop console), which never talk to each other directly.
+//!
+//! The runner [`begin`]s a run, beats its heart every second ([`heartbeat`]), which also tells
+//! it whether a halt was requested, and [`finish`]es it. Anyone allowed to operate the sale
+//! may [`request_halt`] every running drill (audited); [`list`] shows each run, and a running
+//! one whose heartbeat is older than `stale_after` as dead: its runner stopped without
+//! finishing (the fault proxies end its faults when their leases run out).
+//!
+//! Time is the database's (`NOW(3)`) throughout, so the clocks of the runner's and the
+//! watcher's machines do not matter.
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+use sqlx::MySqlPool;
+
+use crate::audit::{self, AuditEntry};
+use crate::profile::{ConnectionSettings, WriteRefusal};
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RunStatus {
+    Running,
+    Passed,
+    Failed,
+    /// Stopped by one of its abort conditions (oversell above all).
+    Aborted,
+    /// Stopped by a halt request.
+    Halted,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "RUNNING",
+            Self::Passed => "PASSED",
+            Self::Failed => "FAILED",
+            Self::Aborted => "ABORTED",
+            Self::Halted => "HALTED",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self, DrillRunError> {
+        [Self::Running, Self::Passed, Self::Failed, Self::Aborted, Self::Halted]
+            .into_iter()
+            .find(|status| status.as_str() == s)
+            .ok_or_else(|| DrillRunError::UnknownStatus(s.to_string()))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DrillRunError {
+    #[error("this profile is read-only: drills cannot be halted from it")]
+    ReadOnly,
+    #[error("the {0} role may not halt drills")]
+    RoleNotAllowed(crate::profile::Role),
+    #[error("a reason is required (it goes to the audit log)")]
+    NoReason,
+    #[error("drill run {0} does not exist")]
+    NoSuchRun(u64),
+    #[error("drill run {0} has already finished")]
+    AlreadyFinished(u64),
+    #[error("a drill run holds an unknown status: {0}")]
+    UnknownStatus(String),
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+impl From<WriteRefusal> for DrillRunError {
+    fn from(refusal: WriteRefusal) -> Self {
+        match refusal {
+            WriteRefusal::ReadOnly => Self::ReadOnly,
+            WriteRefusal::Role(role) => Self::RoleNotAllowed(role),
+        }
+    }
+}
+
+/// A run as [`list`] shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    pub id: u64,
+    pub scenario: String,
+    pub started_by: String,
+    pub runner: Option<String>,
+    pub started_at: NaiveDateTime,
+    pub finished_at: Option<NaiveDateTime>,
+    pub status: RunStatus,
+    /// A running run whose heartbeat is stale: its runner stopped without finishing.
+    pub dead: bool,
+    /// Seconds since the last heartbeat, by the database's clock.
+    pub heartbeat_age_s: Option<f64>,
+    pub halt_requested_at: Option<NaiveDateTime>,
+    pub halt_reason: Option<String>,
+    pub plan_hash: Option<String>,
+    pub seed: Option<u64>,
+}
+
+/// What a runner says of the run it starts.
+#[derive(Debug, Clone)]
+pub struct NewRun<'a> {
+    pub scenario: &'a str,
+    pub started_by: &'a str,
+    /// Where it runs, e.g. `host:pid`.
+    pub runner: &'a str,
+    pub plan_hash: &'a str,
+    pub seed: u64,
+    pub parameters: serde_json::Value,
+}
+
+/// Records a run as RUNNING, its first heartbeat now; returns its id.
+pub async fn begin(pool: &MySqlPool, run: &NewRun<'_>) -> Result<u64, DrillRunError> {
+    let done = sqlx::query(
+        "INSERT INTO drill_runs (scenario, started_by, runner, plan_hash, seed, parameters, heartbeat_at) \
+         VALUES (?, ?, ?, ?, ?, ?, NOW(3))",
+    )
+    .bind(run.scenario)
+    .bind(run.started_by)
+    .bind(run.runner)
+    .bind(run.plan_hash)
+    .bind(run.seed)
+    .bind(&run.parameters)
+    .execute(pool)
+    .await?;
+    Ok(done.last_insert_id())
+}
+
+/// The runner is alive. Answers the reason of a halt requested since the run began, if any,
+/// which the runner must obey (stop the load, restore every fault, [`finish`] as HALTED).
+pub async fn heartbeat(pool: &MySqlPool, run_id: u64) -> Result<Option<String>, DrillRunError> {
+    let beat = sqlx::query("UPDATE drill_runs SET heartbeat_at = NOW(3) WHERE id = ? AND status = 'RUNNING'")
+        .bind(run_id)
+        .execute(pool)
+        .await?;
+    let row: Option<(String, Option<NaiveDateTime>, Option<String>)> =
+        sqlx::query_as("SELECT CAST(status AS CHAR), halt_requested_at, halt_reason FROM drill_runs WHERE id = ?")
+            .bind(run_id)
+            .fetch_optional(pool)
+            .await?;
+    let Some((status, halt_at, reason)) = row else {
+        return Err(DrillRunError::NoSuchRun(run_id));
+    };
+    if beat.rows_affected() == 0 && RunStatus::parse(&status)? != RunStatus::Running {
+        return Err(DrillRunError::AlreadyFinished(run_id));
+    }
+    Ok(halt_at.map(|_| reason.unwrap_or_default()))
+}
+
+/// Ends a run with its verdict and summary. A run already ended keeps its first verdict.
+pub async fn finish(
+    pool: &MySqlPool,
+    run_id: u64,
+    status: RunStatus,
+    summary: &serde_json::Value,
+) -> Result<(), DrillRunError> {
+    let done = sqlx::query(
+        "UPDATE drill_runs SET status = ?, finished_at = NOW(3), summary = ? WHERE id = ? AND status = 'RUNNING'",
+    )
+    .bind(status.as_str())
+    .bind(summary)
+    .bind(run_id)
+    .execute(pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        let exists: Option<u64> =
+            sqlx::query_scalar("SELECT id FROM drill_runs WHERE id = ?").bind(run_id).fetch_optional(pool).await?;
+        return Err(exists.map_or(DrillRunError::NoSuchRun(run_id), DrillRunError::AlreadyFinished));
+    }
+    Ok(())
+}
+
+/// Asks every running drill of this sale to halt; audited. Returns the runs asked (none is
+/// no error: there was nothing to halt, and the audit says so).
+pub async fn request_halt(
+    pool: &MySqlPool,
+    settings: &ConnectionSettings,
+    reason: &str,
+) -> Result<Vec<u64>, DrillRunError> {
+    settings.may_operate()?;
+    if reason.trim().is_empty() {
+        return Err(DrillRunError::NoReason);
+    }
+    let mut tx = pool.begin().await?;
+    let running: Vec<u64> = sqlx::query_scalar(
+        "SELECT id FROM drill_runs WHERE status = 'RUNNING' AND halt_requested_at IS NULL FOR UPDATE",
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    for id in &running {
+        sqlx::query("UPDATE drill_runs SET halt_requested_at = NOW(3), halt_reason = ?, halted_by = ? WHERE id = ?")
+            .bind(reason)
+            .bind(&settings.actor)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    let outcome = if running.is_empty() { "nothing running" } else { "requested" };
+    let entry =
+        AuditEntry::by(settings, "drill.halt", "drills", reason, outcome, serde_json::json!({ "runs": running }));
+    audit::record(&mut *tx, &entry).await?;
+    tx.commit().await?;
+    Ok(running)
+}
+
+/// The newest `limit` runs, newest first; a running one with a heartbeat older than
+/// `stale_after` is dead.
+pub async fn list(
+    pool: &MySqlPool,
+    limit: u32,
+    stale_after: std::time::Duration,
+) -> Result<Vec<RunRecord>, DrillRunError> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        id: u64,
+        scenario: String,
+        started_by: String,
+        runner: Option<String>,
+        started_at: NaiveDateTime,
+        finished_at: Option<NaiveDateTime>,
+        status: String,
+        heartbeat_age_us: Option<i64>,
+        halt_requested_at: Option<NaiveDateTime>,
+        halt_reason: Option<String>,
+        plan_hash: Option<String>,
+        seed: Option<u64>,
+    }
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT id, scenario, started_by, runner, started_at, finished_at, CAST(status AS CHAR) AS status, \
+                TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) AS heartbeat_age_us, halt_requested_at, \
+                halt_reason, plan_hash, seed \
+         FROM drill_runs ORDER BY id DESC LIMIT ?",
+    )
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    rows.into_iter()
+        .map(|row| {
+            let status = RunStatus::parse(&row.status)?;
+            let heartbeat_age_s = row.heartbeat_age_us.map(|us| us as f64 / 1e6);
+            let dead =
+                status == RunStatus::Running && heartbeat_age_s.is_none_or(|age| age > stale_after.as_secs_f64());
+            Ok(RunRecord {
+                id: row.id,
+                scenario: row.scenario,
+                started_by: row.started_by,
+                runner: row.runner,
+                started_at: row.started_at,
+                finished_at: row.finished_at,
+                status,
+                dead,
+                heartbeat_age_s,
+                halt_requested_at: row.halt_requested_at,
+                halt_reason: row.halt_reason,
+                plan_hash: row.plan_hash,
+                seed: row.seed,
+            })
+        })
+        .collect()
+}
