@@ -47,7 +47,7 @@ impl Driver {
         }
         // The app must connect through the profiles of this test only: overrides that the test
         // run itself uses (`make test` exports them) would replace every profile's URLs.
-        for k in OVERRIDES {
+        for k in support::PROFILE_OVERRIDES {
             cmd.env_remove(k);
         }
         for (k, v) in env {
@@ -75,22 +75,11 @@ fn stockguard(config_dir: &std::path::Path, args: &[&str]) -> Command {
     assert!(binary.is_file(), "{} is not built: run `cargo build -p stockguard` (make test does)", binary.display());
     let mut cmd = Command::new(binary);
     cmd.arg("--profile").arg("sandbox").args(args).env("STOCKGUARD_CONFIG_DIR", config_dir);
-    for k in OVERRIDES {
+    for k in support::PROFILE_OVERRIDES {
         cmd.env_remove(k);
     }
     cmd
 }
-
-/// Environment overrides of a profile's servers: the app and the binaries of a test must use
-/// the test's profiles, not what the test run itself points at (`make test` exports them).
-const OVERRIDES: [&str; 6] = [
-    "STOCKGUARD_PROFILE",
-    "STOCKGUARD_MYSQL_URL",
-    "STOCKGUARD_MYSQL_REPLICA_URL",
-    "STOCKGUARD_REDIS_URL",
-    "STOCKGUARD_KEY_PREFIX",
-    "STOCKGUARD_ENVIRONMENT",
-];
 
 /// `stockguard engine serve` on the sandbox profile, stopped (Ctrl-C, then waited for) on drop.
 struct Engine(Child);

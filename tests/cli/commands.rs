@@ -7,13 +7,10 @@ use crate::support;
 fn stockguard(args: &[&str], env: &[(&str, &str)]) -> Output {
     let config = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_stockguard"));
-    cmd.args(args)
-        .env_remove("STOCKGUARD_PROFILE")
-        .env_remove("STOCKGUARD_MYSQL_URL")
-        .env_remove("STOCKGUARD_REDIS_URL")
-        .env_remove("STOCKGUARD_KEY_PREFIX")
-        .env("STOCKGUARD_CONFIG_DIR", config.path())
-        .env("RUST_BACKTRACE", "1");
+    cmd.args(args).env("STOCKGUARD_CONFIG_DIR", config.path()).env("RUST_BACKTRACE", "1");
+    for k in support::PROFILE_OVERRIDES {
+        cmd.env_remove(k);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }

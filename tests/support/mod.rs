@@ -15,6 +15,18 @@ use stockguard_core::connect::Connections;
 use stockguard_core::keys::Keys;
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
 
+/// The environment variables that override a profile's servers. `make test` exports some of
+/// them for the test run itself; a binary a test starts on profiles of its own must not see
+/// them.
+pub const PROFILE_OVERRIDES: [&str; 6] = [
+    "STOCKGUARD_PROFILE",
+    "STOCKGUARD_MYSQL_URL",
+    "STOCKGUARD_MYSQL_REPLICA_URL",
+    "STOCKGUARD_REDIS_URL",
+    "STOCKGUARD_KEY_PREFIX",
+    "STOCKGUARD_ENVIRONMENT",
+];
+
 /// The shared Redis of the test run.
 pub fn redis_url() -> String {
     std::env::var("STOCKGUARD_TEST_REDIS_URL")
@@ -124,7 +136,8 @@ pub fn free_port() -> u16 {
 }
 
 /// A binary on PATH, in the sbin folders (where Debian puts `mariadbd`), or among cargo's
-/// installed binaries (`tauri-driver`).
+/// installed binaries (`tauri-driver`). Not the engine's `find_binary`: the desktop crate's
+/// test compiles this module and does not link the engine.
 pub fn which(name: &str) -> Option<std::path::PathBuf> {
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(std::path::PathBuf::from)

@@ -150,9 +150,10 @@ impl Drawn {
     fn see(&mut self, toxics: &[Toxic], now: Instant) {
         self.toxics.retain(|name, _| toxics.iter().any(|t| &t.name == name));
         for toxic in toxics {
-            self.toxics
-                .entry(toxic.name.clone())
-                .or_insert_with(|| (toxic.toxicity >= 1.0 || rand::random::<f32>() < toxic.toxicity, now));
+            if !self.toxics.contains_key(&toxic.name) {
+                let applies = toxic.toxicity >= 1.0 || rand::random::<f32>() < toxic.toxicity;
+                self.toxics.insert(toxic.name.clone(), (applies, now));
+            }
         }
     }
 
@@ -192,14 +193,28 @@ async fn connection(client: TcpStream, shared: Arc<Shared>) {
     let (stop, stopped) = watch::channel(false);
     let (client_read, client_write) = client.into_split();
     let (server_read, server_write) = server.into_split();
-    let up =
-        tokio::spawn(pump(client_read, server_write, Stream::Upstream, shared.clone(), drawn.clone(), stopped.clone()));
-    let down =
-        tokio::spawn(pump(server_read, client_write, Stream::Downstream, shared.clone(), drawn.clone(), stopped));
+    let mut up = tokio::spawn(pump(
+        client_read,
+        server_write,
+        Stream::Upstream,
+        shared.toxics.subscribe(),
+        drawn.clone(),
+        stopped.clone(),
+    ));
+    let mut down = tokio::spawn(pump(
+        server_read,
+        client_write,
+        Stream::Downstream,
+        shared.toxics.subscribe(),
+        drawn.clone(),
+        stopped,
+    ));
 
-    // Waits for the pumps to end by themselves, a cut, or a toxic's deadline.
+    // Waits for the pumps to end by themselves (both peers closed), a cut, or a toxic's
+    // deadline; a pump that ended is not polled again.
+    let (mut up_ended, mut down_ended) = (None, None);
     let mut reset = false;
-    loop {
+    while up_ended.is_none() || down_ended.is_none() {
         let deadline = drawn.lock().unwrap().deadline(&toxics.borrow());
         let sleep_until = deadline.map_or_else(|| Instant::now() + Duration::from_secs(3600), |(at, _)| at);
         tokio::select! {
@@ -214,26 +229,25 @@ async fn connection(client: TcpStream, shared: Arc<Shared>) {
                 }
                 drawn.lock().unwrap().see(&toxics.borrow_and_update(), Instant::now());
             }
-            _ = wait_finished(&up, &down) => break,
+            ended = &mut up, if up_ended.is_none() => up_ended = Some(ended),
+            ended = &mut down, if down_ended.is_none() => down_ended = Some(ended),
         }
     }
     let _ = stop.send(true);
-    let (Ok(up), Ok(down)) = (up.await, down.await) else { return };
+    let up = match up_ended {
+        Some(ended) => ended,
+        None => up.await,
+    };
+    let down = match down_ended {
+        Some(ended) => ended,
+        None => down.await,
+    };
+    let (Ok(up), Ok(down)) = (up, down) else { return };
     let (Ok(client), Ok(server)) = (up.0.reunite(down.1), down.0.reunite(up.1)) else { return };
     if reset {
         // A zero linger makes the close a TCP RST: "connection reset by peer".
         let _ = socket2::SockRef::from(&client).set_linger(Some(Duration::ZERO));
         let _ = socket2::SockRef::from(&server).set_linger(Some(Duration::ZERO));
-    }
-}
-
-/// Resolves when both pumps have ended (the peers closed), without taking their results.
-async fn wait_finished(
-    up: &JoinHandle<(OwnedReadHalf, OwnedWriteHalf)>,
-    down: &JoinHandle<(OwnedReadHalf, OwnedWriteHalf)>,
-) {
-    while !(up.is_finished() && down.is_finished()) {
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -243,12 +257,16 @@ async fn pump(
     mut from: OwnedReadHalf,
     mut to: OwnedWriteHalf,
     stream: Stream,
-    shared: Arc<Shared>,
+    mut toxics: watch::Receiver<Vec<Toxic>>,
     drawn: Arc<Mutex<Drawn>>,
     mut stop: watch::Receiver<bool>,
 ) -> (OwnedReadHalf, OwnedWriteHalf) {
     let mut buf = vec![0u8; 16 * 1024];
     let mut open = true;
+    // What this direction's toxics do, worked out again only when they change: a chunk costs
+    // one atomic load, not a lock and a lookup per toxic.
+    let mut effects = Effects::default();
+    toxics.mark_changed();
     while open {
         let n = tokio::select! {
             _ = stop.changed() => break,
@@ -257,13 +275,13 @@ async fn pump(
                 Ok(n) => n,
             },
         };
-        let effects = {
-            let toxics = shared.toxics.borrow().clone();
+        if toxics.has_changed().unwrap_or(false) {
+            let toxics = toxics.borrow_and_update();
             let mut drawn = drawn.lock().unwrap();
             // A toxic added a moment ago is drawn here if the connection has not seen it yet.
             drawn.see(&toxics, Instant::now());
-            Effects::of(toxics.iter(), stream, |t| drawn.applies(t))
-        };
+            effects = Effects::of(toxics.iter(), stream, |t| drawn.applies(t));
+        }
         if effects.silence.is_some() {
             continue; // the black hole: read and dropped
         }
