@@ -27,8 +27,8 @@
 //! - [`chart`]: drift-over-time charts drawn with `plotters` (SVG for a window, PNG files).
 //! - [`catalog`]: the products of a sale.
 //! - [`audit`]: the append-only audit log of every write action.
-//! - [`drills`]: drill runs as the database keeps them: the runner's heartbeat, halt
-//!   requests, the list the console shows.
+//! - [`drills`]: fault drills as the console sees them: the drill files (`drills/*.toml`),
+//!   runs with their heartbeat and halt requests, each run's timeline and summary.
 //!
 //! The contract these modules implement is restated in `docs/contract.md`.
 

@@ -210,6 +210,16 @@ pub async fn list(
     limit: u32,
     stale_after: std::time::Duration,
 ) -> Result<Vec<RunRecord>, DrillRunError> {
+    list_where(pool, "", None, limit, stale_after).await
+}
+
+async fn list_where(
+    pool: &MySqlPool,
+    filter: &str,
+    id: Option<u64>,
+    limit: u32,
+    stale_after: std::time::Duration,
+) -> Result<Vec<RunRecord>, DrillRunError> {
     #[derive(sqlx::FromRow)]
     struct Row {
         id: u64,
@@ -225,15 +235,17 @@ pub async fn list(
         plan_hash: Option<String>,
         seed: Option<u64>,
     }
-    let rows: Vec<Row> = sqlx::query_as(
+    let sql = format!(
         "SELECT id, scenario, started_by, runner, started_at, finished_at, CAST(status AS CHAR) AS status, \
                 TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) AS heartbeat_age_us, halt_requested_at, \
                 halt_reason, plan_hash, seed \
-         FROM drill_runs ORDER BY id DESC LIMIT ?",
-    )
-    .bind(limit)
-    .fetch_all(pool)
-    .await?;
+         FROM drill_runs {filter} ORDER BY id DESC LIMIT ?"
+    );
+    let mut query = sqlx::query_as(&sql);
+    if let Some(id) = id {
+        query = query.bind(id);
+    }
+    let rows: Vec<Row> = query.bind(limit).fetch_all(pool).await?;
     rows.into_iter()
         .map(|row| {
             let status = RunStatus::parse(&row.status)?;
@@ -257,4 +269,30 @@ pub async fn list(
             })
         })
         .collect()
+}
+
+/// A run with what it was asked to do and what it came to.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunDetail {
+    #[serde(flatten)]
+    pub record: RunRecord,
+    /// The runner's parameters: the drill file's text, the variant, the rig's products.
+    pub parameters: serde_json::Value,
+    /// Absent while the run is going, or when its runner died.
+    pub summary: Option<super::summary::Summary>,
+}
+
+/// One run, by id.
+pub async fn show(pool: &MySqlPool, run_id: u64, stale_after: std::time::Duration) -> Result<RunDetail, DrillRunError> {
+    let record = list_where(pool, "WHERE id = ?", Some(run_id), 1, stale_after)
+        .await?
+        .pop()
+        .ok_or(DrillRunError::NoSuchRun(run_id))?;
+    let (parameters, summary): (Option<serde_json::Value>, Option<serde_json::Value>) =
+        sqlx::query_as("SELECT parameters, summary FROM drill_runs WHERE id = ?").bind(run_id).fetch_one(pool).await?;
+    Ok(RunDetail {
+        record,
+        parameters: parameters.unwrap_or_default(),
+        summary: summary.and_then(|s| serde_json::from_value(s).ok()),
+    })
 }

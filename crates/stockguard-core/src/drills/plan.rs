@@ -1,0 +1,377 @@
+//! A drill file (`drills/*.toml`): the rig, the load, the fault timeline, the checks, the
+//! SLOs and the abort conditions of one drill, versioned with the code.
+//!
+//! A run records the file's [`Plan::hash`] (of the file's bytes as given) and the load's seed,
+//! so a re-run of the same file sends the same request schedule and can be compared with it.
+//! The built-in drills are compiled in ([`builtin`]); `stockguard drill run FILE` takes any
+//! other file.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The built-in drills, one file each, as the repository's `drills/` holds them.
+const BUILTIN: [(&str, &str); 9] = [
+    ("redis-down", include_str!("../../../../drills/redis-down.toml")),
+    ("redis-slow", include_str!("../../../../drills/redis-slow.toml")),
+    ("mq-backlog", include_str!("../../../../drills/mq-backlog.toml")),
+    ("db-slow", include_str!("../../../../drills/db-slow.toml")),
+    ("consumer-crash", include_str!("../../../../drills/consumer-crash.toml")),
+    ("engine-partition", include_str!("../../../../drills/engine-partition.toml")),
+    ("lock-holder-pause", include_str!("../../../../drills/lock-holder-pause.toml")),
+    ("redis-failover-loss", include_str!("../../../../drills/redis-failover-loss.toml")),
+    ("timeout-storm", include_str!("../../../../drills/timeout-storm.toml")),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("no built-in drill is called {0:?}; `stockguard drill list` shows them")]
+    NoSuchDrill(String),
+    #[error("cannot read the drill file {path}: {source}")]
+    Unreadable { path: String, source: std::io::Error },
+    #[error("the drill file is not valid: {0}")]
+    Syntax(#[from] toml::de::Error),
+    #[error("the drill file is not valid: {0}")]
+    Invalid(String),
+}
+
+/// One drill, as its file says.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    pub name: String,
+    pub title_en: String,
+    pub title_zh: String,
+    /// What the drill proves, for the report.
+    pub description: String,
+    pub rig: Rig,
+    pub load: Load,
+    #[serde(default)]
+    pub faults: Vec<FaultStep>,
+    #[serde(default)]
+    pub slo: Slo,
+    #[serde(default)]
+    pub abort: Abort,
+    /// After the load ends, how long every accepted order has to reach the DB.
+    #[serde(default = "default_drain_s")]
+    pub drain_s: u64,
+    /// When the faults are over, lead the sale back to Redis with the guided exit if any
+    /// engine is on the DB path.
+    #[serde(default = "yes")]
+    pub guided_exit: bool,
+}
+
+fn default_drain_s() -> u64 {
+    30
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rig {
+    /// Engine instances the runner starts, each behind its own Redis and MySQL proxies.
+    pub engines: u32,
+    pub products: Vec<RigProduct>,
+    /// Seconds an order may stay unpaid (the timeout-storm drill makes it short).
+    #[serde(default = "default_payment_timeout_s")]
+    pub payment_timeout_s: u64,
+    /// Run the queue consumers as processes of their own (one per engine) instead of inside
+    /// the engines, so a fault can stop them while the order API goes on selling.
+    #[serde(default)]
+    pub separate_consumers: bool,
+}
+
+fn default_payment_timeout_s() -> u64 {
+    900
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RigProduct {
+    /// Product ids are chosen by the runner (fresh ones each run, above every existing id):
+    /// the file names a product by its position only.
+    pub stock: i64,
+    #[serde(default = "one")]
+    pub per_user_limit: i64,
+}
+
+fn one() -> i64 {
+    1
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Load {
+    /// Distinct buyers; each asks once for each product.
+    pub buyers: u64,
+    /// Requests per second, over all engines.
+    pub rate: u32,
+    pub duration_s: u64,
+    /// Seeds the request schedule: buyer order, engine per request, pay/cancel decisions.
+    pub seed: u64,
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// Share of accepted orders the buyer pays (the rest wait, or cancel).
+    #[serde(default)]
+    pub pay: f64,
+    /// Share of accepted orders the buyer cancels.
+    #[serde(default)]
+    pub cancel: f64,
+}
+
+fn default_concurrency() -> usize {
+    64
+}
+
+/// Where a fault lands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// Every engine's Redis link.
+    Redis,
+    /// Every engine's MySQL link.
+    Mysql,
+    /// The engine processes themselves (kill, stop).
+    Engine,
+    /// The queue consumers, which the rig runs as their own processes when the file says
+    /// `rig.separate_consumers` (as a real deployment runs its MQ consumers).
+    Consumers,
+    /// The rewrite the runner starts (its holder is paused past its lock).
+    Rewrite,
+    /// The Redis the engines use: its master dies, a lagging replica is promoted.
+    RedisMaster,
+    /// The payment deadline of the unpaid orders (they all come due at once).
+    PaymentDeadline,
+}
+
+/// What the fault does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Links refuse new connections and cut the open ones (Toxiproxy: proxy disabled).
+    Down,
+    /// Every reply waits `latency_ms` (Toxiproxy `latency`, downstream).
+    Latency,
+    /// Links accept and pass nothing (a black hole; Toxiproxy `timeout` with 0).
+    Blackhole,
+    /// Connections reset after `latency_ms` (Toxiproxy `reset_peer`).
+    ResetPeer,
+    /// Bytes trickle at `rate_kb` KB/s (Toxiproxy `bandwidth`).
+    Bandwidth,
+    /// The process is killed with SIGKILL and started again when the fault ends.
+    Kill,
+    /// The process is stopped (SIGSTOP) and continued (SIGCONT) when the fault ends.
+    Stop,
+    /// Redis master killed, its replica (replication paused first, so it lags) promoted.
+    Failover,
+    /// A rewrite's holder stalls past its lock TTL while a second rewrite runs.
+    PauseHolder,
+    /// Unpaid orders' deadlines moved to now: they all close while sales go on.
+    ExpireUnpaid,
+}
+
+/// One step of the fault timeline.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultStep {
+    pub name: String,
+    pub target: Target,
+    pub action: Action,
+    /// Seconds after the load starts.
+    pub at_s: f64,
+    /// How long it lasts (0 for a one-off: a failover, a deadline moved).
+    #[serde(default)]
+    pub for_s: f64,
+    /// Only these engines (1-based); every engine when empty.
+    #[serde(default)]
+    pub engines: Vec<u32>,
+    #[serde(default)]
+    pub latency_ms: u64,
+    #[serde(default)]
+    pub rate_kb: u64,
+}
+
+impl FaultStep {
+    pub fn start(&self) -> Duration {
+        Duration::from_secs_f64(self.at_s)
+    }
+
+    pub fn end(&self) -> Duration {
+        Duration::from_secs_f64(self.at_s + self.for_s)
+    }
+}
+
+/// What the drill promises, checked at the end (and shown with its figure).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slo {
+    /// From the fault's start to every engine on the DB path.
+    pub time_to_db_path_ms: Option<u64>,
+    /// From the last fault's end to drift 0 and every engine back on Redis.
+    pub recovery_s: Option<f64>,
+    /// Answers that were neither accepted nor a sale's own "no" (sold out, limit), over all.
+    pub buyer_error_rate: Option<f64>,
+    pub p99_ms: Option<f64>,
+    /// The backlog caught up at least this many times faster than orders arrived.
+    pub catch_up_multiple: Option<f64>,
+}
+
+/// What stops the drill early. Oversell always does and cannot be turned off.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Abort {
+    /// Abort when a second's buyer error rate goes above this.
+    pub buyer_error_rate_above: Option<f64>,
+    /// Abort when drift outside every fault's window exceeds this many units.
+    pub drift_outside_faults_above: Option<i64>,
+}
+
+impl Plan {
+    /// Parses and checks a drill file.
+    pub fn parse(text: &str) -> Result<Self, PlanError> {
+        let plan: Plan = toml::from_str(text)?;
+        plan.validate()?;
+        Ok(plan)
+    }
+
+    /// A built-in drill by name.
+    pub fn builtin(name: &str) -> Result<(Self, String), PlanError> {
+        let (_, text) =
+            BUILTIN.iter().find(|(n, _)| *n == name).ok_or_else(|| PlanError::NoSuchDrill(name.to_string()))?;
+        Ok((Self::parse(text)?, text.to_string()))
+    }
+
+    /// A built-in drill by name, or else a file by path.
+    pub fn load(name_or_path: &str) -> Result<(Self, String), PlanError> {
+        if BUILTIN.iter().any(|(n, _)| *n == name_or_path) {
+            return Self::builtin(name_or_path);
+        }
+        let text = std::fs::read_to_string(name_or_path)
+            .map_err(|source| PlanError::Unreadable { path: name_or_path.to_string(), source })?;
+        Ok((Self::parse(&text)?, text))
+    }
+
+    /// The hash a run records: of the file's bytes, so any edit changes it.
+    pub fn hash(text: &str) -> String {
+        let digest = Sha256::digest(text.as_bytes());
+        digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Scales the load and the timeline down by `factor` (0 < factor <= 1) for CI's short
+    /// form: buyers, stock and durations shrink together, so the drill still sells out and
+    /// its faults still fall mid-sale.
+    pub fn shortened(mut self, factor: f64) -> Self {
+        let f = factor.clamp(0.01, 1.0);
+        let scale_u = |v: u64| ((v as f64 * f).round() as u64).max(1);
+        self.load.buyers = scale_u(self.load.buyers);
+        self.load.duration_s = scale_u(self.load.duration_s);
+        for p in &mut self.rig.products {
+            p.stock = ((p.stock as f64 * f).round() as i64).max(1);
+        }
+        for step in &mut self.faults {
+            step.at_s *= f;
+            step.for_s *= f;
+        }
+        self.drain_s = scale_u(self.drain_s).max(10);
+        self
+    }
+
+    fn validate(&self) -> Result<(), PlanError> {
+        let bad = |m: String| Err(PlanError::Invalid(m));
+        if self.name.is_empty() || self.name.len() > 64 {
+            return bad("name must be 1 to 64 characters".into());
+        }
+        if self.faults.iter().any(|f| f.target == Target::Consumers) && !self.rig.separate_consumers {
+            return bad("a fault on the consumers needs rig.separate_consumers = true".into());
+        }
+        if !(1..=16).contains(&self.rig.engines) {
+            return bad(format!("rig.engines must be 1 to 16, not {}", self.rig.engines));
+        }
+        if self.rig.products.is_empty() || self.rig.products.iter().any(|p| p.stock < 1 || p.per_user_limit < 1) {
+            return bad("rig.products needs at least one product, each with stock and per_user_limit >= 1".into());
+        }
+        if self.load.buyers == 0 || self.load.rate == 0 || self.load.duration_s == 0 || self.load.concurrency == 0 {
+            return bad("load.buyers, load.rate, load.duration_s and load.concurrency must be at least 1".into());
+        }
+        let share = |v: f64| (0.0..=1.0).contains(&v);
+        if !share(self.load.pay) || !share(self.load.cancel) || self.load.pay + self.load.cancel > 1.0 {
+            return bad("load.pay and load.cancel are shares between 0 and 1 whose sum is at most 1".into());
+        }
+        for step in &self.faults {
+            if step.at_s < 0.0 || step.for_s < 0.0 || !step.at_s.is_finite() || !step.for_s.is_finite() {
+                return bad(format!("fault {:?}: at_s and for_s must be 0 or more", step.name));
+            }
+            if let Some(e) = step.engines.iter().find(|e| **e == 0 || **e > self.rig.engines) {
+                return bad(format!("fault {:?}: engine {e} is not one of 1..={}", step.name, self.rig.engines));
+            }
+            if !step.fits() {
+                return bad(format!("fault {:?}: {:?} cannot be done to {:?}", step.name, step.action, step.target));
+            }
+            if matches!(step.action, Action::Latency | Action::ResetPeer) && step.latency_ms == 0 {
+                return bad(format!("fault {:?}: {:?} needs latency_ms", step.name, step.action));
+            }
+            if step.action == Action::Bandwidth && step.rate_kb == 0 {
+                return bad(format!("fault {:?}: bandwidth needs rate_kb", step.name));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FaultStep {
+    /// Whether the action makes sense for the target.
+    fn fits(&self) -> bool {
+        use Action::*;
+        match self.target {
+            Target::Redis | Target::Mysql => matches!(self.action, Down | Latency | Blackhole | ResetPeer | Bandwidth),
+            Target::Engine | Target::Consumers => matches!(self.action, Kill | Stop),
+            Target::Rewrite => self.action == PauseHolder,
+            Target::RedisMaster => self.action == Failover,
+            Target::PaymentDeadline => self.action == ExpireUnpaid,
+        }
+    }
+}
+
+/// The built-in drills' names and titles, for `drill list` and the console.
+pub fn builtin() -> Vec<Plan> {
+    BUILTIN.iter().map(|(_, text)| Plan::parse(text).expect("a built-in drill parses (tested)")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_drill_parses_and_is_named_for_its_file() {
+        for (name, text) in BUILTIN {
+            let plan = Plan::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(plan.name, name);
+        }
+    }
+
+    #[test]
+    fn the_hash_changes_with_any_edit_and_not_otherwise() {
+        let (_, text) = Plan::builtin("redis-down").unwrap();
+        assert_eq!(Plan::hash(&text), Plan::hash(&text.clone()));
+        assert_ne!(Plan::hash(&text), Plan::hash(&text.replace("seed = ", "seed = 1")));
+    }
+
+    #[test]
+    fn a_fault_that_does_not_fit_its_target_is_refused_by_name() {
+        let (_, text) = Plan::builtin("redis-down").unwrap();
+        let broken = format!("{text}\n[[faults]]\nname = \"odd\"\ntarget = \"redis\"\naction = \"kill\"\nat_s = 1\n");
+        let err = Plan::parse(&broken).unwrap_err().to_string();
+        assert!(err.contains("\"odd\"") && err.contains("Kill"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_field_is_refused_rather_than_ignored() {
+        let (_, text) = Plan::builtin("redis-down").unwrap();
+        let err = Plan::parse(&text.replace("[load]", "[load]\nbuyer = 5")).unwrap_err().to_string();
+        assert!(err.contains("buyer"), "{err}");
+    }
+}
