@@ -1,4 +1,4 @@
-//! `stockguard drill status|halt|proxy serve`.
+//! `stockguard drill list|run|rerun|status|halt|proxy serve` (running: [`super::drill_run`]).
 
 use std::time::Duration;
 
@@ -14,6 +14,26 @@ const STALE_AFTER: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Subcommand)]
 pub enum DrillCommand {
+    /// The built-in drills.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a drill (a built-in one by name, or a drill file) against the profile's sale: the
+    /// runner starts its own engines behind fault proxies, sends the load, injects the
+    /// faults, checks the invariants every second and aborts on oversell.
+    Run {
+        /// A built-in drill's name (`stockguard drill list`) or a drill file's path.
+        drill: String,
+        #[command(flatten)]
+        flags: super::drill_run::RunFlags,
+    },
+    /// Run a finished run's drill again: the same file text and seed, so the same schedule.
+    Rerun {
+        run: u64,
+        #[command(flatten)]
+        flags: super::drill_run::RunFlags,
+    },
     /// The sale's drill runs, newest first; a running one whose runner stopped is shown dead.
     Status {
         #[arg(long, default_value_t = 20)]
@@ -48,6 +68,9 @@ pub enum ProxyCommand {
 
 pub async fn run(cmd: DrillCommand, profile: Option<&str>) -> Result<(), CliError> {
     match cmd {
+        DrillCommand::List { json } => super::drill_run::list(json),
+        DrillCommand::Run { drill, flags } => super::drill_run::run(profile, &drill, flags).await,
+        DrillCommand::Rerun { run, flags } => super::drill_run::rerun(profile, run, flags).await,
         DrillCommand::Status { limit, json } => status(profile, limit, json).await,
         DrillCommand::Halt { reason } => halt(profile, &reason).await,
         DrillCommand::Proxy(ProxyCommand::Serve { listen, lease }) => serve(listen, lease).await,

@@ -33,12 +33,42 @@ pub enum EngineCommand {
         /// Kept (hidden) to refuse with a pointer to `stockguard degrade on`.
         #[arg(long, hide = true)]
         degraded: bool,
+        /// Leave persisting to `stockguard engine consume` processes (as production runs its
+        /// queue consumers apart from the order API).
+        #[arg(long)]
+        no_consumers: bool,
+    },
+    /// Persist reservations only (the queue consumers, no order API), until Ctrl-C or SIGTERM.
+    Consume {
+        /// The consumer's name: started again under the same name, it takes back its own
+        /// pending messages first.
+        #[arg(long)]
+        instance_id: String,
+        /// Seconds an order may stay unpaid (its payment deadline is set when persisted).
+        #[arg(long, default_value_t = 900)]
+        payment_timeout: u64,
+        #[arg(long, default_value_t = 200)]
+        batch_size: usize,
     },
 }
 
 pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliError> {
-    let EngineCommand::Serve { listen, instance_id, payment_timeout, batch_size, global_rate, per_user_rate, degraded } =
-        cmd;
+    let (listen, instance_id, payment_timeout, batch_size, global_rate, per_user_rate, degraded, no_consumers) =
+        match cmd {
+            EngineCommand::Serve {
+                listen,
+                instance_id,
+                payment_timeout,
+                batch_size,
+                global_rate,
+                per_user_rate,
+                degraded,
+                no_consumers,
+            } => (listen, instance_id, payment_timeout, batch_size, global_rate, per_user_rate, degraded, no_consumers),
+            EngineCommand::Consume { instance_id, payment_timeout, batch_size } => {
+                return consume(profile, instance_id, payment_timeout, batch_size).await;
+            }
+        };
     if degraded {
         return Err(CliError::Refused(
             "--degraded was removed: an instance pinned to the DB path beside Redis-path instances oversells Redis. \
@@ -55,6 +85,7 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
         batch_size,
         global_rate,
         per_user_rate,
+        consumers: !no_consumers,
         ..EngineConfig::default()
     };
     if let Some(id) = instance_id {
@@ -69,9 +100,44 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
         listener.local_addr().map(|a| a.to_string()).unwrap_or(listen)
     );
     let state = EngineState::new(conns.mysql, conns.redis, conns.keys, config);
-    stockguard_engine::engine::run::serve(listener, state, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await
-    .map_err(|e| CliError::Refused(format!("server error: {e}")))
+    stockguard_engine::engine::run::serve(listener, state, shutdown_signal())
+        .await
+        .map_err(|e| CliError::Refused(format!("server error: {e}")))
+}
+
+async fn consume(
+    profile: Option<&str>,
+    instance_id: String,
+    payment_timeout: u64,
+    batch_size: usize,
+) -> Result<(), CliError> {
+    if batch_size == 0 {
+        return Err(CliError::Refused("--batch-size must be at least 1".into()));
+    }
+    let conns = connect(profile).await?;
+    let config = EngineConfig {
+        instance_id,
+        payment_timeout: Duration::from_secs(payment_timeout),
+        batch_size,
+        ..EngineConfig::default()
+    };
+    eprintln!("consumer {} persisting reservations", config.instance_id);
+    let state = EngineState::new(conns.mysql, conns.redis, conns.keys, config);
+    stockguard_engine::engine::run::consume(state, shutdown_signal()).await;
+    Ok(())
+}
+
+/// Ctrl-C, or SIGTERM (how a supervisor, or a drill runner, stops a process).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("a SIGTERM handler installs");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
 }

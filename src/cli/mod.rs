@@ -4,6 +4,7 @@ mod bench;
 mod choice;
 mod degrade;
 mod drill;
+mod drill_run;
 mod engine;
 mod error;
 mod load;

@@ -83,6 +83,11 @@ impl Event {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadSecond {
     pub sent: u64,
+    /// Requests not sent because the generator was more than a second behind the schedule
+    /// (every connection busy with slow answers): not the buyers' errors, and not sent late
+    /// in a burst the schedule never had.
+    #[serde(default)]
+    pub skipped: u64,
     pub accepted: u64,
     /// The sale's own answers that are not errors: sold out, per-buyer limit.
     pub refused: u64,

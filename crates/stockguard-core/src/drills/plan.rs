@@ -124,7 +124,7 @@ pub struct Load {
 }
 
 fn default_concurrency() -> usize {
-    64
+    128
 }
 
 /// Where a fault lands.
@@ -156,7 +156,8 @@ pub enum Action {
     Down,
     /// Every reply waits `latency_ms` (Toxiproxy `latency`, downstream).
     Latency,
-    /// Links accept and pass nothing (a black hole; Toxiproxy `timeout` with 0).
+    /// Links accept connections and answer nothing until the fault ends, then deliver what
+    /// they held (a network partition as TCP lives it; a `latency` toxic of an hour).
     Blackhole,
     /// Connections reset after `latency_ms` (Toxiproxy `reset_peer`).
     ResetPeer,

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
     pub sent: u64,
+    /// Scheduled requests not sent because the generator fell more than a second behind.
+    #[serde(default)]
+    pub skipped: u64,
     pub accepted: u64,
     /// Units of live orders beyond initial stock at the worst tick and at the end: must be 0.
     pub oversold_units: i64,
@@ -17,6 +20,11 @@ pub struct Figures {
     pub duplicated: u64,
     /// Accepted, then withdrawn (`order_failures`): allowed, and each needs compensation.
     pub failed_back: u64,
+    /// Orders in the DB whose buyer heard an error, not "accepted" (the reply was lost with
+    /// a cut connection): the outcome was unknown to the buyer; an idempotent retry with the
+    /// same key would have returned the order.
+    #[serde(default)]
+    pub unannounced_orders: u64,
     /// Answers that were errors (not a sale's own "sold out" or "limit"), over all answers.
     pub buyer_error_rate: f64,
     pub p50_ms: f64,
@@ -37,6 +45,10 @@ pub struct Figures {
     pub stale_writes: Option<u64>,
     /// Ticks from the failover to drift REDIS_HIGH confirmed (redis-failover-loss).
     pub drift_confirmed_ticks: Option<u32>,
+    /// Looks at accepted orders' status answered "not found" (must be 0: an accepted order
+    /// is PROCESSING until persisted).
+    #[serde(default)]
+    pub status_not_found: Option<u64>,
 }
 
 /// One invariant or SLO and how it came out.

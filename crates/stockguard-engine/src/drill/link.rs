@@ -88,9 +88,17 @@ impl Link {
         self.shared.toxics.borrow().clone()
     }
 
-    /// Replaces the toxics; open connections follow from their next chunk.
+    /// Replaces the toxics; open connections follow from their next chunk, and a chunk held
+    /// by a latency is let go. Setting the same toxics again (a lease renewed) changes nothing
+    /// and lets nothing go.
     pub fn set_toxics(&self, toxics: Vec<Toxic>) {
-        self.shared.toxics.send_replace(toxics);
+        self.shared.toxics.send_if_modified(|current| {
+            let modified = *current != toxics;
+            if modified {
+                *current = toxics;
+            }
+            modified
+        });
     }
 }
 
@@ -266,6 +274,7 @@ async fn pump(
     // What this direction's toxics do, worked out again only when they change: a chunk costs
     // one atomic load, not a lock and a lookup per toxic.
     let mut effects = Effects::default();
+    let mut woken = false;
     toxics.mark_changed();
     while open {
         let n = tokio::select! {
@@ -275,7 +284,7 @@ async fn pump(
                 Ok(n) => n,
             },
         };
-        if toxics.has_changed().unwrap_or(false) {
+        if std::mem::take(&mut woken) || toxics.has_changed().unwrap_or(false) {
             let toxics = toxics.borrow_and_update();
             let mut drawn = drawn.lock().unwrap();
             // A toxic added a moment ago is drawn here if the connection has not seen it yet.
@@ -290,7 +299,13 @@ async fn pump(
             _ = stop.changed() => false,
             written = async {
                 if !wait.is_zero() {
-                    tokio::time::sleep(wait).await;
+                    // A toxic removed or changed ends the wait: the held chunk goes on now, as
+                    // Toxiproxy's interrupted latency toxic forwards it, so a long stall ends
+                    // with its fault. The next chunk works out the effects again.
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = toxics.changed() => woken = true,
+                    }
                 }
                 to.write_all(&buf[..n]).await
             } => written.is_ok(),

@@ -6,10 +6,13 @@
 //! - [`service`]: the fault proxy as a service (`stockguard drill proxy serve`): proxies
 //!   ([`link`]) driven through Toxiproxy's HTTP API, their faults ([`toxics`]) under leases.
 //! - [`client`]: that API from the runner's side, holding faults by renewing their leases.
+//! - [`runner`]: a drill file run end to end: the rig, the load, the fault timeline, the
+//!   invariants every tick, the abort, the verdict.
 
 pub mod client;
 pub mod link;
 pub mod proxy;
+pub mod runner;
 pub mod service;
 pub mod toxics;
 

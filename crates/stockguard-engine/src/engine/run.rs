@@ -157,12 +157,29 @@ pub async fn serve(
     let span = tracing::info_span!("engine", instance = %state.config.instance_id);
     let switch =
         tokio::spawn(switching::run_switch(state.clone(), listen_addr, stop_rx.clone()).instrument(span.clone()));
-    let consumers = tokio::spawn(run_consumers(state.clone(), stop_rx.clone()).instrument(span.clone()));
+    let consumers = state
+        .config
+        .consumers
+        .then(|| tokio::spawn(run_consumers(state.clone(), stop_rx.clone()).instrument(span.clone())));
     let closer = tokio::spawn(run_closer_and_relay(state.clone(), stop_rx).instrument(span));
     let result = http::serve(listener, state, shutdown).await;
     let _ = stop_tx.send(true);
-    let _ = consumers.await;
+    if let Some(consumers) = consumers {
+        let _ = consumers.await;
+    }
     let _ = closer.await;
     let _ = switch.await;
     result
+}
+
+/// Persists reservations only (no order API, no closer): the queue consumers as a process of
+/// their own, until `shutdown` completes. Its consumer name is the instance id, so a consumer
+/// started again under the same id takes back its own pending messages first.
+pub async fn consume(state: EngineState, shutdown: impl Future<Output = ()> + Send + 'static) {
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let span = tracing::info_span!("consumer", instance = %state.config.instance_id);
+    let consumers = tokio::spawn(run_consumers(state, stop_rx).instrument(span));
+    shutdown.await;
+    let _ = stop_tx.send(true);
+    let _ = consumers.await;
 }

@@ -40,6 +40,10 @@ pub struct EngineConfig {
     /// A Redis call on the order path slower than this counts as a timeout.
     pub redis_timeout: Duration,
     pub breaker: BreakerConfig,
+    /// Whether this instance persists reservations itself. Off when the queue consumers run
+    /// as processes of their own (`stockguard engine consume`), as MQ consumers do in
+    /// production, so a drill can stop them while the order API goes on selling.
+    pub consumers: bool,
 }
 
 impl Default for EngineConfig {
@@ -58,6 +62,7 @@ impl Default for EngineConfig {
             heartbeat_every: Duration::from_millis(500),
             redis_timeout: Duration::from_millis(300),
             breaker: BreakerConfig::default(),
+            consumers: true,
         }
     }
 }

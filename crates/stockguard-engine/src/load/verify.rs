@@ -26,7 +26,12 @@ pub struct Verdict {
     pub drained: bool,
 }
 
-async fn found_in(pool: &MySqlPool, table: &str, order_nos: &[&str]) -> Result<HashSet<String>, sqlx::Error> {
+/// The order numbers of `order_nos` that `table` holds.
+pub(crate) async fn found_in(
+    pool: &MySqlPool,
+    table: &str,
+    order_nos: &[&str],
+) -> Result<HashSet<String>, sqlx::Error> {
     let mut found = HashSet::new();
     for chunk in order_nos.chunks(1000) {
         let sql = format!("SELECT order_no FROM {table} WHERE order_no IN ({})", vec!["?"; chunk.len()].join(","));

@@ -175,13 +175,41 @@ pub async fn metrics_text(State(state): State<EngineState>) -> ([(axum::http::He
 /// With a `viewer`, another buyer's order is not shown: the viewer's own reservation under
 /// that number failed (`ORDER_NO_CLASH`), or the number is not theirs (404).
 async fn status_of(state: &EngineState, order_no: &str, viewer: Option<u64>) -> Result<String, ApiError> {
+    if let Some(known) = persisted_status(state, order_no, viewer).await? {
+        return known;
+    }
+    if let Some(product) = product_of(order_no) {
+        let mut redis = state.redis.clone();
+        let in_flight: bool =
+            redis::cmd("HEXISTS").arg(state.keys.inflight(product)).arg(order_no).query_async(&mut redis).await?;
+        if in_flight {
+            return Ok("PROCESSING".into());
+        }
+    }
+    // Not in the DB a moment ago and not in flight now: persisted (or failed back) in
+    // between, since a reservation leaves the in-flight hash only after its outcome is
+    // committed. Asked again, the DB has it. (Found by the mq-backlog drill: answering 404
+    // here told buyers of accepted orders that their order did not exist.)
+    match persisted_status(state, order_no, viewer).await? {
+        Some(known) => known,
+        None => Err(ApiError::UnknownOrder(order_no.to_string())),
+    }
+}
+
+/// The order's state as the DB has it: its row, or its failure. `None` when the DB has
+/// neither; `Some(Err)` when the number is another buyer's.
+async fn persisted_status(
+    state: &EngineState,
+    order_no: &str,
+    viewer: Option<u64>,
+) -> Result<Option<Result<String, ApiError>>, ApiError> {
     let row: Option<(String, u64)> =
         sqlx::query_as("SELECT CAST(status AS CHAR), user_id FROM orders WHERE order_no = ?")
             .bind(order_no)
             .fetch_optional(&state.pool)
             .await?;
     let someone_elses = match row {
-        Some((status, owner)) if viewer.is_none_or(|v| v == owner) => return Ok(status),
+        Some((status, owner)) if viewer.is_none_or(|v| v == owner) => return Ok(Some(Ok(status))),
         Some(_) => true,
         None => false,
     };
@@ -193,20 +221,9 @@ async fn status_of(state: &EngineState, order_no: &str, viewer: Option<u64>) -> 
             .fetch_optional(&state.pool)
             .await?;
     if failed.is_some() {
-        return Ok("FAILED".into());
+        return Ok(Some(Ok("FAILED".into())));
     }
-    if someone_elses {
-        return Err(ApiError::UnknownOrder(order_no.to_string()));
-    }
-    if let Some(product) = product_of(order_no) {
-        let mut redis = state.redis.clone();
-        let in_flight: bool =
-            redis::cmd("HEXISTS").arg(state.keys.inflight(product)).arg(order_no).query_async(&mut redis).await?;
-        if in_flight {
-            return Ok("PROCESSING".into());
-        }
-    }
-    Err(ApiError::UnknownOrder(order_no.to_string()))
+    Ok(someone_elses.then(|| Err(ApiError::UnknownOrder(order_no.to_string()))))
 }
 
 pub async fn show(

@@ -1,0 +1,411 @@
+//! The drill runner: one drill file run against the profile's MySQL and Redis.
+//!
+//! - [`rig`]: fresh products, a fault proxy per engine link, the engine processes.
+//! - [`schedule`]: the seeded request schedule; [`load`]: sending it, second by second.
+//! - [`timeline`]: the fault steps at their times; [`faults`]: what each one does.
+//! - [`watch`]: the invariants, read every tick from the ledger and Redis.
+//! - [`verdict`]: the figures and checks a run ends with.
+//!
+//! The run lives in the database (`drill_runs`, `drill_events`): its heartbeat every tick,
+//! which also brings a halt requested from anywhere; every event on the load's clock. An
+//! oversold unit, a negative Redis stock or a declared abort condition aborts the drill
+//! within the tick that sees it: load stopped, every fault restored, run `ABORTED`.
+
+pub mod faults;
+pub mod load;
+pub mod rig;
+pub mod schedule;
+pub mod timeline;
+pub mod verdict;
+pub mod watch;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use stockguard_core::connect::Connections;
+use stockguard_core::drills::events::{self, Event, TickFigures};
+use stockguard_core::drills::plan::{Action, FaultStep, Plan, Target};
+use stockguard_core::drills::summary::Summary;
+use stockguard_core::drills::{self, NewRun, RunStatus};
+use stockguard_core::profile::EnvironmentKind;
+use tokio::sync::Mutex;
+
+use self::load::{LoadRun, Targets};
+use self::rig::{Rig, RigOptions};
+use self::schedule::Schedule;
+use self::timeline::{Said, Timeline};
+
+/// How often the sampler reads the invariants and the runner beats its heart.
+const TICK: Duration = Duration::from_secs(1);
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error("{0}")]
+    Refused(String),
+    #[error("the drill rig: {0}")]
+    Rig(String),
+    #[error("not supported yet: {0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    Plan(#[from] stockguard_core::drills::plan::PlanError),
+    #[error(transparent)]
+    Run(#[from] stockguard_core::drills::DrillRunError),
+    #[error(transparent)]
+    Proxy(#[from] crate::drill::client::ProxyApiError),
+    #[error(transparent)]
+    Rewrite(#[from] stockguard_core::rewrite::RewriteError),
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+    #[error(transparent)]
+    Redis(#[from] redis::RedisError),
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl RunnerError {
+    fn io(e: std::io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+/// What the run changes from its file, recorded with it.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct Variant {
+    /// CI's short form: load and timeline scaled by this factor.
+    pub short: Option<f64>,
+    /// Latency added to every MySQL reply for the whole load (a what-if re-run).
+    pub extra_db_latency_ms: u64,
+    /// The run this one re-runs.
+    pub rerun_of: Option<u64>,
+}
+
+impl Variant {
+    fn describe(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(f) = self.short {
+            parts.push(format!("short x{f}"));
+        }
+        if self.extra_db_latency_ms > 0 {
+            parts.push(format!("+{} ms on every MySQL reply", self.extra_db_latency_ms));
+        }
+        if let Some(run) = self.rerun_of {
+            parts.push(format!("re-run of {run}"));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+pub struct RunOptions {
+    pub plan: Plan,
+    pub plan_text: String,
+    pub variant: Variant,
+    /// The `stockguard` binary the engines are started from.
+    pub binary: PathBuf,
+    /// An external proxy API instead of the runner's own.
+    pub proxy_api: Option<String>,
+    /// The runner's own proxies' fault lease.
+    pub lease: Duration,
+    /// Staging needs this said out loud.
+    pub confirm: bool,
+}
+
+/// What the runner tells whoever started it, about once a second.
+#[derive(Debug, Clone)]
+pub enum Progress {
+    Started { run_id: u64 },
+    Phase(&'static str),
+    Tick { elapsed_s: u64, sent: usize, total: usize, figures: TickFigures },
+    Event(Event),
+}
+
+pub struct RunOutcome {
+    pub run_id: u64,
+    pub status: RunStatus,
+    pub summary: Summary,
+}
+
+/// Runs a drill from start to verdict. The rig is torn down whatever happens.
+pub async fn run(
+    conns: &Connections,
+    opts: RunOptions,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<RunOutcome, RunnerError> {
+    match conns.settings.environment {
+        EnvironmentKind::Production => {
+            return Err(RunnerError::Refused("drills are refused on production profiles".into()))
+        }
+        EnvironmentKind::Staging if !opts.confirm => {
+            return Err(RunnerError::Refused("this profile is staging: pass --confirm to run a drill on it".into()))
+        }
+        _ => {}
+    }
+    conns.settings.may_operate().map_err(|r| RunnerError::Refused(format!("{r:?}: drills change the sale")))?;
+    if opts.plan.faults.iter().any(|f| f.target == Target::RedisMaster) {
+        return Err(RunnerError::Unsupported(
+            "the failover fault needs a private Redis master and replica in the rig, which this runner does not start yet"
+                .into(),
+        ));
+    }
+    let mut plan = match opts.variant.short {
+        Some(f) => opts.plan.clone().shortened(f),
+        None => opts.plan.clone(),
+    };
+    if opts.variant.extra_db_latency_ms > 0 {
+        plan.faults.push(FaultStep {
+            name: "extra DB latency (variant)".into(),
+            target: Target::Mysql,
+            action: Action::Latency,
+            at_s: 0.0,
+            for_s: plan.load.duration_s as f64,
+            engines: Vec::new(),
+            latency_ms: opts.variant.extra_db_latency_ms,
+            rate_kb: 0,
+        });
+    }
+    let runner = format!("{}:{}", hostname(), std::process::id());
+    let run_id = drills::begin(
+        &conns.mysql,
+        &NewRun {
+            scenario: &plan.name,
+            started_by: &conns.settings.actor,
+            runner: &runner,
+            plan_hash: &Plan::hash(&opts.plan_text),
+            seed: plan.load.seed,
+            parameters: serde_json::json!({
+                "plan_text": opts.plan_text,
+                "variant": opts.variant,
+                "drill": plan,
+            }),
+        },
+    )
+    .await?;
+    progress(&Progress::Started { run_id });
+    let rig_opts = RigOptions { binary: opts.binary.clone(), proxy_api: opts.proxy_api.clone(), lease: opts.lease };
+    progress(&Progress::Phase("rig"));
+    let rig = match Rig::build(conns, &plan, run_id, rig_opts).await {
+        Ok(rig) => Arc::new(Mutex::new(rig)),
+        Err(e) => return Err(failed(conns, run_id, "the rig could not be built", e).await),
+    };
+    let renew_every = (opts.lease / 3).clamp(Duration::from_millis(200), Duration::from_secs(5));
+    let result = drive(conns, &plan, run_id, rig.clone(), renew_every, &opts.variant, progress).await;
+    rig.lock().await.tear_down().await;
+    let (status, summary) = match result {
+        Ok(done) => done,
+        Err(e) => return Err(failed(conns, run_id, "the runner failed", e).await),
+    };
+    // A halt that came while the run was finishing still finds it RUNNING: first verdict stands.
+    let summary_json = serde_json::to_value(&summary).expect("a summary serializes");
+    match drills::finish(&conns.mysql, run_id, status, &summary_json).await {
+        Ok(()) | Err(drills::DrillRunError::AlreadyFinished(_)) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(RunOutcome { run_id, status, summary })
+}
+
+/// Ends the run FAILED with why (best effort: the error is what the caller hears) and hands
+/// the error back.
+async fn failed(conns: &Connections, run_id: u64, what: &str, e: RunnerError) -> RunnerError {
+    let summary = Summary { reason: Some(format!("{what}: {e}")), ..Summary::default() };
+    let summary = serde_json::to_value(&summary).unwrap_or_default();
+    let _ = drills::finish(&conns.mysql, run_id, RunStatus::Failed, &summary).await;
+    e
+}
+
+fn hostname() -> String {
+    std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "localhost".into())
+}
+
+/// Why the load stopped early.
+enum Stopped {
+    Abort(String),
+    Halt(String),
+}
+
+/// The run between the rig and the verdict.
+async fn drive(
+    conns: &Connections,
+    plan: &Plan,
+    run_id: u64,
+    rig: Arc<Mutex<Rig>>,
+    renew_every: Duration,
+    variant: &Variant,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<(RunStatus, Summary), RunnerError> {
+    let (engines, products, instances) = {
+        let rig = rig.lock().await;
+        (rig.engines.iter().filter_map(|e| e.url.clone()).collect::<Vec<_>>(), rig.products.clone(), rig.instance_ids())
+    };
+    let schedule = Schedule::build(&plan.load, products.len(), plan.rig.engines);
+    let first_user = 2_000_000_000 + run_id * 10_000_000;
+    let targets = Targets { engines, products: products.clone(), first_user, tag: format!("{run_id}") };
+    let mut rec = verdict::Record::new(plan, products.clone());
+    let load = LoadRun::start(&schedule, targets, plan.load.concurrency);
+    let started = load.started;
+    let at = |t: Instant| t.saturating_duration_since(started).as_millis() as i64;
+    let note = |event: Event, when: Instant| {
+        progress(&Progress::Event(event.clone()));
+        async move { events::record(&conns.mysql, run_id, at(when), &event).await }
+    };
+    note(Event::Phase { phase: "load".into() }, started).await?;
+    progress(&Progress::Phase("load"));
+    let mut timeline = Timeline::start(plan.faults.clone(), rig.clone(), conns.clone(), started, renew_every);
+    let mut tick = tokio::time::interval(TICK);
+    let mut stopped: Option<Stopped> = None;
+    let mut last_mode = (u32::MAX, u32::MAX);
+    let fault_end = plan.faults.iter().map(FaultStep::end).max().unwrap_or_default();
+    // The drill goes on until the load is sent and the faults are over; then it drains.
+    // Once the faults are over, the sale is led back to Redis while it goes on, as on-call
+    // would: the guided exit runs beside the ticks.
+    let mut leading: Option<tokio::task::JoinHandle<Option<verdict::LedBack>>> = None;
+    let mut led = !plan.guided_exit;
+    loop {
+        let faults_over = timeline.is_finished() || started.elapsed() > fault_end + Duration::from_secs(60);
+        if stopped.is_some() || (load.finished() && faults_over && led) {
+            break;
+        }
+        tick.tick().await;
+        while let Ok((when, said)) = timeline.said.try_recv() {
+            match said {
+                Said::Event(e) => {
+                    rec.saw(&e, at(when));
+                    note(e, when).await?;
+                }
+                Said::ToDbPath(took) => rec.to_db_path(took),
+            }
+        }
+        if !led && leading.is_none() && timeline.is_finished() {
+            leading = Some(tokio::spawn(verdict::lead_back(conns.clone(), instances.clone())));
+        }
+        if let Some(done) = leading.take_if(|l| l.is_finished()) {
+            led = true;
+            if let Ok(Some(led_back)) = done.await {
+                rec.propagation(led_back.propagation_ms);
+                let repair = Event::Repair { what: "guided exit to Redis".into(), outcome: led_back.outcome };
+                note(repair, Instant::now()).await?;
+            }
+        }
+        let now = Instant::now();
+        for (second, figures) in load.take_seconds(started.elapsed().as_secs()) {
+            if let Some(rate) = plan.abort.buyer_error_rate_above {
+                let errors = figures.error_count() as f64;
+                if figures.sent > 0 && errors / figures.sent as f64 > rate {
+                    stopped.get_or_insert(Stopped::Abort(format!(
+                        "second {second}: buyer error rate {:.1}% above the abort bound {:.1}%",
+                        100.0 * errors / figures.sent as f64,
+                        100.0 * rate
+                    )));
+                }
+            }
+            rec.second(&figures);
+            let when = started + Duration::from_secs(second + 1);
+            note(Event::Load(figures), when).await?;
+        }
+        let (figures, negative) = watch::tick(conns, &products, &instances).await?;
+        let offset = at(now);
+        if (figures.redis_path, figures.db_path) != last_mode {
+            last_mode = (figures.redis_path, figures.db_path);
+            note(Event::Mode { redis_path: figures.redis_path, db_path: figures.db_path, unknown: 0 }, now).await?;
+        }
+        for violation in rec.tick(&figures, negative, offset) {
+            let (invariant, figure) = violation;
+            note(Event::Violation { invariant: invariant.clone(), figure: figure.clone() }, now).await?;
+            if invariant == "oversell" || invariant == "redis_stock_negative" {
+                stopped.get_or_insert(Stopped::Abort(format!("{invariant}: {figure}")));
+            }
+        }
+        if let Some(bound) = plan.abort.drift_outside_faults_above {
+            if !rec.in_fault_window(offset) && figures.drift_max_abs.abs() > bound {
+                stopped.get_or_insert(Stopped::Abort(format!(
+                    "drift {} outside every fault window, above the abort bound {bound}",
+                    figures.drift_max_abs
+                )));
+            }
+        }
+        note(Event::Tick(figures.clone()), now).await?;
+        let (sent, total) = load.progress();
+        progress(&Progress::Tick { elapsed_s: started.elapsed().as_secs(), sent, total, figures });
+        if let Some(reason) = drills::heartbeat(&conns.mysql, run_id).await? {
+            stopped.get_or_insert(Stopped::Halt(reason));
+        }
+    }
+    // Said before anything is stopped, so the timeline shows when it was decided; then the
+    // load stops and every fault is restored before anything else: an abort ends the damage
+    // first.
+    let stopping = Instant::now();
+    match &stopped {
+        Some(Stopped::Abort(reason)) => note(Event::Abort { reason: reason.clone() }, stopping).await?,
+        Some(Stopped::Halt(reason)) => note(Event::Halt { reason: reason.clone() }, stopping).await?,
+        None => {}
+    }
+    let early = stopped.is_some();
+    timeline.stop().await;
+    let finished = if early { load.stop().await } else { load.finish().await };
+    for (second, figures) in &finished.rest {
+        rec.second(figures);
+        note(Event::Load(figures.clone()), started + Duration::from_secs(second + 1)).await?;
+    }
+    let (outcomes, mut said) = timeline.join().await;
+    while let Ok((when, said)) = said.try_recv() {
+        match said {
+            Said::Event(e) => {
+                rec.saw(&e, at(when));
+                note(e, when).await?;
+            }
+            Said::ToDbPath(took) => rec.to_db_path(took),
+        }
+    }
+
+    // Back to Redis, then drain: every accepted order persisted or failed back.
+    progress(&Progress::Phase("drain"));
+    note(Event::Phase { phase: "drain".into() }, Instant::now()).await?;
+    if let Some(leading) = leading {
+        // Stopped early while the exit ran: it finishes (a half-done exit would leave sales
+        // paused); what it did goes on the timeline.
+        if let Ok(Some(led_back)) = leading.await {
+            rec.propagation(led_back.propagation_ms);
+            let repair = Event::Repair { what: "guided exit to Redis".into(), outcome: led_back.outcome };
+            note(repair, Instant::now()).await?;
+        }
+    }
+    let drain_deadline = Instant::now() + Duration::from_secs(plan.drain_s);
+    loop {
+        let now = Instant::now();
+        let (figures, negative) = watch::tick(conns, &products, &instances).await?;
+        for (invariant, figure) in rec.tick(&figures, negative, at(now)) {
+            note(Event::Violation { invariant, figure }, now).await?;
+        }
+        let settled = figures.backlog == 0 && figures.inflight == 0 && figures.drift == 0 && figures.db_path == 0;
+        note(Event::Tick(figures), now).await?;
+        let _ = drills::heartbeat(&conns.mysql, run_id).await;
+        if (settled && !early) || now >= drain_deadline || (early && now >= stopping + Duration::from_secs(5)) {
+            break;
+        }
+        tokio::time::sleep(TICK).await;
+    }
+    progress(&Progress::Phase("verify"));
+    note(Event::Phase { phase: "verify".into() }, Instant::now()).await?;
+    let checked =
+        verdict::check_orders(conns, &finished.answers, first_user, plan.load.buyers, Duration::from_secs(5)).await?;
+    let affected = watch::affected_orders(conns, &products).await?;
+    let mut summary = rec.summary(&checked, &finished, &outcomes, affected, &schedule.hash, variant.describe());
+    let status = match stopped {
+        Some(Stopped::Abort(reason)) => {
+            summary.reason = Some(reason);
+            RunStatus::Aborted
+        }
+        Some(Stopped::Halt(reason)) => {
+            summary.reason = Some(format!("halted: {reason}"));
+            RunStatus::Halted
+        }
+        None if summary.failed_checks().next().is_some() => {
+            let failed: Vec<String> = summary.failed_checks().map(|c| c.name.clone()).collect();
+            summary.reason = Some(format!("failed: {}", failed.join(", ")));
+            RunStatus::Failed
+        }
+        None => RunStatus::Passed,
+    };
+    note(Event::Phase { phase: "done".into() }, Instant::now()).await?;
+    Ok((status, summary))
+}

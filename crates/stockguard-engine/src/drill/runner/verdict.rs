@@ -1,0 +1,390 @@
+//! What a run comes to: the figures gathered tick by tick ([`Record`]), the buyers' record
+//! checked against the DB ([`check_orders`]), the sale led back to Redis ([`lead_back`]),
+//! and each invariant and declared SLO judged ([`Record::summary`]).
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use stockguard_core::connect::Connections;
+use stockguard_core::drills::events::{Event, LoadSecond, TickFigures};
+use stockguard_core::drills::plan::{Plan, Target};
+use stockguard_core::drills::summary::{AffectedOrder, Check, Figures, Summary};
+use stockguard_core::switch::{self, ExitOptions, Scope};
+
+use super::faults::Outcomes;
+use super::load::{Finished, Sent};
+use super::RunnerError;
+use crate::load::verify::found_in;
+
+/// Drift is expected while a fault is on and for this long after it (the engines notice
+/// Redis is back, the guided exit rebuilds it), unless the file declares a recovery SLO.
+const RECOVERY_ALLOWANCE_MS: i64 = 10_000;
+
+pub struct Record {
+    plan: Plan,
+    products: Vec<u64>,
+    /// Each fault's window on the load's clock: (start, end once restored).
+    windows: Vec<(i64, Option<i64>)>,
+    sent: u64,
+    skipped: u64,
+    accepted: u64,
+    errors: u64,
+    accepted_per_s: Vec<u64>,
+    ticks: Vec<(i64, TickFigures)>,
+    worst_oversold: i64,
+    redis_negative_ticks: u32,
+    drift_outside: i64,
+    to_db_path: Option<Duration>,
+    propagation_ms: Option<u64>,
+    recovered_at: Option<i64>,
+}
+
+impl Record {
+    pub fn new(plan: &Plan, products: Vec<u64>) -> Self {
+        Self {
+            plan: plan.clone(),
+            products,
+            windows: Vec::new(),
+            sent: 0,
+            skipped: 0,
+            accepted: 0,
+            errors: 0,
+            accepted_per_s: Vec::new(),
+            ticks: Vec::new(),
+            worst_oversold: 0,
+            redis_negative_ticks: 0,
+            drift_outside: 0,
+            to_db_path: None,
+            propagation_ms: None,
+            recovered_at: None,
+        }
+    }
+
+    pub fn saw(&mut self, event: &Event, offset_ms: i64) {
+        match event {
+            Event::FaultInjected { .. } => self.windows.push((offset_ms, None)),
+            Event::FaultRestored { .. } => {
+                if let Some(open) = self.windows.iter_mut().find(|(_, end)| end.is_none()) {
+                    open.1 = Some(offset_ms);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn to_db_path(&mut self, took: Duration) {
+        self.to_db_path.get_or_insert(took);
+    }
+
+    pub fn propagation(&mut self, ms: Option<u64>) {
+        self.propagation_ms = ms;
+    }
+
+    fn allowance(&self) -> i64 {
+        self.plan.slo.recovery_s.map_or(RECOVERY_ALLOWANCE_MS, |s| (s * 1000.0) as i64)
+    }
+
+    /// Within a fault's window, or its recovery allowance after it.
+    pub fn in_fault_window(&self, offset_ms: i64) -> bool {
+        let allowance = self.allowance();
+        self.windows.iter().any(|(start, end)| *start <= offset_ms && end.is_none_or(|e| offset_ms <= e + allowance))
+    }
+
+    fn last_fault_end(&self) -> Option<i64> {
+        if self.windows.iter().any(|(_, end)| end.is_none()) {
+            return None;
+        }
+        self.windows.iter().filter_map(|(_, end)| *end).max()
+    }
+
+    pub fn second(&mut self, figures: &LoadSecond) {
+        self.sent += figures.sent;
+        self.skipped += figures.skipped;
+        self.accepted += figures.accepted;
+        self.errors += figures.error_count();
+        self.accepted_per_s.push(figures.accepted);
+    }
+
+    /// Takes a tick in; returns the invariants it breaks, each with its figure.
+    pub fn tick(&mut self, figures: &TickFigures, negative: u32, offset_ms: i64) -> Vec<(String, String)> {
+        let mut broken = Vec::new();
+        self.worst_oversold = self.worst_oversold.max(figures.oversold_units);
+        if figures.oversold_units > 0 {
+            broken.push(("oversell".into(), format!("{} units beyond stock", figures.oversold_units)));
+        }
+        if negative > 0 {
+            self.redis_negative_ticks += 1;
+            broken.push(("redis_stock_negative".into(), format!("{negative} products below zero in Redis")));
+        }
+        // While an engine sells through the DB, Redis is stale by design until the guided exit
+        // rebuilds it: that drift is the fault's, not a defect.
+        if figures.redis_reachable
+            && figures.db_path == 0
+            && !self.in_fault_window(offset_ms)
+            && figures.drift_max_abs != 0
+        {
+            if self.drift_outside == 0 {
+                broken.push(("drift_outside_faults".into(), format!("drift {}", figures.drift_max_abs)));
+            }
+            self.drift_outside = self.drift_outside.max(figures.drift_max_abs.abs());
+        }
+        if self.recovered_at.is_none() {
+            if let Some(end) = self.last_fault_end() {
+                let engines = self.plan.rig.engines;
+                let back = figures.drift == 0 && figures.db_path == 0 && figures.redis_path >= engines;
+                if offset_ms >= end && back {
+                    self.recovered_at = Some(offset_ms);
+                }
+            }
+        }
+        self.ticks.push((offset_ms, figures.clone()));
+        broken
+    }
+
+    /// How many times faster than orders arrived the backlog was worked off after its peak.
+    fn catch_up(&self) -> (u64, Option<f64>) {
+        let Some((peak_i, peak)) = self.ticks.iter().enumerate().max_by_key(|(_, (_, t))| t.backlog) else {
+            return (0, None);
+        };
+        let peak_backlog = peak.1.backlog;
+        if peak_backlog < 10 {
+            return (peak_backlog, None);
+        }
+        let seconds = self.accepted_per_s.len().max(1) as f64;
+        let arrival = self.accepted as f64 / seconds;
+        let cleared = self.ticks[peak_i..].iter().find(|(_, t)| t.backlog * 100 <= peak_backlog);
+        let multiple = cleared.and_then(|(at, _)| {
+            let took_s = (*at - peak.0) as f64 / 1000.0;
+            // Worked off: the peak plus what arrived meanwhile.
+            let arrived = arrival * took_s;
+            (took_s > 0.0 && arrival > 0.0).then(|| (peak_backlog as f64 + arrived) / took_s / arrival)
+        });
+        (peak_backlog, multiple)
+    }
+
+    pub fn summary(
+        &self,
+        orders: &OrderCheck,
+        load: &Finished,
+        outcomes: &Outcomes,
+        affected_orders: Vec<AffectedOrder>,
+        schedule_hash: &str,
+        variant: Option<String>,
+    ) -> Summary {
+        let (backlog_peak, catch_up_multiple) = self.catch_up();
+        let final_drift = self.ticks.last().map_or(0, |(_, t)| t.drift_max_abs.abs());
+        let looks = load.follow_ups.status_looks.load(std::sync::atomic::Ordering::Relaxed);
+        let figures = Figures {
+            sent: self.sent,
+            skipped: self.skipped,
+            accepted: self.accepted,
+            oversold_units: self.worst_oversold,
+            lost: orders.lost,
+            duplicated: orders.duplicated,
+            failed_back: orders.failed_back,
+            unannounced_orders: orders.unannounced,
+            buyer_error_rate: if self.sent == 0 { 0.0 } else { self.errors as f64 / self.sent as f64 },
+            p50_ms: load.p50_ms,
+            p99_ms: load.p99_ms,
+            time_to_db_path_ms: self.to_db_path.map(|d| d.as_millis() as u64),
+            recovery_s: self.recovered_at.zip(self.last_fault_end()).map(|(at, end)| (at - end).max(0) as f64 / 1000.0),
+            drift_peak: self.ticks.iter().map(|(_, t)| t.drift_max_abs.abs()).max().unwrap_or(0),
+            backlog_peak,
+            catch_up_multiple,
+            switch_propagation_ms: self.propagation_ms,
+            stale_writes: self.plan.faults.iter().any(|f| f.target == Target::Rewrite).then_some(outcomes.stale_writes),
+            drift_confirmed_ticks: None,
+            status_not_found: (looks > 0)
+                .then(|| load.follow_ups.status_not_found.load(std::sync::atomic::Ordering::Relaxed)),
+        };
+        let mut checks = vec![
+            invariant("oversell", figures.oversold_units == 0, format!("{} units", figures.oversold_units), "0"),
+            invariant(
+                "redis_stock_never_negative",
+                self.redis_negative_ticks == 0,
+                format!("{} ticks", self.redis_negative_ticks),
+                "0",
+            ),
+            invariant("no_accepted_order_lost", figures.lost == 0, figures.lost.to_string(), "0"),
+            invariant("no_duplicate_order", figures.duplicated == 0, figures.duplicated.to_string(), "0"),
+            invariant("no_drift_outside_faults", self.drift_outside == 0, format!("{} units", self.drift_outside), "0"),
+            invariant("drift_zero_at_end", final_drift == 0, format!("{final_drift} units"), "0"),
+        ];
+        if let Some(stale) = figures.stale_writes {
+            checks.push(invariant("no_stale_rewrite", stale == 0, stale.to_string(), "0"));
+        }
+        if let Some(missing) = figures.status_not_found {
+            checks.push(invariant(
+                "accepted_orders_always_found",
+                missing == 0,
+                format!("{missing} of {looks} looks answered not found"),
+                "0",
+            ));
+        }
+        let slo = &self.plan.slo;
+        if let Some(bound) = slo.time_to_db_path_ms {
+            let got = figures.time_to_db_path_ms;
+            checks.push(slo_check(
+                "time_to_db_path",
+                got.is_some_and(|v| v <= bound),
+                got.map(|v| format!("{v} ms")),
+                format!("<= {bound} ms"),
+            ));
+        }
+        if let Some(bound) = slo.recovery_s {
+            let got = figures.recovery_s;
+            checks.push(slo_check(
+                "recovery_time",
+                got.is_some_and(|v| v <= bound),
+                got.map(|v| format!("{v:.1} s")),
+                format!("<= {bound} s"),
+            ));
+        }
+        if let Some(bound) = slo.buyer_error_rate {
+            let got = figures.buyer_error_rate;
+            checks.push(slo_check(
+                "buyer_error_rate",
+                got <= bound,
+                Some(format!("{:.2}%", got * 100.0)),
+                format!("<= {:.2}%", bound * 100.0),
+            ));
+        }
+        if let Some(bound) = slo.p99_ms {
+            let got = figures.p99_ms;
+            checks.push(slo_check("p99_latency", got <= bound, Some(format!("{got:.1} ms")), format!("<= {bound} ms")));
+        }
+        if let Some(bound) = slo.catch_up_multiple {
+            let got = figures.catch_up_multiple;
+            checks.push(slo_check(
+                "backlog_catch_up",
+                got.is_some_and(|v| v >= bound),
+                got.map(|v| format!("{v:.1}x")),
+                format!(">= {bound}x"),
+            ));
+        }
+        Summary {
+            figures,
+            checks,
+            affected_orders,
+            products: self.products.clone(),
+            schedule_hash: schedule_hash.to_string(),
+            reason: None,
+            variant,
+        }
+    }
+}
+
+fn invariant(name: &str, passed: bool, figure: String, bound: &str) -> Check {
+    Check { name: name.into(), kind: "invariant".into(), passed, figure, bound: bound.into() }
+}
+
+fn slo_check(name: &str, passed: bool, figure: Option<String>, bound: String) -> Check {
+    Check {
+        name: name.into(),
+        kind: "slo".into(),
+        passed,
+        figure: figure.unwrap_or_else(|| "not reached".into()),
+        bound,
+    }
+}
+
+/// The buyers' record against the DB.
+#[derive(Debug, Default)]
+pub struct OrderCheck {
+    pub lost: u64,
+    pub duplicated: u64,
+    pub failed_back: u64,
+    pub unannounced: u64,
+}
+
+/// Every accepted order is, by `within` from now, an order row or a recorded failure; no
+/// order number was announced twice and no buyer holds two orders of one product (each asks
+/// once). Orders whose buyer heard an error (the reply was lost with the connection) are
+/// counted apart: their outcome was unknown to the buyer, which an idempotent retry resolves.
+pub async fn check_orders(
+    conns: &Connections,
+    answers: &[Sent],
+    first_user: u64,
+    buyers: u64,
+    within: Duration,
+) -> Result<OrderCheck, RunnerError> {
+    let accepted: Vec<&str> =
+        answers.iter().filter(|a| a.status == 202).filter_map(|a| a.order_no.as_deref()).collect();
+    let unique: HashSet<&str> = accepted.iter().copied().collect();
+    let unique: Vec<&str> = unique.into_iter().collect();
+    let deadline = tokio::time::Instant::now() + within;
+    let (in_orders, in_failures) = loop {
+        let in_orders = found_in(&conns.mysql, "orders", &unique).await?;
+        let in_failures = found_in(&conns.mysql, "order_failures", &unique).await?;
+        if in_orders.len() + in_failures.len() >= unique.len() || tokio::time::Instant::now() >= deadline {
+            break (in_orders, in_failures);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let lost = unique.iter().filter(|n| !in_orders.contains(**n) && !in_failures.contains(**n)).count() as u64;
+    let (last_user, users) = (first_user + buyers.max(1) - 1, "user_id BETWEEN ? AND ?");
+    let rows: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM orders WHERE {users}"))
+        .bind(first_user)
+        .bind(last_user)
+        .fetch_one(&conns.mysql)
+        .await?;
+    let twice: i64 = sqlx::query_scalar(&format!(
+        "SELECT CAST(COALESCE(SUM(n - 1), 0) AS SIGNED) FROM \
+         (SELECT COUNT(*) AS n FROM orders WHERE {users} GROUP BY user_id, product_id HAVING n > 1) AS t"
+    ))
+    .bind(first_user)
+    .bind(last_user)
+    .fetch_one(&conns.mysql)
+    .await?;
+    let duplicated = (accepted.len() - unique.len()) as u64 + twice as u64;
+    let unannounced = (rows as u64).saturating_sub(in_orders.len() as u64).saturating_sub(twice as u64);
+    Ok(OrderCheck { lost, duplicated, failed_back: in_failures.len() as u64, unannounced })
+}
+
+/// What the guided exit did, and how long its resume took to reach every engine.
+pub struct LedBack {
+    pub outcome: String,
+    pub propagation_ms: Option<u64>,
+}
+
+/// When any rig engine left the Redis path, leads the sale back with the guided exit once
+/// their breakers see Redis healthy; `None` when every engine stayed on Redis.
+pub async fn lead_back(conns: Connections, instances: Vec<String>) -> Option<LedBack> {
+    let away = |rows: &[(String, String, String)]| {
+        rows.iter()
+            .filter(|(id, mode, breaker)| instances.contains(id) && (mode != "NORMAL" || breaker != "CLOSED"))
+            .count()
+    };
+    let healthy = |rows: &[(String, String, String)]| {
+        rows.iter().filter(|(id, _, breaker)| instances.contains(id) && breaker == "OPEN").count() == 0
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let rows: Vec<(String, String, String)> = sqlx::query_as(
+            "SELECT instance_id, CAST(effective_mode AS CHAR), CAST(breaker_state AS CHAR) FROM engine_heartbeats",
+        )
+        .fetch_all(&conns.mysql)
+        .await
+        .ok()?;
+        if away(&rows) == 0 {
+            return None;
+        }
+        if healthy(&rows) || tokio::time::Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let opts = ExitOptions::new(Scope::Global, "drill: the faults are over, back to Redis");
+    match switch::guided_exit(&conns, &opts, &|_| {}).await {
+        Ok(report) => Some(LedBack {
+            outcome: format!(
+                "{} products rebuilt, sales paused {} ms, {} instances not back on Redis",
+                report.rewrites.len(),
+                report.paused_ms,
+                report.not_back_on_redis.len()
+            ),
+            propagation_ms: report.resume.propagation_ms.map(|ms| ms.max(0) as u64),
+        }),
+        Err(e) => Some(LedBack { outcome: format!("failed: {e}"), propagation_ms: None }),
+    }
+}

@@ -1,0 +1,107 @@
+//! Stopping a drill from outside: a halt asked from another process ends every fault within
+//! five seconds; a runner killed with SIGKILL leaves no fault behind once its lease runs out,
+//! no engine process behind, and shows as dead.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use sqlx::MySqlPool;
+use stockguard_core::drills::RunStatus;
+use tokio::process::{Child, Command};
+
+use crate::rig::{self, LONG_FAULT};
+use crate::support::{self, TestRedis, PROFILE_OVERRIDES};
+
+/// The `stockguard` CLI against this test's database and key prefix.
+async fn cli(pool: &MySqlPool, redis: &TestRedis, args: &[&str]) -> Command {
+    let mut cmd = Command::new(rig::binary());
+    for var in PROFILE_OVERRIDES {
+        cmd.env_remove(var);
+    }
+    cmd.args(args)
+        .env("STOCKGUARD_MYSQL_URL", support::mysql_url_of(pool).await)
+        .env("STOCKGUARD_REDIS_URL", &redis.url)
+        .env("STOCKGUARD_KEY_PREFIX", redis.keys.prefix())
+        .env("STOCKGUARD_ENVIRONMENT", "sandbox")
+        .env("STOCKGUARD_ACTOR", "facilitator")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// A runner process of the long-fault drill, driving the test's proxy service.
+async fn runner(pool: &MySqlPool, redis: &TestRedis, api: &str, dir: &tempfile::TempDir) -> Child {
+    let file = dir.path().join("long-fault.toml");
+    std::fs::write(&file, LONG_FAULT).unwrap();
+    let log = std::fs::File::create(dir.path().join("runner.log")).unwrap();
+    cli(pool, redis, &["drill", "run", file.to_str().unwrap(), "--proxy-api", api])
+        .await
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("the runner starts")
+}
+
+async fn run_status(pool: &MySqlPool) -> Option<String> {
+    sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM drill_runs ORDER BY id DESC LIMIT 1")
+        .fetch_optional(pool)
+        .await
+        .unwrap()
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_halt_from_another_process_ends_every_fault_within_five_seconds(pool: MySqlPool) {
+    let _slot = rig::one_at_a_time().await;
+    let redis = TestRedis::new("halt").await;
+    let (api, proxies) = rig::proxy_service(Duration::from_secs(30)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut runner = runner(&pool, &redis, &api, &dir).await;
+    assert!(rig::within(Duration::from_secs(60), || rig::faulted(&proxies)).await.is_some(), "the fault was injected");
+
+    let halted =
+        cli(&pool, &redis, &["drill", "halt", "--reason", "the drill hurt a real sale"]).await.output().await.unwrap();
+    assert!(halted.status.success(), "{}", String::from_utf8_lossy(&halted.stderr));
+    let ended = rig::within(Duration::from_secs(10), || rig::clean(&proxies)).await.expect("every fault ended");
+    assert!(ended <= Duration::from_secs(5), "the faults ended {ended:?} after the halt");
+
+    let exit = tokio::time::timeout(Duration::from_secs(60), runner.wait()).await.expect("the runner ends").unwrap();
+    assert!(!exit.success(), "a halted drill is not a passed one");
+    assert_eq!(run_status(&pool).await.as_deref(), Some(RunStatus::Halted.as_str()));
+    let audited = support::scalar(&pool, "SELECT COUNT(*) FROM audit_log WHERE action = 'drill.halt'").await;
+    assert_eq!(audited, 1);
+}
+
+#[cfg(unix)]
+#[sqlx::test(migrations = "./migrations")]
+async fn a_runner_killed_mid_drill_leaves_no_fault_after_its_lease_and_shows_dead(pool: MySqlPool) {
+    let _slot = rig::one_at_a_time().await;
+    let redis = TestRedis::new("kill").await;
+    let lease = Duration::from_secs(2);
+    let (api, proxies) = rig::proxy_service(lease).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut runner = runner(&pool, &redis, &api, &dir).await;
+    assert!(rig::within(Duration::from_secs(60), || rig::faulted(&proxies)).await.is_some(), "the fault was injected");
+    let engines: Vec<String> =
+        sqlx::query_scalar("SELECT listen_addr FROM engine_heartbeats").fetch_all(&pool).await.unwrap();
+    assert!(!engines.is_empty(), "the runner's engines beat");
+
+    runner.start_kill().unwrap();
+    runner.wait().await.unwrap();
+    // Still faulted right after (nobody restored anything) ...
+    assert!(rig::faulted(&proxies), "a killed runner restores nothing itself");
+    // ... and clean once the lease ran out (the service sweeps every tenth of a lease).
+    let ended = rig::within(lease * 3, || rig::clean(&proxies)).await.expect("the fault ended with its lease");
+    assert!(ended <= lease + Duration::from_millis(500), "the fault outlived its lease: {ended:?}");
+    // No engine of the dead runner is left serving.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for addr in &engines {
+        assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "engine {addr} outlived its runner");
+    }
+
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let shown = cli(&pool, &redis, &["drill", "status", "--json"]).await.output().await.unwrap();
+    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    let runs: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(runs[0]["status"], "RUNNING");
+    assert_eq!(runs[0]["dead"], true, "{runs}");
+}
