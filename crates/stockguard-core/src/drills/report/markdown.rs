@@ -8,9 +8,20 @@ use super::tables::{self, Table};
 use super::words::Words;
 use super::ReportView;
 
-/// A table cell: a pipe would end it and a newline the table; `<` would open markup.
+/// A table cell: a pipe would end it and a newline the table; `<` before a letter, `/` or
+/// `!` would open markup (a bound such as `<= 15 s` is left as it reads).
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('<', "&lt;").replace(['\r', '\n'], " ")
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '\r' | '\n' => out.push(' '),
+            '<' if chars.peek().is_some_and(|n| n.is_alphabetic() || matches!(n, '/' | '!')) => out.push_str("&lt;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn table(out: &mut String, table: &Table, w: &Words) {
@@ -77,4 +88,14 @@ pub(super) fn render(view: &ReportView, w: &'static Words) -> String {
     let _ = writeln!(out, "## {}\n", w.affected);
     table(&mut out, &tables::affected(view, w), w);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_keeps_its_row_and_opens_no_markup() {
+        assert_eq!(cell("a|b\nc <b>x</b> <= 15"), "a\\|b c &lt;b>x&lt;/b> <= 15");
+    }
 }

@@ -90,6 +90,14 @@ fn paths(p: &ModePoint) -> String {
     format!("db_path={} redis_path={}", p.db_path, p.redis_path)
 }
 
+/// The first of the largest: when the harm was first that bad.
+fn first_peak<'a, T>(items: impl Iterator<Item = &'a T>, size: impl Fn(&T) -> f64) -> Option<&'a T> {
+    items.fold(None, |best: Option<&T>, item| match best {
+        Some(b) if size(item) <= size(b) => Some(b),
+        _ => Some(item),
+    })
+}
+
 /// The firsts and the worsts of the harm.
 fn impact(data: &ReportData, series: &Series) -> Vec<Moment> {
     let mut chain = Vec::new();
@@ -100,26 +108,16 @@ fn impact(data: &ReportData, series: &Series) -> Vec<Moment> {
     if let Some(p) = series.mode.iter().find(|p| p.db_path > 0 && p.redis_path == 0) {
         chain.push(moment(p.at_s, MomentKind::AllOnDbPath, paths(p)));
     }
-    let worst = series.load.iter().filter(|p| p.errors > 0).max_by(|a, b| a.error_rate().total_cmp(&b.error_rate()));
-    if let Some(p) = worst {
+    if let Some(p) = first_peak(series.load.iter().filter(|p| p.errors > 0), |p| p.error_rate()) {
         let detail = format!("errors={} accepted={} error_rate={:.1}%", p.errors, p.accepted, p.error_rate() * 100.0);
         chain.push(moment(p.at_s, MomentKind::WorstErrorSecond, detail));
     }
-    // The first of equal peaks: when the harm was first that bad.
-    let peak_drift = series.ticks.iter().filter(|t| t.drift_max_abs != 0).reduce(|best, t| {
-        if t.drift_max_abs.abs() > best.drift_max_abs.abs() {
-            t
-        } else {
-            best
-        }
-    });
-    if let Some(t) = peak_drift {
+    if let Some(t) = first_peak(series.ticks.iter().filter(|t| t.drift_max_abs != 0), |t| t.drift_max_abs.abs() as f64)
+    {
         let detail = format!("drift_max_abs={} drift={}", t.drift_max_abs, t.drift);
         chain.push(moment(t.at_s, MomentKind::PeakDrift, detail));
     }
-    let peak_backlog =
-        series.ticks.iter().filter(|t| t.backlog > 0).reduce(|best, t| if t.backlog > best.backlog { t } else { best });
-    if let Some(t) = peak_backlog {
+    if let Some(t) = first_peak(series.ticks.iter().filter(|t| t.backlog > 0), |t| t.backlog as f64) {
         let detail = format!("backlog={} inflight={}", t.backlog, t.inflight);
         chain.push(moment(t.at_s, MomentKind::PeakBacklog, detail));
     }
