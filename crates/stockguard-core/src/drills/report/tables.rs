@@ -42,7 +42,7 @@ pub(super) fn header(view: &ReportView, w: &Words) -> Table {
     let variant = summary
         .and_then(|s| s.variant.clone())
         .or_else(|| view.run.parameters.get("variant").and_then(|v| v.as_str()).map(str::to_string));
-    let mut table = Table::new(vec![w.what, w.value]);
+    let mut table = Table::new(vec![w.field, w.value]);
     let rows = [
         (w.run, format!("#{} {}", r.id, r.scenario)),
         (w.status, w.status_word(view.status)),
