@@ -27,6 +27,10 @@ pub enum CliError {
     Bench(#[from] stockguard_engine::bench::BenchError),
     #[error(transparent)]
     DrillRun(#[from] stockguard_core::drills::DrillRunError),
+    #[error(transparent)]
+    DrillReport(#[from] stockguard_core::drills::report::ReportError),
+    #[error("cannot write {path}: {source}")]
+    Write { path: String, source: std::io::Error },
     #[error("database error: {0}")]
     Db(#[from] sqlx::Error),
     #[error("cannot read the password from standard input: {0}")]

@@ -4,7 +4,6 @@ mod bench;
 mod choice;
 mod degrade;
 mod drill;
-mod drill_run;
 mod engine;
 mod error;
 mod load;

@@ -4,7 +4,7 @@ use std::process::{Command, Output};
 
 use crate::support;
 
-fn stockguard(args: &[&str], env: &[(&str, &str)]) -> Output {
+pub(crate) fn stockguard(args: &[&str], env: &[(&str, &str)]) -> Output {
     let config = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_stockguard"));
     cmd.args(args).env("STOCKGUARD_CONFIG_DIR", config.path()).env("RUST_BACKTRACE", "1");
@@ -18,7 +18,7 @@ fn stockguard(args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 /// Asserts a failure with exactly one line on stderr that contains `needle`.
-fn assert_one_line_error(out: &Output, needle: &str) {
+pub(crate) fn assert_one_line_error(out: &Output, needle: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "expected failure, got success: {stderr}");
     let lines: Vec<&str> = stderr.lines().collect();
@@ -117,6 +117,11 @@ async fn a_sale_of_3000_products(pool: &sqlx::MySqlPool) -> Vec<(&'static str, S
     .execute(pool)
     .await
     .unwrap();
+    sale_env(pool).await
+}
+
+/// The environment that points the CLI at this test's database and the test Redis.
+pub(crate) async fn sale_env(pool: &sqlx::MySqlPool) -> Vec<(&'static str, String)> {
     let (db,): (String,) = sqlx::query_as("SELECT DATABASE()").fetch_one(pool).await.unwrap();
     let mut url = url::Url::parse(&std::env::var("DATABASE_URL").unwrap()).unwrap();
     url.set_path(&format!("/{db}"));

@@ -7,4 +7,5 @@ mod support;
 
 mod bench_smoke;
 mod commands;
+mod drill_report;
 mod sandbox;

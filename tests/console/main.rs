@@ -11,6 +11,7 @@ mod support;
 
 mod chart;
 mod degrade;
+mod drill_report;
 mod drill_runs;
 mod exit_guard;
 mod ledger;

@@ -28,7 +28,8 @@
 //! - [`catalog`]: the products of a sale.
 //! - [`audit`]: the append-only audit log of every write action.
 //! - [`drills`]: fault drills as the console sees them: the drill files (`drills/*.toml`),
-//!   runs with their heartbeat and halt requests, each run's timeline and summary.
+//!   runs with their heartbeat and halt requests, each run's timeline and summary, and after
+//!   a run its report, its comparison with another run and the facilitator's review notes.
 //!
 //! The contract these modules implement is restated in `docs/contract.md`.
 

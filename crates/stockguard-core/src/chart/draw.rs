@@ -6,7 +6,7 @@ use plotters::prelude::*;
 use super::{ChartError, ChartLabels};
 use crate::recon::sampler::HistoryPoint;
 
-fn draw_err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> ChartError {
+pub(crate) fn draw_err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> ChartError {
     ChartError::Draw { reason: e.to_string() }
 }
 
@@ -79,15 +79,29 @@ where
             }
         }
     }
+    legend(&mut chart, SeriesLabelPosition::UpperLeft, 12)?;
+    root.present().map_err(draw_err)
+}
+
+/// The legend of every chart Stockguard draws: a framed, see-through box of series names.
+pub(crate) fn legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+    font_size: u32,
+) -> Result<(), ChartError>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate,
+{
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(position)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.5))
-        .label_font(("sans-serif", 12))
+        .label_font(("sans-serif", font_size))
         .draw()
-        .map_err(draw_err)?;
-    root.present().map_err(draw_err)
+        .map_err(draw_err)
 }
 
 #[cfg(test)]

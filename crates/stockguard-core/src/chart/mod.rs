@@ -5,8 +5,8 @@
 //! - [`draw`]: the one drawing routine, generic over the plotters back end.
 //! - [`font`]: the embedded font the PNG back end renders text with (DejaVu Sans Mono).
 
-mod draw;
-mod font;
+pub(crate) mod draw;
+pub(crate) mod font;
 
 use std::path::Path;
 

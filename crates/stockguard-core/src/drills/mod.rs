@@ -2,12 +2,21 @@
 //! files), where a run stands ([`runs`]: heartbeat, halt, verdict), what happened during it
 //! ([`events`]: the timeline) and what it came to ([`summary`]).
 //!
+//! After a run: [`report`] writes it up (HTML with charts, Markdown, JSON; Chinese or
+//! English) with its review (trigger, chain of impact, recovery, follow-ups); [`review`]
+//! keeps the facilitator's notes on it (audited); [`compare`] sets two runs side by side and
+//! flags what got worse.
+//!
 //! The runner itself (rig, load, faults, sampler) is the engine crate's `drill::runner`: the
 //! console only reads and halts runs, through the database, and never talks to a runner.
 
+pub mod compare;
 pub mod events;
 pub mod plan;
+pub mod report;
+pub mod review;
 pub mod runs;
 pub mod summary;
 
+pub use review::{review_of, set_review, Review};
 pub use runs::*;

@@ -18,6 +18,10 @@ use sqlx::MySqlPool;
 use crate::audit::{self, AuditEntry};
 use crate::profile::{ConnectionSettings, WriteRefusal};
 
+/// How old a running drill's heartbeat (beaten every second) may be before the run is shown
+/// as dead: its runner stopped without finishing.
+pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -54,10 +58,12 @@ impl RunStatus {
 pub enum DrillRunError {
     #[error("this profile is read-only: drills cannot be halted from it")]
     ReadOnly,
-    #[error("the {0} role may not halt drills")]
+    #[error("the {0} role may not halt or review drills")]
     RoleNotAllowed(crate::profile::Role),
     #[error("a reason is required (it goes to the audit log)")]
     NoReason,
+    #[error("the review notes are empty: write what the team takes away from the run")]
+    NoNotes,
     #[error("drill run {0} does not exist")]
     NoSuchRun(u64),
     #[error("drill run {0} has already finished")]

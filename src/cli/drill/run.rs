@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::output::{self, say};
-use super::{connect, CliError};
+use super::super::output::{self, say};
+use super::super::{connect, CliError};
 use stockguard_core::drills::plan::{self, Plan};
 use stockguard_core::drills::RunStatus;
 use stockguard_engine::drill::runner::{self, Progress, RunOptions, Variant};

@@ -1,0 +1,369 @@
+//! Every label of the report, in Chinese and in English. The data (names, figures, notes,
+//! reasons) is shown as recorded; only what the report itself says is translated.
+
+use super::story::MomentKind;
+use super::Lang;
+use crate::drills::summary::Check;
+
+pub(super) struct Words {
+    pub lang: Lang,
+    pub report: &'static str,
+    pub run: &'static str,
+    pub status: &'static str,
+    pub started: &'static str,
+    pub finished: &'static str,
+    pub started_by: &'static str,
+    pub runner: &'static str,
+    pub plan_hash: &'static str,
+    pub seed: &'static str,
+    pub schedule_hash: &'static str,
+    pub variant: &'static str,
+    pub reason: &'static str,
+    pub none: &'static str,
+    pub field: &'static str,
+    pub plan_unreadable: &'static str,
+    pub no_summary: &'static str,
+    pub checks: &'static str,
+    pub check: &'static str,
+    pub kind: &'static str,
+    pub verdict: &'static str,
+    pub figure: &'static str,
+    pub bound: &'static str,
+    pub pass: &'static str,
+    pub fail: &'static str,
+    pub figures: &'static str,
+    pub value: &'static str,
+    pub charts: &'static str,
+    pub x_axis: &'static str,
+    pub fault_window: &'static str,
+    pub throughput: &'static str,
+    pub per_second: &'static str,
+    pub accepted: &'static str,
+    pub refused: &'static str,
+    pub errors: &'static str,
+    pub latency: &'static str,
+    pub ms: &'static str,
+    pub drift_title: &'static str,
+    pub units: &'static str,
+    pub drift: &'static str,
+    pub drift_max_abs: &'static str,
+    pub backlog_title: &'static str,
+    pub backlog: &'static str,
+    pub inflight: &'static str,
+    pub mode_title: &'static str,
+    pub engines: &'static str,
+    pub redis_path: &'static str,
+    pub db_path: &'static str,
+    pub phases: &'static str,
+    pub phase: &'static str,
+    pub from_s: &'static str,
+    pub to_s: &'static str,
+    pub sent: &'static str,
+    pub p99_max: &'static str,
+    pub drift_peak: &'static str,
+    pub backlog_peak: &'static str,
+    pub db_path_max: &'static str,
+    pub review: &'static str,
+    pub trigger: &'static str,
+    pub chain: &'static str,
+    pub recovery: &'static str,
+    pub follow_ups: &'static str,
+    pub time_s: &'static str,
+    pub what: &'static str,
+    pub detail: &'static str,
+    pub fault: &'static str,
+    pub target: &'static str,
+    pub action: &'static str,
+    pub not_restored: &'static str,
+    pub from_plan: &'static str,
+    pub nothing: &'static str,
+    pub notes_by: &'static str,
+    pub facilitator: &'static str,
+    pub failed_check: &'static str,
+    pub affected: &'static str,
+    pub order_no: &'static str,
+    pub product: &'static str,
+    pub user: &'static str,
+    pub count: &'static str,
+    pub why: &'static str,
+}
+
+const EN: Words = Words {
+    lang: Lang::En,
+    report: "Drill report",
+    run: "Run",
+    status: "Status",
+    started: "Started",
+    finished: "Finished",
+    started_by: "Started by",
+    runner: "Runner",
+    plan_hash: "Drill file hash",
+    seed: "Seed",
+    schedule_hash: "Schedule hash",
+    variant: "Variant",
+    reason: "Reason",
+    none: "—",
+    field: "Field",
+    plan_unreadable: "The drill file in the run's parameters could not be read",
+    no_summary: "This run has no summary: it is still running, or its runner stopped without finishing.",
+    checks: "Checks",
+    check: "Check",
+    kind: "Kind",
+    verdict: "Verdict",
+    figure: "Figure",
+    bound: "Bound",
+    pass: "PASS",
+    fail: "FAIL",
+    figures: "Figures",
+    value: "Value",
+    charts: "Charts",
+    x_axis: "seconds since the load started",
+    fault_window: "fault window",
+    throughput: "Throughput and errors per second",
+    per_second: "answers per second",
+    accepted: "Accepted",
+    refused: "Refused (sold out, limit)",
+    errors: "Errors",
+    latency: "Latency",
+    ms: "milliseconds",
+    drift_title: "Drift: Redis stock minus what it should be",
+    units: "units",
+    drift: "drift (sum)",
+    drift_max_abs: "largest drift of one product",
+    backlog_title: "Backlog and in flight",
+    backlog: "backlog (messages)",
+    inflight: "in flight (units)",
+    mode_title: "Engines on each path",
+    engines: "engines",
+    redis_path: "Redis path",
+    db_path: "DB path",
+    phases: "Phases",
+    phase: "Phase",
+    from_s: "From (s)",
+    to_s: "To (s)",
+    sent: "Sent",
+    p99_max: "Worst p99 (ms)",
+    drift_peak: "Drift peak",
+    backlog_peak: "Backlog peak",
+    db_path_max: "Engines on the DB path (most)",
+    review: "Review",
+    trigger: "Trigger",
+    chain: "Chain of impact",
+    recovery: "Recovery",
+    follow_ups: "Follow-ups",
+    time_s: "Time (s)",
+    what: "What",
+    detail: "Detail",
+    fault: "Fault",
+    target: "Target",
+    action: "Action",
+    not_restored: "never restored",
+    from_plan: "as planned (the timeline has no fault event)",
+    nothing: "Nothing recorded.",
+    notes_by: "Facilitator's notes by",
+    facilitator: "facilitator",
+    failed_check: "failed check",
+    affected: "Orders that need compensation",
+    order_no: "Order",
+    product: "Product",
+    user: "Buyer",
+    count: "Units",
+    why: "Why",
+};
+
+const ZH: Words = Words {
+    lang: Lang::Zh,
+    report: "演练报告",
+    run: "运行编号",
+    status: "状态",
+    started: "开始时间",
+    finished: "结束时间",
+    started_by: "发起人",
+    runner: "执行进程",
+    plan_hash: "演练文件哈希",
+    seed: "随机种子",
+    schedule_hash: "请求序列哈希",
+    variant: "变体",
+    reason: "原因",
+    none: "—",
+    field: "项目",
+    plan_unreadable: "无法读取本次运行参数中的演练文件",
+    no_summary: "本次运行没有总结：仍在进行中，或执行进程未完成即已停止。",
+    checks: "检查项",
+    check: "检查",
+    kind: "类别",
+    verdict: "结论",
+    figure: "实测",
+    bound: "要求",
+    pass: "通过",
+    fail: "未通过",
+    figures: "关键指标",
+    value: "数值",
+    charts: "图表",
+    x_axis: "压测开始后的秒数",
+    fault_window: "故障窗口",
+    throughput: "每秒吞吐与错误",
+    per_second: "每秒应答数",
+    accepted: "下单成功",
+    refused: "拒绝（售罄、限购）",
+    errors: "错误",
+    latency: "延迟",
+    ms: "毫秒",
+    drift_title: "漂移：Redis 库存与应有值之差",
+    units: "件",
+    drift: "漂移（合计）",
+    drift_max_abs: "单个商品最大漂移",
+    backlog_title: "积压与在途",
+    backlog: "积压（消息）",
+    inflight: "在途（件）",
+    mode_title: "各路径上的引擎数",
+    engines: "引擎数",
+    redis_path: "Redis 路径",
+    db_path: "数据库路径",
+    phases: "阶段",
+    phase: "阶段",
+    from_s: "起（秒）",
+    to_s: "止（秒）",
+    sent: "发送",
+    p99_max: "最差 p99（毫秒）",
+    drift_peak: "漂移峰值",
+    backlog_peak: "积压峰值",
+    db_path_max: "数据库路径引擎数（最多）",
+    review: "复盘",
+    trigger: "触发",
+    chain: "影响链",
+    recovery: "恢复",
+    follow_ups: "后续改进",
+    time_s: "时间（秒）",
+    what: "事件",
+    detail: "详情",
+    fault: "故障",
+    target: "目标",
+    action: "动作",
+    not_restored: "未恢复",
+    from_plan: "按计划（时间线中没有故障事件）",
+    nothing: "无记录。",
+    notes_by: "演练主持人备注，记录人",
+    facilitator: "主持人",
+    failed_check: "未通过的检查",
+    affected: "需要补偿的订单",
+    order_no: "订单号",
+    product: "商品",
+    user: "买家",
+    count: "件数",
+    why: "原因",
+};
+
+pub(super) fn of(lang: Lang) -> &'static Words {
+    match lang {
+        Lang::En => &EN,
+        Lang::Zh => &ZH,
+    }
+}
+
+impl Words {
+    fn zh(&self) -> bool {
+        self.lang == Lang::Zh
+    }
+
+    /// The one of a pair of labels in this language.
+    fn pick(&self, (en, zh): (&'static str, &'static str)) -> &'static str {
+        if self.zh() {
+            zh
+        } else {
+            en
+        }
+    }
+
+    /// A run's status (`PASSED`, ..., `DEAD`) as a word, with the code kept for a search.
+    pub fn status_word(&self, code: &str) -> String {
+        let word = match (self.lang, code) {
+            (Lang::En, "DEAD") => "DEAD (its runner stopped without finishing)",
+            (Lang::En, code) => return code.to_string(),
+            (Lang::Zh, "PASSED") => "通过",
+            (Lang::Zh, "FAILED") => "未通过",
+            (Lang::Zh, "ABORTED") => "已中止",
+            (Lang::Zh, "HALTED") => "已叫停",
+            (Lang::Zh, "RUNNING") => "进行中",
+            (Lang::Zh, "DEAD") => "已失联（执行进程未完成即停止）",
+            (Lang::Zh, code) => return code.to_string(),
+        };
+        if self.zh() {
+            format!("{word} ({code})")
+        } else {
+            word.to_string()
+        }
+    }
+
+    /// A check's kind: `invariant` or `slo`.
+    pub fn check_kind<'a>(&self, kind: &'a str) -> &'a str {
+        match (self.lang, kind) {
+            (Lang::Zh, "invariant") => "不变量",
+            (Lang::En, "invariant") => "invariant",
+            (_, "slo") => "SLO",
+            (_, other) => other,
+        }
+    }
+
+    pub fn verdict(&self, passed: bool) -> &'static str {
+        if passed {
+            self.pass
+        } else {
+            self.fail
+        }
+    }
+
+    /// The label of a figure, by its field name in the summary.
+    pub fn figure_name(&self, key: &str) -> &'static str {
+        self.pick(match key {
+            "sent" => ("Requests sent", "发送请求数"),
+            "accepted" => ("Orders accepted", "成功下单数"),
+            "oversold_units" => ("Units oversold (must be 0)", "超卖件数（必须为 0）"),
+            "lost" => ("Orders lost (must be 0)", "丢失订单（必须为 0）"),
+            "duplicated" => ("Orders duplicated (must be 0)", "重复订单（必须为 0）"),
+            "failed_back" => ("Accepted, then withdrawn", "受理后撤回"),
+            "buyer_error_rate" => ("Buyer error rate", "买家错误率"),
+            "p50_ms" => ("Latency p50 (ms)", "延迟 p50（毫秒）"),
+            "p99_ms" => ("Latency p99 (ms)", "延迟 p99（毫秒）"),
+            "time_to_db_path_ms" => ("Time to the DB path (ms)", "切换到数据库路径用时（毫秒）"),
+            "recovery_s" => ("Recovery (s)", "恢复用时（秒）"),
+            "drift_peak" => ("Drift peak (units)", "漂移峰值（件）"),
+            "backlog_peak" => ("Backlog peak (messages)", "积压峰值（消息）"),
+            "catch_up_multiple" => ("Backlog catch-up multiple", "积压追赶倍数"),
+            "switch_propagation_ms" => ("Switch propagation (ms)", "开关生效传播用时（毫秒）"),
+            "stale_writes" => ("Stale writes let through (must be 0)", "过期写入（必须为 0）"),
+            "drift_confirmed_ticks" => ("Ticks to confirm the drift", "确认漂移所需采样次数"),
+            _ => ("?", "?"),
+        })
+    }
+
+    pub fn moment(&self, kind: MomentKind) -> &'static str {
+        use MomentKind::*;
+        self.pick(match kind {
+            FirstDbPath => ("first engine on the DB path", "首个引擎切到数据库路径"),
+            AllOnDbPath => ("every engine on the DB path", "全部引擎切到数据库路径"),
+            WorstErrorSecond => ("worst second for buyers", "买家错误最多的一秒"),
+            PeakDrift => ("peak drift", "漂移峰值"),
+            PeakBacklog => ("peak backlog", "积压峰值"),
+            FirstViolation => ("first invariant violated", "首次违反不变量"),
+            Abort => ("drill aborted", "演练中止"),
+            Halt => ("drill halted", "演练被叫停"),
+            Repair => ("repair", "修复操作"),
+            FaultRestored => ("fault restored", "故障解除"),
+            BackOnRedis => ("every engine back on Redis", "全部引擎回到 Redis 路径"),
+            DriftSettled => ("drift back to 0", "漂移归零"),
+        })
+    }
+
+    /// The follow-up a failed check asks for.
+    pub fn fix_check(&self, check: &Check) -> String {
+        if self.zh() {
+            format!("{}：实测 {}，要求 {}。查明原因，在下次演练前修复。", check.name, check.figure, check.bound)
+        } else {
+            format!(
+                "{}: measured {} against {}. Find the cause and fix it before the next run.",
+                check.name, check.figure, check.bound
+            )
+        }
+    }
+}
