@@ -11,4 +11,5 @@ mod support;
 mod abort;
 mod builtin;
 mod halt;
+mod rerun;
 mod rig;

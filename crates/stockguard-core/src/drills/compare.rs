@@ -70,6 +70,9 @@ const FIGURES: [(&str, bool, Figure); 9] = [
     ("switch_propagation_ms", false, |f| f.switch_propagation_ms.map(|v| v as f64)),
 ];
 
+/// The figures whose absence means "never got there" rather than "nothing to measure".
+const NOT_REACHED_IS_WORSE: [&str; 2] = ["time_to_db_path_ms", "recovery_s"];
+
 fn side(run: &RunDetail) -> Side {
     let record = &run.record;
     Side {
@@ -88,6 +91,9 @@ fn row(figure: &'static str, must_be_zero: bool, a: Option<f64>, b: Option<f64>,
             let regressed = if must_be_zero || a == 0.0 { b > a } else { change.is_some_and(|c| c > threshold) };
             (Some(b - a), change, regressed)
         }
+        // Reached in the baseline and never in the run compared (the engines never reached
+        // the DB path, the sale never came back): the worst regression of all.
+        (Some(_), None) => (None, None, NOT_REACHED_IS_WORSE.contains(&figure)),
         _ => (None, None, false),
     };
     Row { figure, a, b, diff, change, must_be_zero, regressed }
@@ -142,7 +148,8 @@ impl Comparison {
         );
         out.push_str(&format!("{:<24} {:>12} {:>12} {:>10}\n", "figure", "a", "b", "change"));
         for r in &self.rows {
-            let shown = |v: Option<f64>| v.map_or_else(|| "-".to_string(), number);
+            let missing = if NOT_REACHED_IS_WORSE.contains(&r.figure) { "not reached" } else { "-" };
+            let shown = |v: Option<f64>| v.map_or_else(|| missing.to_string(), number);
             let change = match (r.change, r.diff) {
                 (Some(c), _) => format!("{:+.1}%", c * 100.0),
                 (None, Some(d)) if d != 0.0 => format!("{d:+}"),
@@ -171,6 +178,11 @@ mod tests {
     }
 
     #[test]
+    fn a_recovery_the_baseline_made_and_the_run_never_did_regresses() {
+        assert!(row("recovery_s", false, Some(6.0), None, 0.2).regressed);
+    }
+
+    #[test]
     fn a_count_that_must_be_zero_regresses_on_any_increase() {
         let oversold = row("oversold_units", true, Some(0.0), Some(1.0), 10.0);
         assert!(oversold.regressed);
@@ -179,7 +191,9 @@ mod tests {
 
     #[test]
     fn a_figure_one_run_did_not_measure_is_shown_but_not_judged() {
-        let r = row("recovery_s", false, Some(3.0), None, 0.2);
+        let r = row("switch_propagation_ms", false, Some(3.0), None, 0.2);
         assert!(!r.regressed && r.diff.is_none());
+        let r = row("recovery_s", false, None, Some(3.0), 0.2);
+        assert!(!r.regressed, "reached now and not in the baseline is no regression");
     }
 }

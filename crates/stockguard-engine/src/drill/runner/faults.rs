@@ -10,6 +10,7 @@ use stockguard_core::connect::Connections;
 use stockguard_core::drills::plan::{Action, FaultStep, Target};
 use stockguard_core::rewrite::{self, Outcome, RewriteRequest};
 use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
 
 use super::rig::{mysql_link, redis_link, Rig};
 use super::RunnerError;
@@ -30,8 +31,8 @@ pub enum Active {
     Stopped(Vec<(bool, usize)>),
     /// Processes killed: started again on restore.
     Killed(Vec<(bool, usize)>),
-    /// The paused rewrite holder's second half, run on restore.
-    Holder(Box<rewrite::Holder>, stockguard_core::recon::Reading),
+    /// The paused rewrite holder's second half, run on restore after its successor's rewrite.
+    Holder(Box<rewrite::Holder>, stockguard_core::recon::Reading, JoinHandle<String>),
     /// Nothing to end (a one-off).
     Done,
 }
@@ -137,25 +138,42 @@ async fn pause_holder(conns: &Connections, product: u64, step: &FaultStep) -> Re
         .await?
         .ok_or_else(|| RunnerError::Rig("the rewrite lock is already held by someone else".into()))?;
     let reading = rewrite::read(conns, &holder).await?;
-    // While this holder stalls, a second rewrite takes the expired lock and repairs.
+    // While this holder stalls, a second rewrite takes the expired lock and repairs. Under
+    // load a rewrite may find Redis moving on every attempt, or the lock not yet expired: it
+    // tries again (its outcome goes on the timeline).
     let second = RewriteRequest::new(product, "drill: second rewrite while the first holder is paused");
     let conns2 = conns.clone();
-    tokio::spawn(async move {
+    let successor = tokio::spawn(async move {
         tokio::time::sleep(ttl + Duration::from_millis(200)).await;
-        if let Err(e) = rewrite::rewrite(&conns2, &second).await {
-            tracing::warn!(error = %e, "the drill's second rewrite failed");
+        let mut said = String::new();
+        for _ in 0..10 {
+            said = match rewrite::rewrite(&conns2, &second).await {
+                Ok(r) if matches!(r.outcome, Outcome::Applied | Outcome::Rebuilt | Outcome::Noop) => {
+                    return format!(
+                        "second rewrite {} (delta {:+}, fence {})",
+                        r.outcome.as_str(),
+                        r.delta,
+                        r.fence_token
+                    );
+                }
+                Ok(r) => format!("second rewrite {}", r.outcome.as_str()),
+                Err(e) => format!("second rewrite failed: {e}"),
+            };
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        said
     });
-    Ok(Active::Holder(Box::new(holder), reading))
+    Ok(Active::Holder(Box::new(holder), reading, successor))
 }
 
-/// Ends what `inject` started.
+/// Ends what `inject` started; answers what the repairs it ran came to, for the timeline.
 pub async fn restore(
     active: Active,
     rig: &Arc<Mutex<Rig>>,
     conns: &Connections,
     out: &mut Outcomes,
-) -> Result<(), RunnerError> {
+) -> Result<Vec<String>, RunnerError> {
+    let mut repairs = Vec::new();
     match active {
         Active::Links(held) => {
             for h in held {
@@ -184,13 +202,15 @@ pub async fn restore(
                 rig.lock().await.wait_healthy(i, Duration::from_secs(30)).await?;
             }
         }
-        Active::Holder(holder, reading) => {
+        Active::Holder(holder, reading, successor) => {
+            repairs.push(successor.await.unwrap_or_else(|e| format!("second rewrite panicked: {e}")));
             let result = rewrite::finish(conns, *holder, reading).await?;
             if matches!(result.outcome, Outcome::Applied | Outcome::Rebuilt) {
                 out.stale_writes += 1;
             }
+            repairs.push(format!("paused holder resumed: {}", result.outcome.as_str()));
         }
         Active::Done => {}
     }
-    Ok(())
+    Ok(repairs)
 }

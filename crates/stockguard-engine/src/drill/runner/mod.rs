@@ -12,6 +12,7 @@
 //! within the tick that sees it: load stopped, every fault restored, run `ABORTED`.
 
 pub mod faults;
+pub mod lead;
 pub mod load;
 pub mod rig;
 pub mod schedule;
@@ -36,6 +37,9 @@ use self::load::{LoadRun, Targets};
 use self::rig::{Rig, RigOptions};
 use self::schedule::Schedule;
 use self::timeline::{Said, Timeline};
+
+/// The name of the fault a `--extra-db-latency-ms` variant adds.
+const VARIANT_FAULT: &str = "extra DB latency (variant)";
 
 /// How often the sampler reads the invariants and the runner beats its heart.
 const TICK: Duration = Duration::from_secs(1);
@@ -152,13 +156,18 @@ pub async fn run(
         Some(f) => opts.plan.clone().shortened(f),
         None => opts.plan.clone(),
     };
+    // The drill's own faults: the variant's is not one of them (it does not excuse drift, and
+    // recovery is timed from the end of the drill's faults, as in the run compared with).
+    let drill_faults: Vec<String> = plan.faults.iter().map(|f| f.name.clone()).collect();
+    let drill_fault_end = plan.faults.iter().map(FaultStep::end).max().unwrap_or_default();
     if opts.variant.extra_db_latency_ms > 0 {
         plan.faults.push(FaultStep {
-            name: "extra DB latency (variant)".into(),
+            name: VARIANT_FAULT.into(),
             target: Target::Mysql,
             action: Action::Latency,
             at_s: 0.0,
-            for_s: plan.load.duration_s as f64,
+            // The whole run, recovery included: restored when the run ends.
+            for_s: 86_400.0,
             engines: Vec::new(),
             latency_ms: opts.variant.extra_db_latency_ms,
             rate_kb: 0,
@@ -189,7 +198,8 @@ pub async fn run(
         Err(e) => return Err(failed(conns, run_id, "the rig could not be built", e).await),
     };
     let renew_every = (opts.lease / 3).clamp(Duration::from_millis(200), Duration::from_secs(5));
-    let result = drive(conns, &plan, run_id, rig.clone(), renew_every, &opts.variant, progress).await;
+    let faults = DrillFaults { names: drill_faults, end: drill_fault_end };
+    let result = drive(conns, &plan, &faults, run_id, rig.clone(), renew_every, &opts.variant, progress).await;
     rig.lock().await.tear_down().await;
     let (status, summary) = match result {
         Ok(done) => done,
@@ -217,6 +227,12 @@ fn hostname() -> String {
     std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "localhost".into())
 }
 
+/// The drill file's own faults (not a variant's), and when the last one ends.
+struct DrillFaults {
+    names: Vec<String>,
+    end: Duration,
+}
+
 /// Why the load stopped early.
 enum Stopped {
     Abort(String),
@@ -224,9 +240,11 @@ enum Stopped {
 }
 
 /// The run between the rig and the verdict.
+#[allow(clippy::too_many_arguments)] // one call site; a struct would only rename them
 async fn drive(
     conns: &Connections,
     plan: &Plan,
+    faults: &DrillFaults,
     run_id: u64,
     rig: Arc<Mutex<Rig>>,
     renew_every: Duration,
@@ -240,7 +258,7 @@ async fn drive(
     let schedule = Schedule::build(&plan.load, products.len(), plan.rig.engines);
     let first_user = 2_000_000_000 + run_id * 10_000_000;
     let targets = Targets { engines, products: products.clone(), first_user, tag: format!("{run_id}") };
-    let mut rec = verdict::Record::new(plan, products.clone());
+    let mut rec = verdict::Record::new(plan, products.clone(), faults.names.clone());
     let load = LoadRun::start(&schedule, targets, plan.load.concurrency);
     let started = load.started;
     let at = |t: Instant| t.saturating_duration_since(started).as_millis() as i64;
@@ -254,15 +272,15 @@ async fn drive(
     let mut tick = tokio::time::interval(TICK);
     let mut stopped: Option<Stopped> = None;
     let mut last_mode = (u32::MAX, u32::MAX);
-    let fault_end = plan.faults.iter().map(FaultStep::end).max().unwrap_or_default();
-    // The drill goes on until the load is sent and the faults are over; then it drains.
-    // Once the faults are over, the sale is led back to Redis while it goes on, as on-call
-    // would: the guided exit runs beside the ticks.
-    let mut leading: Option<tokio::task::JoinHandle<Option<verdict::LedBack>>> = None;
-    let mut led = !plan.guided_exit;
+    // The drill goes on until the load is sent, the faults are over and the sale is back on
+    // Redis (see `lead`); then it drains.
+    let mut leader = lead::Leader::new(plan.guided_exit);
     loop {
-        let faults_over = timeline.is_finished() || started.elapsed() > fault_end + Duration::from_secs(60);
-        if stopped.is_some() || (load.finished() && faults_over && led) {
+        // A step that could not be injected never ends: a minute past its time it is over.
+        let elapsed = started.elapsed();
+        let faults_over =
+            (elapsed >= faults.end && rec.windows_closed()) || elapsed > faults.end + Duration::from_secs(60);
+        if stopped.is_some() || (load.finished() && faults_over && leader.done) {
             break;
         }
         tick.tick().await;
@@ -273,17 +291,6 @@ async fn drive(
                     note(e, when).await?;
                 }
                 Said::ToDbPath(took) => rec.to_db_path(took),
-            }
-        }
-        if !led && leading.is_none() && timeline.is_finished() {
-            leading = Some(tokio::spawn(verdict::lead_back(conns.clone(), instances.clone())));
-        }
-        if let Some(done) = leading.take_if(|l| l.is_finished()) {
-            led = true;
-            if let Ok(Some(led_back)) = done.await {
-                rec.propagation(led_back.propagation_ms);
-                let repair = Event::Repair { what: "guided exit to Redis".into(), outcome: led_back.outcome };
-                note(repair, Instant::now()).await?;
             }
         }
         let now = Instant::now();
@@ -323,6 +330,12 @@ async fn drive(
                 )));
             }
         }
+        let engines = plan.rig.engines;
+        if let Some(led_back) = leader.step(faults_over, &figures, engines, conns, &instances).await {
+            rec.propagation(led_back.propagation_ms);
+            note(Event::Repair { what: "guided exit to Redis".into(), outcome: led_back.outcome }, Instant::now())
+                .await?;
+        }
         note(Event::Tick(figures.clone()), now).await?;
         let (sent, total) = load.progress();
         progress(&Progress::Tick { elapsed_s: started.elapsed().as_secs(), sent, total, figures });
@@ -360,10 +373,10 @@ async fn drive(
     // Back to Redis, then drain: every accepted order persisted or failed back.
     progress(&Progress::Phase("drain"));
     note(Event::Phase { phase: "drain".into() }, Instant::now()).await?;
-    if let Some(leading) = leading {
+    {
         // Stopped early while the exit ran: it finishes (a half-done exit would leave sales
         // paused); what it did goes on the timeline.
-        if let Ok(Some(led_back)) = leading.await {
+        if let Some(led_back) = leader.finish().await {
             rec.propagation(led_back.propagation_ms);
             let repair = Event::Repair { what: "guided exit to Redis".into(), outcome: led_back.outcome };
             note(repair, Instant::now()).await?;

@@ -146,7 +146,12 @@ async fn restore(
     say: &impl Fn(Said),
 ) {
     match faults::restore(active, rig, conns, outcomes).await {
-        Ok(()) => say(Said::Event(Event::FaultRestored { fault: step.name.clone() })),
+        Ok(repairs) => {
+            for outcome in repairs {
+                say(Said::Event(Event::Repair { what: "fenced rewrite".into(), outcome }));
+            }
+            say(Said::Event(Event::FaultRestored { fault: step.name.clone() }));
+        }
         Err(e) => say(Said::Event(Event::Note { text: format!("fault {:?} not restored cleanly: {e}", step.name) })),
     }
 }

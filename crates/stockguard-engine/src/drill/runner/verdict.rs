@@ -23,8 +23,10 @@ const RECOVERY_ALLOWANCE_MS: i64 = 10_000;
 pub struct Record {
     plan: Plan,
     products: Vec<u64>,
-    /// Each fault's window on the load's clock: (start, end once restored).
-    windows: Vec<(i64, Option<i64>)>,
+    /// The drill file's faults by name; a variant's fault has no window here.
+    drill_faults: Vec<String>,
+    /// Each fault's window on the load's clock: (fault, start, end once restored).
+    windows: Vec<(String, i64, Option<i64>)>,
     sent: u64,
     skipped: u64,
     accepted: u64,
@@ -40,10 +42,11 @@ pub struct Record {
 }
 
 impl Record {
-    pub fn new(plan: &Plan, products: Vec<u64>) -> Self {
+    pub fn new(plan: &Plan, products: Vec<u64>, drill_faults: Vec<String>) -> Self {
         Self {
             plan: plan.clone(),
             products,
+            drill_faults,
             windows: Vec::new(),
             sent: 0,
             skipped: 0,
@@ -62,10 +65,12 @@ impl Record {
 
     pub fn saw(&mut self, event: &Event, offset_ms: i64) {
         match event {
-            Event::FaultInjected { .. } => self.windows.push((offset_ms, None)),
-            Event::FaultRestored { .. } => {
-                if let Some(open) = self.windows.iter_mut().find(|(_, end)| end.is_none()) {
-                    open.1 = Some(offset_ms);
+            Event::FaultInjected { fault, .. } | Event::FaultRestored { fault }
+                if !self.drill_faults.contains(fault) => {}
+            Event::FaultInjected { fault, .. } => self.windows.push((fault.clone(), offset_ms, None)),
+            Event::FaultRestored { fault } => {
+                if let Some(open) = self.windows.iter_mut().find(|(f, _, end)| f == fault && end.is_none()) {
+                    open.2 = Some(offset_ms);
                 }
             }
             _ => {}
@@ -87,14 +92,19 @@ impl Record {
     /// Within a fault's window, or its recovery allowance after it.
     pub fn in_fault_window(&self, offset_ms: i64) -> bool {
         let allowance = self.allowance();
-        self.windows.iter().any(|(start, end)| *start <= offset_ms && end.is_none_or(|e| offset_ms <= e + allowance))
+        self.windows.iter().any(|(_, start, end)| *start <= offset_ms && end.is_none_or(|e| offset_ms <= e + allowance))
+    }
+
+    /// Every drill fault injected so far has been restored.
+    pub fn windows_closed(&self) -> bool {
+        self.windows.iter().all(|(_, _, end)| end.is_some())
     }
 
     fn last_fault_end(&self) -> Option<i64> {
-        if self.windows.iter().any(|(_, end)| end.is_none()) {
+        if !self.windows_closed() {
             return None;
         }
-        self.windows.iter().filter_map(|(_, end)| *end).max()
+        self.windows.iter().filter_map(|(_, _, end)| *end).max()
     }
 
     pub fn second(&mut self, figures: &LoadSecond) {
@@ -350,26 +360,29 @@ pub struct LedBack {
 /// When any rig engine left the Redis path, leads the sale back with the guided exit once
 /// their breakers see Redis healthy; `None` when every engine stayed on Redis.
 pub async fn lead_back(conns: Connections, instances: Vec<String>) -> Option<LedBack> {
-    let away = |rows: &[(String, String, String)]| {
-        rows.iter()
-            .filter(|(id, mode, breaker)| instances.contains(id) && (mode != "NORMAL" || breaker != "CLOSED"))
-            .count()
-    };
-    let healthy = |rows: &[(String, String, String)]| {
-        rows.iter().filter(|(id, _, breaker)| instances.contains(id) && breaker == "OPEN").count() == 0
+    // Only engines heard from lately count: a stale heartbeat shows a mode that may be over.
+    let live_rows = |rows: Vec<(String, String, String, i64)>| {
+        rows.into_iter()
+            .filter(|(id, _, _, age_us)| instances.contains(id) && *age_us <= 3_000_000)
+            .map(|(_, mode, breaker, _)| (mode, breaker))
+            .collect::<Vec<_>>()
     };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
-        let rows: Vec<(String, String, String)> = sqlx::query_as(
-            "SELECT instance_id, CAST(effective_mode AS CHAR), CAST(breaker_state AS CHAR) FROM engine_heartbeats",
+        let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
+            "SELECT instance_id, CAST(effective_mode AS CHAR), CAST(breaker_state AS CHAR), \
+                    CAST(TIMESTAMPDIFF(MICROSECOND, last_seen, NOW(3)) AS SIGNED) FROM engine_heartbeats",
         )
         .fetch_all(&conns.mysql)
         .await
         .ok()?;
-        if away(&rows) == 0 {
+        let live = live_rows(rows);
+        if !live.is_empty() && live.iter().all(|(mode, breaker)| mode == "NORMAL" && breaker == "CLOSED") {
             return None;
         }
-        if healthy(&rows) || tokio::time::Instant::now() >= deadline {
+        // The exit waits for every breaker to see Redis healthy again (HALF_OPEN).
+        let healthy = live.iter().all(|(_, breaker)| breaker != "OPEN");
+        if (healthy && live.len() == instances.len()) || tokio::time::Instant::now() >= deadline {
             break;
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
