@@ -89,14 +89,9 @@ async fn timeout_storm_closes_the_unpaid_orders_while_sales_go_on(pool: MySqlPoo
     assert!(closed > 100, "the storm closed {closed} orders");
 }
 
-/// Not yet runnable: the rig does not start a private master and replica. It must say so,
-/// not pretend: refused before any run is recorded.
 #[sqlx::test(migrations = "./migrations")]
-async fn the_failover_drill_is_refused_with_its_reason_until_the_rig_can_fail_redis_over(pool: MySqlPool) {
-    let redis = TestRedis::new("failover").await;
-    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
-    let (_, text) = Plan::builtin("redis-failover-loss").unwrap();
-    let refused = runner::run(&conns, rig::options(&text, Variant::default(), None), &|_| {}).await;
-    assert!(matches!(refused, Err(runner::RunnerError::Unsupported(_))), "{:?}", refused.err());
-    assert_eq!(support::scalar(&pool, "SELECT COUNT(*) FROM drill_runs").await, 0);
+async fn redis_failover_loss_is_confirmed_as_drift_within_two_ticks_and_repaired_during_the_sale(pool: MySqlPool) {
+    let s = passes(&pool, "redis-failover-loss").await;
+    assert!(s.figures.drift_confirmed_ticks.is_some_and(|t| t <= 2), "{:?}", s.figures.drift_confirmed_ticks);
+    assert!(s.figures.drift_peak > 0, "the promoted replica came back with stock too high");
 }

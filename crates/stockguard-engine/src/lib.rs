@@ -13,7 +13,8 @@
 //! - [`load`]: the load generator that proves the engine: drive, drain, verify, report.
 //! - [`bench`]: benchmarks measured side by side (`stockguard bench ...`).
 //! - [`drill`]: fault injection for tests and drills: TCP proxies that refuse, delay, throttle,
-//!   black-hole, reset and cut, in process or as a service behind Toxiproxy's HTTP API.
+//!   black-hole, reset and cut, in process or as a service behind Toxiproxy's HTTP API; and
+//!   the drill runner, which runs a drill file end to end on a rig of its own.
 //! - [`sandbox`]: a local sale (private MariaDB/Redis when none is reachable) and its demo
 //!   seed.
 

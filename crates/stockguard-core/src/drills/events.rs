@@ -121,6 +121,10 @@ pub struct TickFigures {
     pub db_path: u32,
     /// Whether Redis could be read at all this tick (through the runner's own link).
     pub redis_reachable: bool,
+    /// Products whose Redis went back in time (a failover to a lagging replica, a flush):
+    /// their reading cannot be corrected to the cut.
+    #[serde(default)]
+    pub history_lost: u32,
 }
 
 /// An event as stored, with its time.

@@ -80,6 +80,13 @@ impl ProxyApi {
         Ok(populated.map(|p| p.proxies).unwrap_or_default())
     }
 
+    /// Every proxy the API holds.
+    pub async fn all(&self) -> Result<Vec<ProxyView>, ProxyApiError> {
+        let all: Option<std::collections::BTreeMap<String, ProxyView>> =
+            self.call(reqwest::Method::GET, "/proxies", None).await?;
+        Ok(all.map(|m| m.into_values().collect()).unwrap_or_default())
+    }
+
     pub async fn proxy(&self, name: &str) -> Result<ProxyView, ProxyApiError> {
         let shown = self.call(reqwest::Method::GET, &format!("/proxies/{name}"), None).await?;
         shown.ok_or_else(|| ProxyApiError::Refused {

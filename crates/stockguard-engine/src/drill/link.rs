@@ -38,10 +38,26 @@ pub struct Link {
     task: JoinHandle<()>,
 }
 
+/// Binds `listen`. A proxy replaced on its own address (`/populate` with a new upstream)
+/// finds the port still held for a moment: the old link's task drops its listener only when
+/// the runtime next polls the aborted task. So an address in use is tried again briefly.
+async fn bind(listen: &str) -> io::Result<TcpListener> {
+    let mut tries = 0;
+    loop {
+        match TcpListener::bind(listen).await {
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse && tries < 50 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 impl Link {
     /// Listens on `listen` (port 0 for a free one) and forwards to `upstream` (`host:port`).
     pub async fn start(listen: &str, upstream: String, enabled: bool) -> io::Result<Self> {
-        let listener = TcpListener::bind(listen).await?;
+        let listener = bind(listen).await?;
         let listen = listener.local_addr()?;
         let shared = Arc::new(Shared {
             upstream,

@@ -33,6 +33,8 @@ pub enum Active {
     Killed(Vec<(bool, usize)>),
     /// The paused rewrite holder's second half, run on restore after its successor's rewrite.
     Holder(Box<rewrite::Holder>, stockguard_core::recon::Reading, JoinHandle<String>),
+    /// The failover drill's replica lagging: the failover itself happens on restore.
+    Failover,
     /// Nothing to end (a one-off).
     Done,
 }
@@ -119,10 +121,14 @@ pub async fn inject(
             .await?;
             Ok(Active::Done)
         }
-        Target::RedisMaster => Err(RunnerError::Unsupported(
-            "the failover fault needs a private Redis master and replica in the rig, which this runner does not start yet"
-                .into(),
-        )),
+        Target::RedisMaster => {
+            rig_now
+                .private_redis
+                .as_ref()
+                .ok_or_else(|| RunnerError::Rig("this rig has no Redis of its own to fail over".into()))?
+                .lag();
+            Ok(Active::Failover)
+        }
     }
 }
 
@@ -166,13 +172,14 @@ async fn pause_holder(conns: &Connections, product: u64, step: &FaultStep) -> Re
     Ok(Active::Holder(Box::new(holder), reading, successor))
 }
 
-/// Ends what `inject` started; answers what the repairs it ran came to, for the timeline.
+/// Ends what `inject` started; answers what it did beyond ending the fault (what, outcome),
+/// for the timeline.
 pub async fn restore(
     active: Active,
     rig: &Arc<Mutex<Rig>>,
     conns: &Connections,
     out: &mut Outcomes,
-) -> Result<Vec<String>, RunnerError> {
+) -> Result<Vec<(&'static str, String)>, RunnerError> {
     let mut repairs = Vec::new();
     match active {
         Active::Links(held) => {
@@ -203,12 +210,18 @@ pub async fn restore(
             }
         }
         Active::Holder(holder, reading, successor) => {
-            repairs.push(successor.await.unwrap_or_else(|e| format!("second rewrite panicked: {e}")));
+            let second = successor.await.unwrap_or_else(|e| format!("second rewrite panicked: {e}"));
+            repairs.push(("fenced rewrite", second));
             let result = rewrite::finish(conns, *holder, reading).await?;
             if matches!(result.outcome, Outcome::Applied | Outcome::Rebuilt) {
                 out.stale_writes += 1;
             }
-            repairs.push(format!("paused holder resumed: {}", result.outcome.as_str()));
+            repairs.push(("fenced rewrite", format!("paused holder resumed: {}", result.outcome.as_str())));
+        }
+        Active::Failover => {
+            let promoted = rig.lock().await.fail_over().await?;
+            let moved = format!("master killed, lagging replica promoted at {promoted}; every Redis link moved");
+            repairs.push(("failover", moved));
         }
         Active::Done => {}
     }

@@ -11,9 +11,11 @@
 //! oversold unit, a negative Redis stock or a declared abort condition aborts the drill
 //! within the tick that sees it: load stopped, every fault restored, run `ABORTED`.
 
+pub mod failover;
 pub mod faults;
 pub mod lead;
 pub mod load;
+pub mod repair;
 pub mod rig;
 pub mod schedule;
 pub mod timeline;
@@ -50,8 +52,6 @@ pub enum RunnerError {
     Refused(String),
     #[error("the drill rig: {0}")]
     Rig(String),
-    #[error("not supported yet: {0}")]
-    Unsupported(String),
     #[error(transparent)]
     Plan(#[from] stockguard_core::drills::plan::PlanError),
     #[error(transparent)]
@@ -146,12 +146,6 @@ pub async fn run(
         _ => {}
     }
     conns.settings.may_operate().map_err(|r| RunnerError::Refused(format!("{r:?}: drills change the sale")))?;
-    if opts.plan.faults.iter().any(|f| f.target == Target::RedisMaster) {
-        return Err(RunnerError::Unsupported(
-            "the failover fault needs a private Redis master and replica in the rig, which this runner does not start yet"
-                .into(),
-        ));
-    }
     let mut plan = match opts.variant.short {
         Some(f) => opts.plan.clone().shortened(f),
         None => opts.plan.clone(),
@@ -199,7 +193,9 @@ pub async fn run(
     };
     let renew_every = (opts.lease / 3).clamp(Duration::from_millis(200), Duration::from_secs(5));
     let faults = DrillFaults { names: drill_faults, end: drill_fault_end };
-    let result = drive(conns, &plan, &faults, run_id, rig.clone(), renew_every, &opts.variant, progress).await;
+    // The sale as the runner sees it (the failover drill's Redis is the rig's own).
+    let sale = rig.lock().await.runner_conns.clone();
+    let result = drive(&sale, &plan, &faults, run_id, rig.clone(), renew_every, &opts.variant, progress).await;
     rig.lock().await.tear_down().await;
     let (status, summary) = match result {
         Ok(done) => done,
@@ -275,12 +271,15 @@ async fn drive(
     // The drill goes on until the load is sent, the faults are over and the sale is back on
     // Redis (see `lead`); then it drains.
     let mut leader = lead::Leader::new(plan.guided_exit);
+    let fails_over = plan.faults.iter().any(|f| f.target == Target::RedisMaster);
+    let mut repairer = repair::Repairer::default();
     loop {
         // A step that could not be injected never ends: a minute past its time it is over.
         let elapsed = started.elapsed();
         let faults_over =
             (elapsed >= faults.end && rec.windows_closed()) || elapsed > faults.end + Duration::from_secs(60);
-        if stopped.is_some() || (load.finished() && faults_over && leader.done) {
+        let repaired = !fails_over || repairer.settled();
+        if stopped.is_some() || (load.finished() && faults_over && leader.done && repaired) {
             break;
         }
         tick.tick().await;
@@ -330,6 +329,11 @@ async fn drive(
                 )));
             }
         }
+        if fails_over && faults_over {
+            for outcome in repairer.step(&figures, conns, &products).await.unwrap_or_default() {
+                note(Event::Repair { what: "fenced rewrite".into(), outcome }, Instant::now()).await?;
+            }
+        }
         let engines = plan.rig.engines;
         if let Some(led_back) = leader.step(faults_over, &figures, engines, conns, &instances).await {
             rec.propagation(led_back.propagation_ms);
@@ -376,6 +380,9 @@ async fn drive(
     {
         // Stopped early while the exit ran: it finishes (a half-done exit would leave sales
         // paused); what it did goes on the timeline.
+        for outcome in repairer.finish().await.unwrap_or_default() {
+            note(Event::Repair { what: "fenced rewrite".into(), outcome }, Instant::now()).await?;
+        }
         if let Some(led_back) = leader.finish().await {
             rec.propagation(led_back.propagation_ms);
             let repair = Event::Repair { what: "guided exit to Redis".into(), outcome: led_back.outcome };
@@ -402,6 +409,7 @@ async fn drive(
     let checked =
         verdict::check_orders(conns, &finished.answers, first_user, plan.load.buyers, Duration::from_secs(5)).await?;
     let affected = watch::affected_orders(conns, &products).await?;
+    rec.drift_confirmed(repairer.confirmed_after);
     let mut summary = rec.summary(&checked, &finished, &outcomes, affected, &schedule.hash, variant.describe());
     let status = match stopped {
         Some(Stopped::Abort(reason)) => {

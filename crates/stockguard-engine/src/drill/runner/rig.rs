@@ -10,13 +10,29 @@ use std::time::Duration;
 
 use secrecy::ExposeSecret;
 use stockguard_core::connect::Connections;
-use stockguard_core::drills::plan::Plan;
+use stockguard_core::drills::plan::{Plan, Target};
 use tokio::process::{Child, Command};
 
+use super::failover::PrivateRedis;
 use super::RunnerError;
 use crate::drill::client::ProxyApi;
 use crate::drill::service::{self, NewProxy, Proxies};
 use crate::sandbox::process::free_port;
+
+/// A runner killed with SIGKILL runs no destructor (`kill_on_drop` does nothing then): the
+/// kernel stops the runner's processes instead, so a dead runner leaves no engine or server
+/// behind (its faults end with their lease).
+pub(super) fn dies_with_runner(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: between fork and exec only the async-signal-safe prctl(2) call runs.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL).map_err(std::io::Error::from)
+        });
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
 
 /// A process the runner started: an engine (with its order API) or a queue consumer.
 pub struct Proc {
@@ -51,15 +67,7 @@ impl Proc {
             .stdout(log.try_clone().map_err(|e| RunnerError::Rig(e.to_string()))?)
             .stderr(log)
             .kill_on_drop(true);
-        // A runner killed with SIGKILL runs no destructor: the kernel then stops its
-        // processes, so a dead runner leaves no engine behind (its faults end with their lease).
-        #[cfg(target_os = "linux")]
-        // SAFETY: between fork and exec only the async-signal-safe prctl(2) call runs.
-        unsafe {
-            cmd.pre_exec(|| {
-                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL).map_err(std::io::Error::from)
-            });
-        }
+        dies_with_runner(&mut cmd);
         let child = cmd.spawn().map_err(|e| RunnerError::Rig(format!("cannot start {}: {e}", binary.display())))?;
         self.child = Some(child);
         Ok(())
@@ -107,6 +115,11 @@ pub struct Rig {
     /// Where the processes' logs are.
     pub dir: PathBuf,
     binary: PathBuf,
+    /// The failover drill's own master and replica.
+    pub private_redis: Option<PrivateRedis>,
+    /// The runner's connections to the sale: the profile's, except that in the failover
+    /// drill Redis is the drill's own, through a proxy that moves with the failover.
+    pub runner_conns: Connections,
     /// The in-process proxy service, unless the runner drives an external one.
     service: Option<(tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<std::io::Result<()>>)>,
 }
@@ -126,6 +139,9 @@ pub struct RigOptions {
 pub fn redis_link(i: u32) -> String {
     format!("e{i}-redis")
 }
+
+/// The runner's own link to the failover drill's Redis.
+const RUNNER_REDIS_LINK: &str = "runner-redis";
 
 pub fn mysql_link(i: u32) -> String {
     format!("e{i}-mysql")
@@ -158,7 +174,10 @@ impl Rig {
         // Run ids are per database: two sales' runs may share one, their logs may not.
         let dir = std::env::temp_dir().join(format!("stockguard-drill-{run_id}-{:08x}", rand::random::<u32>()));
         std::fs::create_dir_all(&dir).map_err(|e| RunnerError::Rig(format!("cannot create {}: {e}", dir.display())))?;
-        let products = put_on_sale(conns, plan, run_id).await?;
+        let private_redis = match plan.faults.iter().any(|f| f.target == Target::RedisMaster) {
+            true => Some(PrivateRedis::start(&dir).await?),
+            false => None,
+        };
 
         let (api, service) = match &opts.proxy_api {
             Some(api) => (Arc::new(ProxyApi::new(api)), None),
@@ -177,15 +196,30 @@ impl Rig {
             .map_err(|e| RunnerError::Rig(format!("the profile's MySQL URL: {e}")))?;
         let redis = url::Url::parse(conns.settings.redis_url.expose_secret())
             .map_err(|e| RunnerError::Rig(format!("the profile's Redis URL: {e}")))?;
+        // The Redis the engines sell from: the profile's, or the failover drill's own master.
+        let redis_upstream = match &private_redis {
+            Some(private) => private.master_addr(),
+            None => host_port(&redis)?,
+        };
         let mut wanted = Vec::new();
         let mut ports = Vec::new();
+        let runner_port = free_port()?;
+        if private_redis.is_some() {
+            // The runner's own way to that Redis, never faulted, moved with the failover.
+            wanted.push(NewProxy {
+                name: RUNNER_REDIS_LINK.into(),
+                listen: format!("127.0.0.1:{runner_port}"),
+                upstream: redis_upstream.clone(),
+                enabled: true,
+            });
+        }
         for i in 1..=plan.rig.engines {
             let (redis_port, mysql_port) =
                 (free_port().map_err(RunnerError::io)?, free_port().map_err(RunnerError::io)?);
             wanted.push(NewProxy {
                 name: redis_link(i),
                 listen: format!("127.0.0.1:{redis_port}"),
-                upstream: host_port(&redis)?,
+                upstream: redis_upstream.clone(),
                 enabled: true,
             });
             wanted.push(NewProxy {
@@ -200,9 +234,29 @@ impl Rig {
         // Start from no fault at all: an external proxy may still hold an earlier run's.
         api.reset().await?;
 
+        let runner_conns = match private_redis {
+            Some(_) => {
+                let mut settings = conns.settings.clone();
+                settings.redis_url = through(&redis, runner_port).into();
+                Connections::open(settings)
+                    .await
+                    .map_err(|e| RunnerError::Rig(format!("the drill's own Redis: {e}")))?
+            }
+            None => conns.clone(),
+        };
+        let products = put_on_sale(&runner_conns, plan, run_id).await?;
         let settings = &conns.settings;
-        let mut rig =
-            Rig { products, api, engines: Vec::new(), consumers: Vec::new(), dir, binary: opts.binary, service };
+        let mut rig = Rig {
+            products,
+            api,
+            engines: Vec::new(),
+            consumers: Vec::new(),
+            dir,
+            binary: opts.binary,
+            service,
+            private_redis,
+            runner_conns,
+        };
         for (i, (redis_port, mysql_port)) in (1..=plan.rig.engines).zip(ports) {
             let env = vec![
                 ("STOCKGUARD_MYSQL_URL".to_string(), through(&mysql, mysql_port)),
@@ -296,11 +350,34 @@ impl Rig {
         self.engines.iter().map(|e| e.instance_id.clone()).collect()
     }
 
+    /// The failover: the master killed, the lagging replica promoted, every Redis link (the
+    /// engines' and the runner's) moved to it. Answers the new master's address.
+    pub async fn fail_over(&mut self) -> Result<String, RunnerError> {
+        let private = self
+            .private_redis
+            .as_mut()
+            .ok_or_else(|| RunnerError::Rig("this rig has no Redis of its own to fail over".into()))?;
+        let promoted = private.fail_over().await?;
+        let moved: Vec<NewProxy> = self
+            .api
+            .all()
+            .await?
+            .into_iter()
+            .filter(|p| p.name == RUNNER_REDIS_LINK || p.name.ends_with("-redis"))
+            .map(|p| NewProxy { name: p.name, listen: p.listen, upstream: promoted.clone(), enabled: p.enabled })
+            .collect();
+        self.api.populate(&moved).await?;
+        Ok(promoted)
+    }
+
     /// Every fault ended, every process stopped, the proxy service shut down.
     pub async fn tear_down(&mut self) {
         let _ = self.api.reset().await;
         for proc in self.engines.iter_mut().chain(self.consumers.iter_mut()) {
             proc.stop(Duration::from_secs(5)).await;
+        }
+        if let Some(private) = self.private_redis.as_mut() {
+            private.stop().await;
         }
         if let Some((stop, served)) = self.service.take() {
             let _ = stop.send(());

@@ -103,8 +103,8 @@ async fn run(
                     Ok(a) => {
                         say(Said::Event(Event::FaultInjected {
                             fault: step.name.clone(),
-                            target: format!("{:?}", step.target).to_lowercase(),
-                            action: format!("{:?}", step.action).to_lowercase(),
+                            target: as_written(&step.target),
+                            action: as_written(&step.action),
                         }));
                         if step.target == Target::Redis && step.action != Action::Bandwidth {
                             let instances = rig.lock().await.instance_ids();
@@ -147,8 +147,8 @@ async fn restore(
 ) {
     match faults::restore(active, rig, conns, outcomes).await {
         Ok(repairs) => {
-            for outcome in repairs {
-                say(Said::Event(Event::Repair { what: "fenced rewrite".into(), outcome }));
+            for (what, outcome) in repairs {
+                say(Said::Event(Event::Repair { what: what.into(), outcome }));
             }
             say(Said::Event(Event::FaultRestored { fault: step.name.clone() }));
         }
@@ -192,4 +192,9 @@ async fn time_to_db_path(conns: &Connections, instances: &[String], fault_at: Na
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     None
+}
+
+/// A target or action as drill files write it (`redis_master`, `expire_unpaid`).
+fn as_written(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }

@@ -39,6 +39,7 @@ pub struct Record {
     to_db_path: Option<Duration>,
     propagation_ms: Option<u64>,
     recovered_at: Option<i64>,
+    drift_confirmed: Option<u32>,
 }
 
 impl Record {
@@ -60,6 +61,7 @@ impl Record {
             to_db_path: None,
             propagation_ms: None,
             recovered_at: None,
+            drift_confirmed: None,
         }
     }
 
@@ -79,6 +81,11 @@ impl Record {
 
     pub fn to_db_path(&mut self, took: Duration) {
         self.to_db_path.get_or_insert(took);
+    }
+
+    /// Ticks from the failover to its drift confirmed.
+    pub fn drift_confirmed(&mut self, ticks: Option<u32>) {
+        self.drift_confirmed = ticks;
     }
 
     pub fn propagation(&mut self, ms: Option<u64>) {
@@ -203,7 +210,7 @@ impl Record {
             catch_up_multiple,
             switch_propagation_ms: self.propagation_ms,
             stale_writes: self.plan.faults.iter().any(|f| f.target == Target::Rewrite).then_some(outcomes.stale_writes),
-            drift_confirmed_ticks: None,
+            drift_confirmed_ticks: self.drift_confirmed,
             status_not_found: (looks > 0)
                 .then(|| load.follow_ups.status_not_found.load(std::sync::atomic::Ordering::Relaxed)),
         };
@@ -220,6 +227,15 @@ impl Record {
             invariant("no_drift_outside_faults", self.drift_outside == 0, format!("{} units", self.drift_outside), "0"),
             invariant("drift_zero_at_end", final_drift == 0, format!("{final_drift} units"), "0"),
         ];
+        if self.plan.faults.iter().any(|f| f.target == Target::RedisMaster) {
+            let confirmed = figures.drift_confirmed_ticks;
+            checks.push(invariant(
+                "failover_drift_confirmed",
+                confirmed.is_some_and(|t| t <= 2),
+                confirmed.map_or("never".into(), |t| format!("{t} ticks after the failover")),
+                "<= 2 ticks",
+            ));
+        }
         if let Some(stale) = figures.stale_writes {
             checks.push(invariant("no_stale_rewrite", stale == 0, stale.to_string(), "0"));
         }

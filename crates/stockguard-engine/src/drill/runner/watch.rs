@@ -35,6 +35,7 @@ pub async fn tick(
                 figures.db_stock += r.db_stock;
                 figures.inflight += r.inflight_pending;
                 negative += u32::from(r.redis_stock.is_some_and(|s| s < 0));
+                figures.history_lost += u32::from(r.history_lost);
             }
         }
         Err(e) => tracing::warn!(error = %e, "the drill's reading failed this tick"),
