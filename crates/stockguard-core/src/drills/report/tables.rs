@@ -84,11 +84,13 @@ fn figure_values(f: &Figures, w: &Words) -> Vec<(&'static str, String)> {
     let float = |v: f64| format!("{v:.1}");
     vec![
         ("sent", f.sent.to_string()),
+        ("skipped", f.skipped.to_string()),
         ("accepted", f.accepted.to_string()),
         ("oversold_units", f.oversold_units.to_string()),
         ("lost", f.lost.to_string()),
         ("duplicated", f.duplicated.to_string()),
         ("failed_back", f.failed_back.to_string()),
+        ("unannounced_orders", f.unannounced_orders.to_string()),
         ("buyer_error_rate", format!("{:.2}%", f.buyer_error_rate * 100.0)),
         ("p50_ms", float(f.p50_ms)),
         ("p99_ms", float(f.p99_ms)),
@@ -100,6 +102,7 @@ fn figure_values(f: &Figures, w: &Words) -> Vec<(&'static str, String)> {
         ("switch_propagation_ms", opt(f.switch_propagation_ms, w)),
         ("stale_writes", opt(f.stale_writes, w)),
         ("drift_confirmed_ticks", opt(f.drift_confirmed_ticks, w)),
+        ("status_not_found", opt(f.status_not_found, w)),
     ]
 }
 
@@ -113,6 +116,7 @@ pub(super) fn figures(view: &ReportView, w: &Words) -> Option<Table> {
             "lost" => f.lost != 0,
             "duplicated" => f.duplicated != 0,
             "stale_writes" => f.stale_writes.unwrap_or(0) != 0,
+            "status_not_found" => f.status_not_found.unwrap_or(0) != 0,
             _ => false,
         };
         table.push(vec![w.figure_name(key).to_string(), value], bad);

@@ -317,11 +317,13 @@ impl Words {
     pub fn figure_name(&self, key: &str) -> &'static str {
         self.pick(match key {
             "sent" => ("Requests sent", "发送请求数"),
+            "skipped" => ("Not sent: generator a second behind", "未发送：压测端落后超过 1 秒"),
             "accepted" => ("Orders accepted", "成功下单数"),
             "oversold_units" => ("Units oversold (must be 0)", "超卖件数（必须为 0）"),
             "lost" => ("Orders lost (must be 0)", "丢失订单（必须为 0）"),
             "duplicated" => ("Orders duplicated (must be 0)", "重复订单（必须为 0）"),
             "failed_back" => ("Accepted, then withdrawn", "受理后撤回"),
+            "unannounced_orders" => ("Ordered, though the buyer heard an error", "买家收到错误但订单已生成"),
             "buyer_error_rate" => ("Buyer error rate", "买家错误率"),
             "p50_ms" => ("Latency p50 (ms)", "延迟 p50（毫秒）"),
             "p99_ms" => ("Latency p99 (ms)", "延迟 p99（毫秒）"),
@@ -333,6 +335,7 @@ impl Words {
             "switch_propagation_ms" => ("Switch propagation (ms)", "开关生效传播用时（毫秒）"),
             "stale_writes" => ("Stale writes let through (must be 0)", "过期写入（必须为 0）"),
             "drift_confirmed_ticks" => ("Ticks to confirm the drift", "确认漂移所需采样次数"),
+            "status_not_found" => ("Accepted orders answered not found (must be 0)", "已受理订单查询不到（必须为 0）"),
             _ => ("?", "?"),
         })
     }
