@@ -64,14 +64,15 @@ pub struct Check {
     pub bound: String,
 }
 
-/// An order the drill could not serve: beyond stock, or accepted and withdrawn.
+/// An order the drill could not serve: beyond stock, accepted and withdrawn, or accepted and
+/// lost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AffectedOrder {
     pub order_no: String,
     pub product_id: u64,
     pub user_id: u64,
     pub buy_count: i64,
-    /// `OVERSOLD` or `FAILED`.
+    /// `OVERSOLD`, `FAILED` or `LOST` (accepted, then neither an order nor a failure).
     pub why: String,
 }
 

@@ -404,11 +404,15 @@ async fn drive(
         }
         tokio::time::sleep(TICK).await;
     }
+    if let Some((invariant, figure)) = rec.settle() {
+        note(Event::Violation { invariant, figure }, Instant::now()).await?;
+    }
     progress(&Progress::Phase("verify"));
     note(Event::Phase { phase: "verify".into() }, Instant::now()).await?;
     let checked =
         verdict::check_orders(conns, &finished.answers, first_user, plan.load.buyers, Duration::from_secs(5)).await?;
-    let affected = watch::affected_orders(conns, &products).await?;
+    let mut affected = watch::affected_orders(conns, &products).await?;
+    affected.extend(checked.lost_orders.iter().cloned());
     rec.drift_confirmed(repairer.confirmed_after);
     let mut summary = rec.summary(&checked, &finished, &outcomes, affected, &schedule.hash, variant.describe());
     let status = match stopped {

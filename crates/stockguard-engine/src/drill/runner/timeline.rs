@@ -99,13 +99,16 @@ async fn run(
                 let step = &steps[i];
                 // Taken before the fault can act: the first refused connection is after it.
                 let fault_at = chrono::Utc::now().naive_utc();
+                let began = Instant::now();
                 match faults::inject(step, &rig, &conns, renew_every).await {
                     Ok(a) => {
-                        say(Said::Event(Event::FaultInjected {
+                        // Stamped when it began: what it does may show before the call returns.
+                        let injected = Event::FaultInjected {
                             fault: step.name.clone(),
                             target: as_written(&step.target),
                             action: as_written(&step.action),
-                        }));
+                        };
+                        let _ = tx.send((began, Said::Event(injected)));
                         if step.target == Target::Redis && step.action != Action::Bandwidth {
                             let instances = rig.lock().await.instance_ids();
                             let (conns, tx) = (conns.clone(), tx.clone());

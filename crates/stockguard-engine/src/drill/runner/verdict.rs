@@ -40,6 +40,8 @@ pub struct Record {
     propagation_ms: Option<u64>,
     recovered_at: Option<i64>,
     drift_confirmed: Option<u32>,
+    /// The last tick's drift, judged at the next tick (see `tick`).
+    pending_drift: Option<(i64, i64)>,
 }
 
 impl Record {
@@ -62,6 +64,7 @@ impl Record {
             propagation_ms: None,
             recovered_at: None,
             drift_confirmed: None,
+            pending_drift: None,
         }
     }
 
@@ -107,6 +110,21 @@ impl Record {
         self.windows.iter().all(|(_, _, end)| end.is_some())
     }
 
+    fn judge_drift(&mut self, offset_ms: i64, drift: i64) -> Option<(String, String)> {
+        if self.in_fault_window(offset_ms) {
+            return None;
+        }
+        let first = self.drift_outside == 0;
+        self.drift_outside = self.drift_outside.max(drift.abs());
+        first.then(|| ("drift_outside_faults".to_string(), format!("drift {drift}")))
+    }
+
+    /// Judges the drift still waiting (the last tick's), once nothing more can arrive.
+    pub fn settle(&mut self) -> Option<(String, String)> {
+        let (at, drift) = self.pending_drift.take()?;
+        self.judge_drift(at, drift)
+    }
+
     fn last_fault_end(&self) -> Option<i64> {
         if !self.windows_closed() {
             return None;
@@ -133,17 +151,15 @@ impl Record {
             self.redis_negative_ticks += 1;
             broken.push(("redis_stock_negative".into(), format!("{negative} products below zero in Redis")));
         }
+        // Drift is judged one tick late: a fault that began just before this tick's reading
+        // is announced after it (the timeline is another task), with its true start.
+        if let Some((at, drift)) = self.pending_drift.take() {
+            broken.extend(self.judge_drift(at, drift));
+        }
         // While an engine sells through the DB, Redis is stale by design until the guided exit
         // rebuilds it: that drift is the fault's, not a defect.
-        if figures.redis_reachable
-            && figures.db_path == 0
-            && !self.in_fault_window(offset_ms)
-            && figures.drift_max_abs != 0
-        {
-            if self.drift_outside == 0 {
-                broken.push(("drift_outside_faults".into(), format!("drift {}", figures.drift_max_abs)));
-            }
-            self.drift_outside = self.drift_outside.max(figures.drift_max_abs.abs());
+        if figures.redis_reachable && figures.db_path == 0 && figures.drift_max_abs != 0 {
+            self.pending_drift = Some((offset_ms, figures.drift_max_abs));
         }
         if self.recovered_at.is_none() {
             if let Some(end) = self.last_fault_end() {
@@ -318,6 +334,8 @@ fn slo_check(name: &str, passed: bool, figure: Option<String>, bound: String) ->
 #[derive(Debug, Default)]
 pub struct OrderCheck {
     pub lost: u64,
+    /// The lost orders themselves: their buyers were told "accepted" and have nothing.
+    pub lost_orders: Vec<AffectedOrder>,
     pub duplicated: u64,
     pub failed_back: u64,
     pub unannounced: u64,
@@ -347,7 +365,20 @@ pub async fn check_orders(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    let lost = unique.iter().filter(|n| !in_orders.contains(**n) && !in_failures.contains(**n)).count() as u64;
+    let missing = |n: &str| !in_orders.contains(n) && !in_failures.contains(n);
+    let lost = unique.iter().filter(|n| missing(n)).count() as u64;
+    let lost_orders = answers
+        .iter()
+        .filter(|a| a.status == 202)
+        .filter_map(|a| a.order_no.as_deref().filter(|n| missing(n)).map(|n| (n, a)))
+        .map(|(order_no, a)| AffectedOrder {
+            order_no: order_no.to_string(),
+            product_id: a.product_id,
+            user_id: a.user_id,
+            buy_count: 1, // the load asks for one unit at a time
+            why: "LOST".into(),
+        })
+        .collect();
     let (last_user, users) = (first_user + buyers.max(1) - 1, "user_id BETWEEN ? AND ?");
     let rows: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM orders WHERE {users}"))
         .bind(first_user)
@@ -364,7 +395,7 @@ pub async fn check_orders(
     .await?;
     let duplicated = (accepted.len() - unique.len()) as u64 + twice as u64;
     let unannounced = (rows as u64).saturating_sub(in_orders.len() as u64).saturating_sub(twice as u64);
-    Ok(OrderCheck { lost, duplicated, failed_back: in_failures.len() as u64, unannounced })
+    Ok(OrderCheck { lost, lost_orders, duplicated, failed_back: in_failures.len() as u64, unannounced })
 }
 
 /// What the guided exit did, and how long its resume took to reach every engine.
