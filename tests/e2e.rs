@@ -542,6 +542,11 @@ fn run_id_in(notice: &str) -> u64 {
     digits.parse().unwrap_or_else(|_| panic!("no run id in {notice:?}"))
 }
 
+/// Whether an element matches `css` (for what has no text: SVG shapes).
+async fn exists(client: &Client, css: &str) -> bool {
+    client.find(Locator::Css(css)).await.is_ok()
+}
+
 /// Sets a range input the way a drag does: value, then an input event.
 async fn scrub_to(client: &Client, css: &str, value: i64) {
     client
@@ -594,7 +599,12 @@ async fn a_facilitator_runs_halts_reports_compares_and_replays_drills_from_the_w
             t.contains("No oversell")
         })
         .await;
-        assert!(text_of(c, "#drill-charts svg.chart path.series").await.is_some(), "the charts draw the timeline");
+        assert!(exists(c, "#drill-charts svg.chart path.series").await, "the charts draw the timeline");
+        // Photographed once its fault is over, with a few seconds drawn.
+        wait_text_within(c, "#drill-log li[data-kind=fault_restored]", "the fault ends", SHORT_DRILL, |t| {
+            t.contains("fault off")
+        })
+        .await;
         screenshot(c, "drills-live").await;
         let verdict = wait_text_within(c, "#drill-view-status", "the run reaches its verdict", SHORT_DRILL, |t| {
             t != "RUNNING" && !t.starts_with("RUNNING ")
@@ -639,16 +649,17 @@ async fn a_facilitator_runs_halts_reports_compares_and_replays_drills_from_the_w
         screenshot(c, "drills-report").await;
         click(c, "#drill-report-close").await;
 
-        // 4. The two runs compared: every figure, regressions marked.
-        click(c, &format!("#drill-history tr[data-run-id=\"{first}\"] input.pick")).await;
+        // 4. The two runs compared, the halted one (ticked first) as the baseline: every
+        //    figure, regressions marked.
         click(c, &format!("#drill-history tr[data-run-id=\"{second}\"] input.pick")).await;
+        click(c, &format!("#drill-history tr[data-run-id=\"{first}\"] input.pick")).await;
         click(c, "#drill-compare-go").await;
         wait_text(c, "#drill-compare-table tr[data-figure=oversold_units] td.figure", "the comparison shows", |t| {
             t == "oversold_units"
         })
         .await;
         let head = text_of(c, "#drill-compare .compare-head").await.unwrap();
-        assert!(head.starts_with(&format!("A: #{first}")) && head.contains(&format!("B: #{second} HALTED")), "{head}");
+        assert!(head.starts_with(&format!("A: #{second} HALTED")) && head.contains(&format!("B: #{first} ")), "{head}");
         wait_text(c, "#drill-compare-verdict", "the verdict of the comparison", |t| {
             t == "No regression." || t.contains("regression(s)")
         })
@@ -672,7 +683,7 @@ async fn a_facilitator_runs_halts_reports_compares_and_replays_drills_from_the_w
             t.contains("300 ms on every Redis reply")
         })
         .await;
-        assert!(text_of(c, "#drill-charts svg.chart line.cursor").await.is_some(), "the charts mark the moment");
+        assert!(exists(c, "#drill-charts svg.chart line.cursor").await, "the charts mark the moment");
         c.execute("document.getElementById('drill-view').scrollIntoView();", vec![]).await.unwrap();
         screenshot(c, "drills-replay").await;
         choose(c, "#replay-speed", "16").await;
@@ -682,12 +693,21 @@ async fn a_facilitator_runs_halts_reports_compares_and_replays_drills_from_the_w
         let (now, last) = end.split_once(" / ").unwrap();
         assert_eq!(now, last, "the cursor reached the end");
         wait_text(c, "#drill-state [data-state=phase]", "the last phase", |t| t != "-" && t != "load").await;
+        assert!(
+            exists(c, "#drill-invariants li[data-invariant=no_accepted_order_lost]").await,
+            "at its end the replay shows the verdict's invariants"
+        );
 
         // 6. In Chinese.
         click(c, "#lang-toggle").await;
         wait_text(c, "#nav [data-screen=drills]", "the screen in Chinese", |t| t == "故障演练").await;
         wait_text(c, "#drill-history tr[data-run-id] td.status", "statuses in Chinese", |t| t == "已叫停").await;
-        c.execute("window.scrollTo(0, 0); document.querySelector('main').scrollTop = 0;", vec![]).await.unwrap();
+        c.execute(
+            "document.querySelector('main').scrollTo(0, 0); document.getElementById('screen-drills').scrollIntoView();",
+            vec![],
+        )
+        .await
+        .unwrap();
         screenshot(c, "drills-zh").await;
         click(c, "#lang-toggle").await;
 

@@ -158,7 +158,8 @@ function renderComparison() {
 async function compare() {
   clearFeedback();
   if (ticked.size !== 2) return showError({ kind: "invalid", message: t("pickTwo") });
-  const [a, b] = [...ticked].sort((x, y) => x - y);
+  // In the order ticked: the first is the baseline.
+  const [a, b] = [...ticked];
   const threshold = Number(/** @type {HTMLInputElement} */ (byId("drill-threshold")).value) / 100;
   try {
     compared = await invoke("drill_compare", { a, b, threshold });

@@ -108,7 +108,9 @@ export function render({ run, timeline, at, replay, drills }) {
   const load = m.load;
   const tick = m.tick;
   const errors = load ? Object.values(load.errors).reduce((a, b) => a + (b ?? 0), 0) : 0;
-  const verdict = !replay || at === Infinity ? run.summary?.reason ?? "" : "";
+  // The verdict belongs to the end: live, or the replay's cursor past the last event.
+  const ended = !replay || at >= (timeline[timeline.length - 1]?.offset_ms ?? 0);
+  const verdict = ended ? run.summary?.reason ?? "" : "";
   byId("drill-state").replaceChildren(
     ...entry(t("st_phase"), m.phase ? t(`phase_${m.phase}`) : "-", "phase"),
     ...entry(t("st_faults"), m.faults.length ? m.faults.join("; ") : t("none"), "faults"),
@@ -127,7 +129,7 @@ export function render({ run, timeline, at, replay, drills }) {
 
   // While it goes (or under the replay's cursor): the tick invariants, red from their first
   // violation. At the end of a run that finished: every invariant its verdict checked.
-  const finalChecks = (!replay || at === Infinity) && run.summary ? run.summary.checks.filter((c) => c.kind === "invariant") : [];
+  const finalChecks = ended && run.summary ? run.summary.checks.filter((c) => c.kind === "invariant") : [];
   const invariants = finalChecks.length
     ? finalChecks.map((c) => invariant(c.name, c.passed, c.passed ? "" : c.figure))
     : [

@@ -201,7 +201,7 @@ pub async fn start(
     log: &Path,
 ) -> Result<Started, LaunchError> {
     request.check(settings)?;
-    let newest_before: u64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM drill_runs")
+    let newest_before: u64 = sqlx::query_scalar("SELECT CAST(COALESCE(MAX(id), 0) AS UNSIGNED) FROM drill_runs")
         .fetch_one(pool)
         .await
         .map_err(DrillRunError::from)?;
@@ -213,12 +213,13 @@ pub async fn start(
     let pid = child.id().unwrap_or_default();
     let deadline = Instant::now() + APPEAR_WITHIN;
     loop {
-        let run: Option<u64> = sqlx::query_scalar("SELECT MIN(id) FROM drill_runs WHERE id > ? AND runner LIKE ?")
-            .bind(newest_before)
-            .bind(format!("%:{pid}"))
-            .fetch_one(pool)
-            .await
-            .map_err(DrillRunError::from)?;
+        let run: Option<u64> =
+            sqlx::query_scalar("SELECT CAST(MIN(id) AS UNSIGNED) FROM drill_runs WHERE id > ? AND runner LIKE ?")
+                .bind(newest_before)
+                .bind(format!("%:{pid}"))
+                .fetch_one(pool)
+                .await
+                .map_err(DrillRunError::from)?;
         if let Some(run_id) = run {
             tokio::spawn(async move { child.wait().await });
             return Ok(Started { run_id, pid, log: log.to_path_buf() });
