@@ -21,7 +21,9 @@ cargo clippy --quiet --workspace --all-targets -- -D warnings
 scripts/typecheck-ui.sh
 
 cargo build --quiet -p stockguard --bin stockguard
-./target/debug/stockguard sandbox up
+# Where cargo put it: CARGO_TARGET_DIR when set (the e2e test and the app look beside
+# themselves, in the same folder).
+"${CARGO_TARGET_DIR:-target}/debug/stockguard" sandbox up
 # shellcheck disable=SC1091
 source "$STOCKGUARD_SANDBOX_DIR/env"
 export STOCKGUARD_TEST_REDIS_URL="$STOCKGUARD_REDIS_URL"

@@ -16,6 +16,14 @@ const COMMANDS: &[&str] = &[
     "degrade_status",
     "degrade_on",
     "degrade_exit",
+    "drill_catalog",
+    "drill_start",
+    "drill_watch",
+    "drill_halt",
+    "drill_runs",
+    "drill_report",
+    "drill_compare",
+    "drill_timeline",
 ];
 
 fn main() {

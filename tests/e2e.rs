@@ -147,7 +147,18 @@ async fn text_of(client: &Client, css: &str) -> Option<String> {
 
 /// Waits until the first element matching `css` has text satisfying `ok`; returns the text.
 async fn wait_text(client: &Client, css: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
-    let deadline = tokio::time::Instant::now() + STEP;
+    wait_text_within(client, css, what, STEP, ok).await
+}
+
+/// [`wait_text`] with a time of its own, for what takes longer than a step (a whole drill).
+async fn wait_text_within(
+    client: &Client,
+    css: &str,
+    what: &str,
+    within: Duration,
+    ok: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = tokio::time::Instant::now() + within;
     loop {
         let text = text_of(client, css).await;
         if let Some(t) = text.as_deref().filter(|t| ok(t)) {
@@ -508,6 +519,214 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
     client.close().await.expect("session closes");
     drop(driver);
     drop(engine);
+    outcome
+}
+
+/// How long a drill of the shortest form may take from its start to its verdict: the rig
+/// (three engines started, products seeded), two seconds of load, the drain and the checks.
+const SHORT_DRILL: Duration = Duration::from_secs(120);
+
+/// A run's status as the database holds it.
+async fn run_status(pool: &MySqlPool, run: u64) -> String {
+    sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM drill_runs WHERE id = ?")
+        .bind(run)
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+/// The run id in a notice such as "Drill run #12 started (...)".
+fn run_id_in(notice: &str) -> u64 {
+    let digits: String =
+        notice.split('#').nth(1).unwrap_or_default().chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().unwrap_or_else(|_| panic!("no run id in {notice:?}"))
+}
+
+/// Whether an element matches `css` (for what has no text: SVG shapes).
+async fn exists(client: &Client, css: &str) -> bool {
+    client.find(Locator::Css(css)).await.is_ok()
+}
+
+/// Sets a range input the way a drag does: value, then an input event.
+async fn scrub_to(client: &Client, css: &str, value: i64) {
+    client
+        .execute(
+            "const s = document.querySelector(arguments[0]); s.value = String(arguments[1]); s.dispatchEvent(new Event('input'));",
+            vec![json!(css), json!(value)],
+        )
+        .await
+        .unwrap_or_else(|e| panic!("scrub {css} to {value}: {e}"));
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_facilitator_runs_halts_reports_compares_and_replays_drills_from_the_window(pool: MySqlPool) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let redis = TestRedis::new("e2edrill").await;
+    let config = tempfile::tempdir().unwrap();
+    let mysql_url = support::mysql_url_of(&pool).await;
+    let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
+    store.upsert("sandbox", profile(EnvironmentKind::Sandbox, &mysql_url, &redis)).unwrap();
+    store.upsert("prod-look", profile(EnvironmentKind::Production, &mysql_url, &redis)).unwrap();
+    store.save().unwrap();
+    // The app starts drills with the `stockguard` binary beside it (as `cargo build` places
+    // both): said here, before a window waits for a run that cannot start.
+    let runner = std::path::Path::new(env!("CARGO_BIN_EXE_stockguard-desktop")).with_file_name("stockguard");
+    assert!(runner.is_file(), "{} is not built: run `cargo build -p stockguard` (make test does)", runner.display());
+
+    let _one_window = one_window_at_a_time().await;
+    let (driver, client) = open_app(config.path(), "e2e-facilitator").await;
+    let outcome = async {
+        let c = &client;
+        wait_banner(c, "banner sandbox").await;
+
+        // 1. The shortest redis-slow, started from the window, goes live: its phase, its
+        //    ticks, its charts, every tick invariant green.
+        click(c, "#nav [data-screen=drills]").await;
+        wait_text(c, "#drill-name option[value=redis-slow]", "the built-in drills are listed", |t| {
+            t.contains("Redis slow")
+        })
+        .await;
+        choose(c, "#drill-name", "redis-slow").await;
+        choose(c, "#drill-short", "0.1").await;
+        wait_text(c, "#drill-about", "the drill is described", |t| t.contains("300 ms")).await;
+        click(c, "#drill-run").await;
+        let notice = wait_text(c, "#notice", "the drill starts", |t| t.starts_with("Drill run #")).await;
+        let first = run_id_in(&notice);
+        wait_text(c, "#drill-view-title", "the run is watched", |t| t.starts_with(&format!("Run #{first}"))).await;
+        wait_text(c, "#drill-view-status", "it runs", |t| t.starts_with("RUNNING")).await;
+        wait_text_within(c, "#drill-state [data-state=backlog]", "its ticks arrive", SHORT_DRILL, |t| t != "-").await;
+        wait_text(c, "#drill-invariants li[data-invariant=oversell].ok", "no oversell so far", |t| {
+            t.contains("No oversell")
+        })
+        .await;
+        assert!(exists(c, "#drill-charts svg.chart path.series").await, "the charts draw the timeline");
+        // Photographed once its fault is over, with a few seconds drawn.
+        wait_text_within(c, "#drill-log li[data-kind=fault_restored]", "the fault ends", SHORT_DRILL, |t| {
+            t.contains("fault off")
+        })
+        .await;
+        screenshot(c, "drills-live").await;
+        let verdict = wait_text_within(c, "#drill-view-status", "the run reaches its verdict", SHORT_DRILL, |t| {
+            t != "RUNNING" && !t.starts_with("RUNNING ")
+        })
+        .await;
+        assert_eq!(verdict, run_status(&pool, first).await, "the window shows the database's verdict");
+        assert!(
+            text_of(c, "#drill-invariants li[data-invariant=no_accepted_order_lost]").await.is_some(),
+            "the verdict's invariants"
+        );
+
+        // 2. A second run, halted from the window with a reason: HALTED, and audited.
+        choose(c, "#drill-short", "1").await;
+        click(c, "#drill-run").await;
+        let notice = wait_text(c, "#notice", "the second drill starts", |t| {
+            t.starts_with("Drill run #") && run_id_in(t) != first
+        })
+        .await;
+        let second = run_id_in(&notice);
+        wait_text(c, "#drill-view-status", "the second run is live", |t| t.starts_with("RUNNING")).await;
+        click(c, "#drill-halt").await;
+        type_into(c, "#halt-reason", "e2e: the drill hurt a real sale").await;
+        click(c, "#halt-go").await;
+        wait_text(c, "#notice", "the halt is requested", |t| t == format!("Halt requested for run(s) #{second}."))
+            .await;
+        let halted = format!("#drill-history tr[data-run-id=\"{second}\"] td.status");
+        wait_text_within(c, &halted, "the run ends HALTED", SHORT_DRILL, |t| t == "HALTED").await;
+        assert_eq!(run_status(&pool, second).await, "HALTED");
+        let audited = support::scalar(&pool, "SELECT COUNT(*) FROM audit_log WHERE action = 'drill.halt'").await;
+        assert_eq!(audited, 1, "the halt is audited");
+
+        // 3. The first run's report, rendered by the core, in the window.
+        click(c, &format!("#drill-history tr[data-run-id=\"{first}\"] button.report")).await;
+        wait_text(c, "#drill-report-title", "the report opens", |t| t == format!("Report of run #{first}")).await;
+        let html =
+            c.find(Locator::Css("#drill-report")).await.unwrap().attr("srcdoc").await.unwrap().unwrap_or_default();
+        assert!(
+            html.contains("<svg") && html.contains(&format!("#{first}")),
+            "the report is the core's HTML with charts"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        screenshot(c, "drills-report").await;
+        click(c, "#drill-report-close").await;
+
+        // 4. The two runs compared, the halted one (ticked first) as the baseline: every
+        //    figure, regressions marked.
+        click(c, &format!("#drill-history tr[data-run-id=\"{second}\"] input.pick")).await;
+        click(c, &format!("#drill-history tr[data-run-id=\"{first}\"] input.pick")).await;
+        click(c, "#drill-compare-go").await;
+        wait_text(c, "#drill-compare-table tr[data-figure=oversold_units] td.figure", "the comparison shows", |t| {
+            t == "oversold_units"
+        })
+        .await;
+        let head = text_of(c, "#drill-compare .compare-head").await.unwrap();
+        assert!(head.starts_with(&format!("A: #{second} HALTED")) && head.contains(&format!("B: #{first} ")), "{head}");
+        wait_text(c, "#drill-compare-verdict", "the verdict of the comparison", |t| {
+            t == "No regression." || t.contains("regression(s)")
+        })
+        .await;
+        c.execute("document.getElementById('drill-compare').scrollIntoView();", vec![]).await.unwrap();
+        screenshot(c, "drills-compare").await;
+
+        // 5. The first run replayed: scrubbed into its fault, where the fault is on, then
+        //    played to its end at 16x.
+        let fault_at: i64 =
+            sqlx::query_scalar("SELECT MIN(offset_ms) FROM drill_events WHERE run_id = ? AND kind = 'fault_injected'")
+                .bind(first)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        click(c, &format!("#drill-history tr[data-run-id=\"{first}\"] button.replay")).await;
+        wait_text(c, "#drill-view-title", "the replay opens", |t| t.starts_with(&format!("Replay of run #{first}")))
+            .await;
+        scrub_to(c, "#replay-scrub", fault_at + 100).await;
+        wait_text(c, "#drill-state [data-state=faults]", "the fault is on at its time", |t| {
+            t.contains("300 ms on every Redis reply")
+        })
+        .await;
+        assert!(exists(c, "#drill-charts svg.chart line.cursor").await, "the charts mark the moment");
+        c.execute("document.getElementById('drill-view').scrollIntoView();", vec![]).await.unwrap();
+        screenshot(c, "drills-replay").await;
+        choose(c, "#replay-speed", "16").await;
+        click(c, "#replay-play").await;
+        wait_attr(c, "#replay-play", "data-playing", "false", "the replay plays to the end at 16x").await;
+        let end = text_of(c, "#replay-at").await.unwrap();
+        let (now, last) = end.split_once(" / ").unwrap();
+        assert_eq!(now, last, "the cursor reached the end");
+        wait_text(c, "#drill-state [data-state=phase]", "the last phase", |t| t != "-" && t != "load").await;
+        assert!(
+            exists(c, "#drill-invariants li[data-invariant=no_accepted_order_lost]").await,
+            "at its end the replay shows the verdict's invariants"
+        );
+
+        // 6. In Chinese.
+        click(c, "#lang-toggle").await;
+        wait_text(c, "#nav [data-screen=drills]", "the screen in Chinese", |t| t == "故障演练").await;
+        wait_text(c, "#drill-history tr[data-run-id] td.status", "statuses in Chinese", |t| t == "已叫停").await;
+        c.execute(
+            "document.querySelector('main').scrollTo(0, 0); document.getElementById('screen-drills').scrollIntoView();",
+            vec![],
+        )
+        .await
+        .unwrap();
+        screenshot(c, "drills-zh").await;
+        click(c, "#lang-toggle").await;
+
+        // 7. On a production profile the Run button is off and says why; Halt still works.
+        click(c, "#nav [data-screen=connections]").await;
+        click(c, "#profiles tbody tr[data-profile=prod-look] button.connect").await;
+        wait_banner(c, "banner production").await;
+        click(c, "#nav [data-screen=drills]").await;
+        wait_text(c, "#drill-refusal", "the refusal is said", |t| t.contains("refused on production")).await;
+        let run_button = c.find(Locator::Css("#drill-run")).await.unwrap();
+        assert!(!run_button.is_enabled().await.unwrap(), "no drill starts on production");
+        click(c, "#drill-halt").await;
+        type_into(c, "#halt-reason", "e2e: nothing should run here").await;
+        click(c, "#halt-go").await;
+        wait_text(c, "#notice", "a halt with nothing running says so", |t| t.starts_with("No drill was running")).await;
+    }
+    .await;
+    client.close().await.expect("session closes");
+    drop(driver);
     outcome
 }
 

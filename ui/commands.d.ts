@@ -31,6 +31,17 @@ export interface Commands {
     args: { product?: number | null; reason: string; confirm?: string | null };
     returns: T.ExitReport;
   };
+  drill_catalog: { args: {}; returns: T.DrillCatalog };
+  drill_start: {
+    args: { drill: string; short?: number | null; extra_db_latency_ms: number; staging_confirmed: boolean };
+    returns: T.Started;
+  };
+  drill_watch: { args: { run_id: number }; returns: null };
+  drill_halt: { args: { reason: string }; returns: Array<number> };
+  drill_runs: { args: { limit: number }; returns: Array<T.RunRecord> };
+  drill_report: { args: { run_id: number; lang: T.Lang }; returns: string };
+  drill_compare: { args: { a: number; b: number; threshold: number }; returns: T.Comparison };
+  drill_timeline: { args: { run_id: number }; returns: T.DrillTimeline };
 }
 
 /** The arguments after the command's name: none for a command that takes none. */
@@ -45,4 +56,5 @@ export interface Events {
   "ledger-progress": T.LedgerProgress;
   "degrade-ack": T.Acknowledgement;
   "degrade-step": T.ExitStep;
+  "drill-live": T.DrillLive;
 }

@@ -9,10 +9,11 @@ import * as board from "./features/board.js";
 import * as repair from "./features/repair.js";
 import * as audit from "./features/audit.js";
 import * as degrade from "./features/degrade.js";
+import * as drills from "./features/drills.js";
 
 // Screens by name, each with init() once and show() when opened; a new screen joins here and
 // in the nav of index.html.
-const SCREENS = { connections, board, repair, degrade, audit };
+const SCREENS = { connections, board, repair, degrade, drills, audit };
 
 /** What every screen's init() gets. @typedef {{ showScreen: typeof showScreen }} ScreenContext */
 

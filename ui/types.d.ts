@@ -260,6 +260,252 @@ paused_ms: number, rewrites: Array<RewriteResult>, buyers_rebuilt: number, resum
  */
 not_back_on_redis: Array<string>, audit_id: number, };
 
-export type ErrorKind = "profile" | "keychain" | "connect" | "not_connected" | "query" | "refused" | "confirmation_required" | "invalid" | "chart";
+export type RunStatus = "RUNNING" | "PASSED" | "FAILED" | "ABORTED" | "HALTED";
+
+export type RunRecord = { id: number, scenario: string, started_by: string, runner: string | null, started_at: string, finished_at: string | null, status: RunStatus, 
+/**
+ * A running run whose heartbeat is stale: its runner stopped without finishing.
+ */
+dead: boolean, 
+/**
+ * Seconds since the last heartbeat, by the database's clock.
+ */
+heartbeat_age_s: number | null, halt_requested_at: string | null, halt_reason: string | null, plan_hash: string | null, seed: number | null, };
+
+export type RunDetail = { 
+/**
+ * The runner's parameters: the drill file's text, the variant, the rig's products.
+ */
+parameters: JsonValue, 
+/**
+ * Absent while the run is going, or when its runner died.
+ */
+summary: Summary | null, id: number, scenario: string, started_by: string, runner: string | null, started_at: string, finished_at: string | null, status: RunStatus, 
+/**
+ * A running run whose heartbeat is stale: its runner stopped without finishing.
+ */
+dead: boolean, 
+/**
+ * Seconds since the last heartbeat, by the database's clock.
+ */
+heartbeat_age_s: number | null, halt_requested_at: string | null, halt_reason: string | null, plan_hash: string | null, seed: number | null, };
+
+export type Figures = { sent: number, 
+/**
+ * Scheduled requests not sent because the generator fell more than a second behind.
+ */
+skipped: number, accepted: number, 
+/**
+ * Units of live orders beyond initial stock at the worst tick and at the end: must be 0.
+ */
+oversold_units: number, 
+/**
+ * Accepted orders found neither in `orders` nor failed back after the drain deadline.
+ */
+lost: number, duplicated: number, 
+/**
+ * Accepted, then withdrawn (`order_failures`): allowed, and each needs compensation.
+ */
+failed_back: number, 
+/**
+ * Orders in the DB whose buyer heard an error, not "accepted" (the reply was lost with
+ * a cut connection): the outcome was unknown to the buyer; an idempotent retry with the
+ * same key would have returned the order.
+ */
+unannounced_orders: number, 
+/**
+ * Answers that were errors (not a sale's own "sold out" or "limit"), over all answers.
+ */
+buyer_error_rate: number, p50_ms: number, p99_ms: number, 
+/**
+ * From the first fault to every engine on the DB path.
+ */
+time_to_db_path_ms: number | null, 
+/**
+ * From the last fault's end to every engine back on Redis with drift 0.
+ */
+recovery_s: number | null, 
+/**
+ * The largest drift of a product seen at any tick, by absolute value.
+ */
+drift_peak: number, 
+/**
+ * The largest backlog seen, and how many times faster than orders arrived it was
+ * caught up after its peak.
+ */
+backlog_peak: number, catch_up_multiple: number | null, 
+/**
+ * From the guided exit's switch change to every engine having applied it.
+ */
+switch_propagation_ms: number | null, 
+/**
+ * Stale writes a paused rewrite holder got through (lock-holder-pause): must be 0.
+ */
+stale_writes: number | null, 
+/**
+ * Ticks from the failover to drift REDIS_HIGH confirmed (redis-failover-loss).
+ */
+drift_confirmed_ticks: number | null, 
+/**
+ * Looks at accepted orders' status answered "not found" (must be 0: an accepted order
+ * is PROCESSING until persisted).
+ */
+status_not_found: number | null, };
+
+export type Check = { name: string, 
+/**
+ * `invariant` (always checked, failing it fails or aborts the run) or `slo` (declared).
+ */
+kind: string, passed: boolean, 
+/**
+ * The figure measured, as shown.
+ */
+figure: string, 
+/**
+ * The bound it was held to, as shown.
+ */
+bound: string, };
+
+export type AffectedOrder = { order_no: string, product_id: number, user_id: number, buy_count: number, 
+/**
+ * `OVERSOLD` or `FAILED`.
+ */
+why: string, };
+
+export type Summary = { figures: Figures, checks: Array<Check>, affected_orders: Array<AffectedOrder>, 
+/**
+ * The products the runner created for this run.
+ */
+products: Array<number>, 
+/**
+ * A hash of every request the load sent (who, what, when, where): equal for two runs
+ * of the same file and seed.
+ */
+schedule_hash: string, 
+/**
+ * Why the run ended as it did (the abort, the halt, the failed checks).
+ */
+reason: string | null, 
+/**
+ * The run's parameters beyond the file (`--extra-latency-ms`, `--short`), as given.
+ */
+variant: string | null, };
+
+export type LoadSecond = { sent: number, 
+/**
+ * Requests not sent because the generator was more than a second behind the schedule
+ * (every connection busy with slow answers): not the buyers' errors, and not sent late
+ * in a burst the schedule never had.
+ */
+skipped: number, accepted: number, 
+/**
+ * The sale's own answers that are not errors: sold out, per-buyer limit.
+ */
+refused: number, 
+/**
+ * Everything else, by kind (`timeout`, `connect`, `503`, `DEGRADED_BUSY`, ...).
+ */
+errors: { [key in string]: number }, p50_ms: number, p99_ms: number, };
+
+export type TickFigures = { 
+/**
+ * Sum over the drill's products of Redis stock minus what it should be.
+ */
+drift: number, 
+/**
+ * The largest drift of one product, by absolute value.
+ */
+drift_max_abs: number, redis_stock: number, db_stock: number, inflight: number, 
+/**
+ * Reservation messages not yet persisted.
+ */
+backlog: number, 
+/**
+ * Units of live orders beyond initial stock (the oversell invariant).
+ */
+oversold_units: number, 
+/**
+ * Engines on the Redis path, on the DB path, unheard.
+ */
+redis_path: number, db_path: number, 
+/**
+ * Whether Redis could be read at all this tick (through the runner's own link).
+ */
+redis_reachable: boolean, };
+
+export type Event = { "kind": "phase", phase: string, } | { "kind": "fault_injected", fault: string, target: string, action: string, } | { "kind": "fault_restored", fault: string, } | { "kind": "process", engine: number, action: string, } | { "kind": "mode", redis_path: number, db_path: number, unknown: number, } | { "kind": "repair", what: string, outcome: string, } | { "kind": "load" } & LoadSecond | { "kind": "tick" } & TickFigures | { "kind": "violation", invariant: string, figure: string, } | { "kind": "abort", reason: string, } | { "kind": "halt", reason: string, } | { "kind": "note", text: string, };
+
+export type TimedEvent = { offset_ms: number, } & ({ "kind": "phase", phase: string, } | { "kind": "fault_injected", fault: string, target: string, action: string, } | { "kind": "fault_restored", fault: string, } | { "kind": "process", engine: number, action: string, } | { "kind": "mode", redis_path: number, db_path: number, unknown: number, } | { "kind": "repair", what: string, outcome: string, } | { "kind": "load" } & LoadSecond | { "kind": "tick" } & TickFigures | { "kind": "violation", invariant: string, figure: string, } | { "kind": "abort", reason: string, } | { "kind": "halt", reason: string, } | { "kind": "note", text: string, });
+
+export type Side = { id: number, scenario: string, status: string, plan_hash: string | null, schedule_hash: string | null, };
+
+export type Row = { 
+/**
+ * The figure's field name in the summary (`p99_ms`, ...).
+ */
+figure: string, a: number | null, b: number | null, 
+/**
+ * `b - a`, when both were measured.
+ */
+diff: number | null, 
+/**
+ * `(b - a) / a`, when both were measured and `a` is not 0.
+ */
+change: number | null, must_be_zero: boolean, regressed: boolean, };
+
+export type Comparison = { a: Side, b: Side, threshold: number, 
+/**
+ * Both runs recorded a drill-file hash, and the same one.
+ */
+same_plan: boolean, 
+/**
+ * Both runs recorded a request-schedule hash, and the same one.
+ */
+same_schedule: boolean, rows: Array<Row>, 
+/**
+ * The figures that regressed, in the order of the rows.
+ */
+regressions: Array<string>, };
+
+export type Lang = "zh" | "en";
+
+export type Refusal = { "kind": "production" } | { "kind": "staging_unconfirmed" } | { "kind": "read_only" } | { "kind": "role", role: Role, };
+
+export type Started = { run_id: number, 
+/**
+ * The runner's process id, for the log.
+ */
+pid: number, 
+/**
+ * Where the runner's own output goes.
+ */
+log: string, };
+
+export type DrillInfo = { name: string, title_en: string, title_zh: string, description: string, 
+/**
+ * Seconds of load at full length (the short form scales it).
+ */
+duration_s: number, 
+/**
+ * The fault steps' names, in timeline order.
+ */
+faults: Array<string>, };
+
+export type DrillCatalog = { drills: Array<DrillInfo>, refusal: Refusal | null, staging: boolean, };
+
+export type DrillTimeline = { run: RunDetail, timeline: Array<TimedEvent>, };
+
+export type DrillLive = { run: RunDetail, 
+/**
+ * The events written since the previous `drill-live` of this run (all of them in the
+ * first), in the order they were written.
+ */
+events: Array<TimedEvent>, 
+/**
+ * The first of this run's: the window starts its timeline afresh.
+ */
+first: boolean, };
+
+export type ErrorKind = "profile" | "keychain" | "connect" | "not_connected" | "query" | "refused" | "confirmation_required" | "invalid" | "chart" | "runner";
 
 export type DesktopError = { kind: ErrorKind, message: string, };

@@ -2,6 +2,9 @@
 //! Every core error is mapped here by kind, never by its text.
 
 use serde::{Serialize, Serializer};
+use stockguard_core::drills::launch::LaunchError;
+use stockguard_core::drills::report::ReportError;
+use stockguard_core::drills::DrillRunError;
 use stockguard_core::profile::ProfileError;
 use stockguard_core::rewrite::RewriteError;
 use stockguard_core::switch::SwitchError;
@@ -19,6 +22,8 @@ pub enum ErrorKind {
     ConfirmationRequired,
     Invalid,
     Chart,
+    /// The drill runner (the `stockguard` binary) could not be started or did not begin.
+    Runner,
 }
 
 /// An error as the window receives it: always a kind and the whole message.
@@ -58,6 +63,9 @@ pub enum DesktopError {
     /// A chart could not be drawn or written.
     #[error("{0}")]
     Chart(String),
+    /// The drill runner is missing, could not start, or stopped before its run began.
+    #[error("{0}")]
+    Runner(String),
 }
 
 impl DesktopError {
@@ -72,6 +80,7 @@ impl DesktopError {
             Self::ConfirmationRequired(_) => ErrorKind::ConfirmationRequired,
             Self::Invalid(_) => ErrorKind::Invalid,
             Self::Chart(_) => ErrorKind::Chart,
+            Self::Runner(_) => ErrorKind::Runner,
         }
     }
 }
@@ -159,6 +168,41 @@ impl From<SwitchError> for DesktopError {
     }
 }
 
+impl From<DrillRunError> for DesktopError {
+    fn from(e: DrillRunError) -> Self {
+        match e {
+            DrillRunError::ReadOnly | DrillRunError::RoleNotAllowed(_) => Self::Refused(e.to_string()),
+            DrillRunError::NoReason
+            | DrillRunError::NoNotes
+            | DrillRunError::NoSuchRun(_)
+            | DrillRunError::AlreadyFinished(_) => Self::Invalid(e.to_string()),
+            DrillRunError::UnknownStatus(_) | DrillRunError::Db(_) => Self::Query(e.to_string()),
+        }
+    }
+}
+
+impl From<ReportError> for DesktopError {
+    fn from(e: ReportError) -> Self {
+        match e {
+            ReportError::Run(e) => e.into(),
+        }
+    }
+}
+
+impl From<LaunchError> for DesktopError {
+    fn from(e: LaunchError) -> Self {
+        match e {
+            LaunchError::Refused(_) => Self::Refused(e.to_string()),
+            LaunchError::Plan(_) | LaunchError::BadShort(_) => Self::Invalid(e.to_string()),
+            LaunchError::BinaryMissing(_)
+            | LaunchError::Spawn { .. }
+            | LaunchError::Exited { .. }
+            | LaunchError::NoRun { .. } => Self::Runner(e.to_string()),
+            LaunchError::Runs(e) => e.into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,5 +220,18 @@ mod tests {
     #[test]
     fn a_read_only_profile_is_a_refusal_not_a_failure() {
         assert_eq!(DesktopError::from(RewriteError::ReadOnly).kind(), ErrorKind::Refused);
+    }
+
+    #[test]
+    fn a_drill_refused_on_production_is_a_refusal_and_a_missing_runner_says_where_it_looked() {
+        use stockguard_core::drills::launch::Refusal;
+        let refused = DesktopError::from(LaunchError::Refused(Refusal::Production));
+        assert_eq!(
+            (refused.kind(), refused.to_string().as_str()),
+            (ErrorKind::Refused, "drills are refused on production profiles")
+        );
+        let missing = DesktopError::from(LaunchError::BinaryMissing("/opt/sg/stockguard".into()));
+        assert_eq!(missing.kind(), ErrorKind::Runner);
+        assert!(missing.to_string().contains("/opt/sg/stockguard"), "{missing}");
     }
 }

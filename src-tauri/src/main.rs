@@ -3,6 +3,8 @@
 //! - `state.rs`: the open connection (from a profile, the environment overrides or the local
 //!   `sandbox` profile), its replica, and the drift sampler running for it.
 //! - `board_feed.rs`: the sampler's ticks forwarded to the window as one event per tick.
+//! - `drill_feed.rs`: the drill run the window watches, read from the database and forwarded
+//!   as one event a second (the runner is a `stockguard` process the app never talks to).
 //! - `commands/`: the commands the window may invoke, by screen, each a few lines over the core.
 //! - `error.rs`: the typed error the window receives (`{ kind, message }`).
 //! - `logs.rs`: the app's log file, one a day in the OS log folder.
@@ -12,6 +14,7 @@
 
 mod board_feed;
 mod commands;
+mod drill_feed;
 mod error;
 mod logs;
 mod state;
@@ -49,6 +52,14 @@ fn main() {
             commands::degrade::degrade_status,
             commands::degrade::degrade_on,
             commands::degrade::degrade_exit,
+            commands::drills::drill_catalog,
+            commands::drills::drill_start,
+            commands::drills::drill_watch,
+            commands::drills::drill_halt,
+            commands::drills::drill_runs,
+            commands::drills::drill_report,
+            commands::drills::drill_compare,
+            commands::drills::drill_timeline,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("the Stockguard window could not start");

@@ -1,16 +1,29 @@
 //! The app's connection: opened from a profile (or the environment overrides, or the local
 //! `sandbox` profile) when the window asks, replaced when the user connects to another one.
-//! While connected, the drift sampler runs and its ticks are forwarded to the window.
+//! While connected, the drift sampler runs and its ticks are forwarded to the window; a drill
+//! run the window started or opened is watched (one at a time) through the database.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use sqlx::MySqlPool;
 use stockguard_core::connect::{connect_replica, Connections};
+use stockguard_core::drills::launch;
 use stockguard_core::profile::resolve_for_process;
 use stockguard_core::recon::sampler::{self, History, SamplerConfig};
+use tauri::async_runtime::JoinHandle;
 use tokio::sync::{broadcast, watch, RwLock};
 
+use crate::drill_feed;
 use crate::error::DesktopError;
+
+/// The `stockguard` binary that runs drills: `STOCKGUARD_BIN`, else the one beside this app
+/// (`cargo build` puts both in `target/<profile>/`; the packages install both side by side).
+pub fn drill_runner() -> Result<PathBuf, DesktopError> {
+    let app =
+        std::env::current_exe().map_err(|e| DesktopError::Runner(format!("cannot find this app's binary: {e}")))?;
+    Ok(launch::runner_binary(std::env::var_os(launch::BIN_VAR), &app)?)
+}
 
 /// One open connection and the sampler watching it. Dropping it stops the sampler.
 pub struct Live {
@@ -31,6 +44,8 @@ pub struct AppState {
     /// `--profile NAME` from the command line, used by the first automatic connect.
     pub start_profile: Option<String>,
     live: RwLock<Option<Arc<Live>>>,
+    /// The drill run the window watches (`drill_feed`): one at a time, replaced by the next.
+    drill_watch: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// `--profile NAME` or `--profile=NAME` from the command line.
@@ -51,7 +66,15 @@ pub struct Feeds {
 
 impl AppState {
     pub fn new(start_profile: Option<String>) -> Self {
-        Self { start_profile, live: RwLock::new(None) }
+        Self { start_profile, live: RwLock::new(None), drill_watch: Mutex::new(None) }
+    }
+
+    /// Watches `run_id` from now on, instead of the run watched before.
+    pub fn watch_drill(&self, app: tauri::AppHandle, pool: MySqlPool, run_id: u64) {
+        let feed = drill_feed::spawn(app, pool, run_id);
+        if let Some(previous) = self.drill_watch.lock().expect("drill watch lock").replace(feed) {
+            previous.abort();
+        }
     }
 
     /// The open connection.

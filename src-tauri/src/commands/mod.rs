@@ -4,6 +4,7 @@ pub mod audit;
 pub mod board;
 pub mod connection;
 pub mod degrade;
+pub mod drills;
 pub mod profiles;
 pub mod reconcile;
 pub mod rewrite;

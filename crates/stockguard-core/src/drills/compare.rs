@@ -18,6 +18,7 @@ use super::summary::Figures;
 
 /// One run as the comparison names it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Side {
     pub id: u64,
     pub scenario: String,
@@ -28,6 +29,7 @@ pub struct Side {
 
 /// One figure of both runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Row {
     /// The figure's field name in the summary (`p99_ms`, ...).
     pub figure: &'static str,
@@ -42,6 +44,7 @@ pub struct Row {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Comparison {
     pub a: Side,
     pub b: Side,

@@ -12,6 +12,7 @@ use super::runs::DrillRunError;
 /// One event. Stored as its `kind` (the tag) and the whole event as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Event {
     /// The run moved on: `rig`, `load`, `drain`, `verify`, `done`.
     Phase {
@@ -81,6 +82,7 @@ impl Event {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LoadSecond {
     pub sent: u64,
     /// Requests not sent because the generator was more than a second behind the schedule
@@ -104,6 +106,7 @@ impl LoadSecond {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TickFigures {
     /// Sum over the drill's products of Redis stock minus what it should be.
     pub drift: i64,
@@ -129,6 +132,7 @@ pub struct TickFigures {
 
 /// An event as stored, with its time.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TimedEvent {
     pub offset_ms: i64,
     #[serde(flatten)]
@@ -161,6 +165,26 @@ pub async fn timeline(pool: &MySqlPool, run_id: u64) -> Result<Vec<TimedEvent>, 
             serde_json::from_value(detail).ok().map(|event| TimedEvent { offset_ms, event })
         })
         .collect())
+}
+
+/// The events of a run written after the event `after` (an id this returned before, 0 for the
+/// first call), in the order they were written, with the newest id seen: what a window that
+/// watches a run asks for every second, so each event crosses once.
+pub async fn since(pool: &MySqlPool, run_id: u64, after: u64) -> Result<(Vec<TimedEvent>, u64), DrillRunError> {
+    let rows: Vec<(u64, i64, serde_json::Value)> =
+        sqlx::query_as("SELECT id, offset_ms, detail FROM drill_events WHERE run_id = ? AND id > ? ORDER BY id")
+            .bind(run_id)
+            .bind(after)
+            .fetch_all(pool)
+            .await?;
+    let newest = rows.last().map_or(after, |(id, _, _)| *id);
+    let events = rows
+        .into_iter()
+        .filter_map(|(_, offset_ms, detail)| {
+            serde_json::from_value(detail).ok().map(|event| TimedEvent { offset_ms, event })
+        })
+        .collect();
+    Ok((events, newest))
 }
 
 #[cfg(test)]

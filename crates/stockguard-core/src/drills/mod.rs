@@ -9,9 +9,12 @@
 //!
 //! The runner itself (rig, load, faults, sampler) is the engine crate's `drill::runner`: the
 //! console only reads and halts runs, through the database, and never talks to a runner.
+//! A console that does not link it starts one as a process of the `stockguard` binary
+//! ([`launch`]) and then watches the run through the database like any other.
 
 pub mod compare;
 pub mod events;
+pub mod launch;
 pub mod plan;
 pub mod report;
 pub mod review;

@@ -25,6 +25,7 @@ pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum RunStatus {
     Running,
     Passed,
@@ -85,6 +86,7 @@ impl From<WriteRefusal> for DrillRunError {
 
 /// A run as [`list`] shows it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RunRecord {
     pub id: u64,
     pub scenario: String,
@@ -279,6 +281,7 @@ async fn list_where(
 
 /// A run with what it was asked to do and what it came to.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RunDetail {
     #[serde(flatten)]
     pub record: RunRecord,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// The figures a run is judged and compared by. `None`: the drill had nothing to measure
 /// (no engine reached the DB path, no backlog formed).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Figures {
     pub sent: u64,
     /// Scheduled requests not sent because the generator fell more than a second behind.
@@ -53,6 +54,7 @@ pub struct Figures {
 
 /// One invariant or SLO and how it came out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Check {
     pub name: String,
     /// `invariant` (always checked, failing it fails or aborts the run) or `slo` (declared).
@@ -67,6 +69,7 @@ pub struct Check {
 /// An order the drill could not serve: beyond stock, accepted and withdrawn, or accepted and
 /// lost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AffectedOrder {
     pub order_no: String,
     pub product_id: u64,
@@ -77,6 +80,7 @@ pub struct AffectedOrder {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Summary {
     pub figures: Figures,
     pub checks: Vec<Check>,

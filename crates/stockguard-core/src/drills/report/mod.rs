@@ -64,8 +64,9 @@ impl Format {
 }
 
 /// The language of the labels (the data, names and notes are shown as written).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Lang {
     Zh,
     En,
