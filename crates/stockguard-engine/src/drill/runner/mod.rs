@@ -4,6 +4,9 @@
 //! - [`schedule`]: the seeded request schedule; [`load`]: sending it, second by second.
 //! - [`timeline`]: the fault steps at their times; [`faults`]: what each one does.
 //! - [`watch`]: the invariants, read every tick from the ledger and Redis.
+//! - [`lead`]: the sale led back to Redis (the guided exit) once the faults are over.
+//! - [`failover`], [`repair`]: the failover drill's own master and replica, and the fenced
+//!   rewrite of the drift it leaves, confirmed on two ticks.
 //! - [`verdict`]: the figures and checks a run ends with.
 //!
 //! The run lives in the database (`drill_runs`, `drill_events`): its heartbeat every tick,
