@@ -368,7 +368,7 @@ bound: string, };
 
 export type AffectedOrder = { order_no: string, product_id: number, user_id: number, buy_count: number, 
 /**
- * `OVERSOLD` or `FAILED`.
+ * `OVERSOLD`, `FAILED` or `LOST` (accepted, then neither an order nor a failure).
  */
 why: string, };
 
@@ -431,7 +431,12 @@ redis_path: number, db_path: number,
 /**
  * Whether Redis could be read at all this tick (through the runner's own link).
  */
-redis_reachable: boolean, };
+redis_reachable: boolean, 
+/**
+ * Products whose Redis went back in time (a failover to a lagging replica, a flush):
+ * their reading cannot be corrected to the cut.
+ */
+history_lost: number, };
 
 export type Event = { "kind": "phase", phase: string, } | { "kind": "fault_injected", fault: string, target: string, action: string, } | { "kind": "fault_restored", fault: string, } | { "kind": "process", engine: number, action: string, } | { "kind": "mode", redis_path: number, db_path: number, unknown: number, } | { "kind": "repair", what: string, outcome: string, } | { "kind": "load" } & LoadSecond | { "kind": "tick" } & TickFigures | { "kind": "violation", invariant: string, figure: string, } | { "kind": "abort", reason: string, } | { "kind": "halt", reason: string, } | { "kind": "note", text: string, };
 

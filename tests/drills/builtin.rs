@@ -89,9 +89,28 @@ async fn timeout_storm_closes_the_unpaid_orders_while_sales_go_on(pool: MySqlPoo
     assert!(closed > 100, "the storm closed {closed} orders");
 }
 
+/// The failover drill does not pass on this engine, and says why: a reservation is answered
+/// "accepted" before the replica has it, and the reservation stream lives in Redis, so the
+/// orders the dead master had not yet handed to the DB are lost with it. What the drill must
+/// do is confirm the drift within two ticks, repair it during the sale with no unit oversold,
+/// and list every lost order for compensation.
 #[sqlx::test(migrations = "./migrations")]
-async fn redis_failover_loss_is_confirmed_as_drift_within_two_ticks_and_repaired_during_the_sale(pool: MySqlPool) {
-    let s = passes(&pool, "redis-failover-loss").await;
+async fn redis_failover_loss_is_confirmed_and_repaired_and_every_lost_order_is_listed(pool: MySqlPool) {
+    let _slot = rig::one_at_a_time().await;
+    let redis = TestRedis::new("drill").await;
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    let (_, text) = Plan::builtin("redis-failover-loss").unwrap();
+    let opts = rig::options(&text, Variant { short: Some(SHORT), ..Variant::default() }, None);
+    let outcome = runner::run(&conns, opts, &|_| {}).await.expect("the drill runs to its verdict");
+    let s = &outcome.summary;
+    assert_ne!(outcome.status, RunStatus::Aborted, "{:?}", s.reason);
     assert!(s.figures.drift_confirmed_ticks.is_some_and(|t| t <= 2), "{:?}", s.figures.drift_confirmed_ticks);
     assert!(s.figures.drift_peak > 0, "the promoted replica came back with stock too high");
+    assert_eq!(s.figures.oversold_units, 0);
+    let repaired = s.checks.iter().find(|c| c.name == "drift_zero_at_end").expect("drift at the end is checked");
+    assert!(repaired.passed, "{repaired:?}");
+    let listed = s.affected_orders.iter().filter(|o| o.why == "LOST").count() as u64;
+    assert_eq!(listed, s.figures.lost, "every lost order is listed for compensation");
+    let lost_check = s.checks.iter().find(|c| c.name == "no_accepted_order_lost").unwrap();
+    assert_eq!(lost_check.passed, s.figures.lost == 0, "a loss fails the run, never hides");
 }

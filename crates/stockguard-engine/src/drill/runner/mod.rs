@@ -360,7 +360,7 @@ async fn drive(
         None => {}
     }
     let early = stopped.is_some();
-    timeline.stop().await;
+    timeline.stop();
     let finished = if early { load.stop().await } else { load.finish().await };
     for (second, figures) in &finished.rest {
         rec.second(figures);

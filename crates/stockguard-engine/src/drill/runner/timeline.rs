@@ -46,11 +46,14 @@ impl Timeline {
         self.task.is_finished()
     }
 
-    /// Restores every fault in force now and waits for the task (the restores included).
-    pub async fn stop(&self) {
+    /// Tells the task to restore every fault in force now (it does so at once, beside
+    /// whatever the caller does next; [`Timeline::join`] waits for it).
+    pub fn stop(&self) {
         let _ = self.stop.send(true);
     }
 
+    /// Waits for the task, the restores included; answers what the faults came to and any
+    /// events not yet taken.
     pub async fn join(self) -> (Outcomes, mpsc::UnboundedReceiver<(Instant, Said)>) {
         let _ = self.stop.send(true);
         (self.task.await.unwrap_or_default(), self.said)
