@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use tokio::process::{Child, Command};
 
-use super::rig::dies_with_runner;
+use super::rig::{dies_with_runner, server_port};
 use super::RunnerError;
-use crate::sandbox::process::{find_binary, free_port};
+use crate::sandbox::process::find_binary;
 
 pub struct PrivateRedis {
     master: Option<Child>,
@@ -53,7 +53,7 @@ impl PrivateRedis {
         let binary = find_binary("redis-server").ok_or_else(|| {
             RunnerError::Rig("redis-server is not installed: the failover drill starts its own".into())
         })?;
-        let (master_port, replica_port) = (free_port()?, free_port()?);
+        let (master_port, replica_port) = (server_port()?, server_port()?);
         let master = server(&binary, master_port, dir, &[])?;
         let replica = server(&binary, replica_port, dir, &["--replicaof".into(), format!("127.0.0.1 {master_port}")])?;
         let redis = Self { master: Some(master), replica, master_port, replica_port };

@@ -201,43 +201,52 @@ impl Rig {
             Some(private) => private.master_addr(),
             None => host_port(&redis)?,
         };
+        // Every proxy listens on a port the proxy service picks (port 0): a port picked here
+        // and bound there later can be taken meanwhile, by any connection's ephemeral port.
+        let any_port = "127.0.0.1:0".to_string();
         let mut wanted = Vec::new();
-        let mut ports = Vec::new();
-        let runner_port = free_port()?;
         if private_redis.is_some() {
             // The runner's own way to that Redis, never faulted, moved with the failover.
             wanted.push(NewProxy {
                 name: RUNNER_REDIS_LINK.into(),
-                listen: format!("127.0.0.1:{runner_port}"),
+                listen: any_port.clone(),
                 upstream: redis_upstream.clone(),
                 enabled: true,
             });
         }
         for i in 1..=plan.rig.engines {
-            let (redis_port, mysql_port) =
-                (free_port().map_err(RunnerError::io)?, free_port().map_err(RunnerError::io)?);
             wanted.push(NewProxy {
                 name: redis_link(i),
-                listen: format!("127.0.0.1:{redis_port}"),
+                listen: any_port.clone(),
                 upstream: redis_upstream.clone(),
                 enabled: true,
             });
             wanted.push(NewProxy {
                 name: mysql_link(i),
-                listen: format!("127.0.0.1:{mysql_port}"),
+                listen: any_port.clone(),
                 upstream: host_port(&mysql)?,
                 enabled: true,
             });
-            ports.push((redis_port, mysql_port));
         }
-        api.populate(&wanted).await?;
+        let views = api.populate(&wanted).await?;
         // Start from no fault at all: an external proxy may still hold an earlier run's.
         api.reset().await?;
+        let port_of = |name: &str| -> Result<u16, RunnerError> {
+            views
+                .iter()
+                .find(|v| v.name == name)
+                .and_then(|v| v.listen.parse::<std::net::SocketAddr>().ok())
+                .map(|a| a.port())
+                .ok_or_else(|| RunnerError::Rig(format!("the proxy API did not say where {name} listens")))
+        };
+        let ports = (1..=plan.rig.engines)
+            .map(|i| Ok((port_of(&redis_link(i))?, port_of(&mysql_link(i))?)))
+            .collect::<Result<Vec<_>, RunnerError>>()?;
 
         let runner_conns = match private_redis {
             Some(_) => {
                 let mut settings = conns.settings.clone();
-                settings.redis_url = through(&redis, runner_port).into();
+                settings.redis_url = through(&redis, port_of(RUNNER_REDIS_LINK)?).into();
                 Connections::open(settings)
                     .await
                     .map_err(|e| RunnerError::Rig(format!("the drill's own Redis: {e}")))?
@@ -266,7 +275,7 @@ impl Rig {
                 ("STOCKGUARD_ACTOR".to_string(), format!("drill-{run_id}")),
                 ("RUST_LOG".to_string(), "warn".to_string()),
             ];
-            let port = free_port().map_err(RunnerError::io)?;
+            let port = server_port()?;
             let instance_id = format!("drill{run_id}-e{i}");
             let timeout = plan.rig.payment_timeout_s.to_string();
             let mut args = vec!["engine", "serve", "--listen"].into_iter().map(String::from).collect::<Vec<_>>();
@@ -411,4 +420,17 @@ async fn put_on_sale(conns: &Connections, plan: &Plan, run_id: u64) -> Result<Ve
         products.push(id);
     }
     Ok(products)
+}
+
+/// A free loopback port for a server the runner starts, below Linux's ephemeral range
+/// (32768-60999 by default): a port from that range, free when asked, can be taken by any
+/// outgoing connection before the server binds it, and the drill's load opens many.
+pub(super) fn server_port() -> Result<u16, RunnerError> {
+    for _ in 0..200 {
+        let port = 20_000 + rand::random::<u16>() % 12_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Ok(free_port()?)
 }
