@@ -27,11 +27,7 @@ pub struct Verdict {
 }
 
 /// The order numbers of `order_nos` that `table` holds.
-pub(crate) async fn found_in(
-    pool: &MySqlPool,
-    table: &str,
-    order_nos: &[&str],
-) -> Result<HashSet<String>, sqlx::Error> {
+async fn found_in(pool: &MySqlPool, table: &str, order_nos: &[&str]) -> Result<HashSet<String>, sqlx::Error> {
     let mut found = HashSet::new();
     for chunk in order_nos.chunks(1000) {
         let sql = format!("SELECT order_no FROM {table} WHERE order_no IN ({})", vec!["?"; chunk.len()].join(","));
@@ -42,6 +38,24 @@ pub(crate) async fn found_in(
         found.extend(q.fetch_all(pool).await?);
     }
     Ok(found)
+}
+
+/// Waits (up to `within`) until every order number is an order row or a recorded failure;
+/// answers the numbers found in `orders` and in `order_failures`.
+pub(crate) async fn outcomes_of(
+    pool: &MySqlPool,
+    order_nos: &[&str],
+    within: Duration,
+) -> Result<(HashSet<String>, HashSet<String>), sqlx::Error> {
+    let deadline = Instant::now() + within;
+    loop {
+        let in_orders = found_in(pool, "orders", order_nos).await?;
+        let in_failures = found_in(pool, "order_failures", order_nos).await?;
+        if in_orders.len() + in_failures.len() >= order_nos.len() || Instant::now() >= deadline {
+            return Ok((in_orders, in_failures));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 pub async fn verify(
@@ -57,15 +71,7 @@ pub async fn verify(
     let mut verdict = Verdict { duplicated: (accepted.len() - announced.len()) as u64, ..Verdict::default() };
     let unique: Vec<&str> = announced.iter().copied().collect();
 
-    let deadline = Instant::now() + drain_timeout;
-    let (in_orders, in_failures) = loop {
-        let in_orders = found_in(pool, "orders", &unique).await?;
-        let in_failures = found_in(pool, "order_failures", &unique).await?;
-        if in_orders.len() + in_failures.len() >= unique.len() || Instant::now() >= deadline {
-            break (in_orders, in_failures);
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let (in_orders, in_failures) = outcomes_of(pool, &unique, drain_timeout).await?;
     verdict.lost = unique.iter().filter(|n| !in_orders.contains(**n) && !in_failures.contains(**n)).count() as u64;
     verdict.drained = verdict.lost == 0;
     verdict.failed_back = in_failures.len() as u64;

@@ -71,12 +71,6 @@ pub enum RunnerError {
     Io(#[from] std::io::Error),
 }
 
-impl RunnerError {
-    fn io(e: std::io::Error) -> Self {
-        Self::Io(e)
-    }
-}
-
 /// What the run changes from its file, recorded with it.
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct Variant {

@@ -182,8 +182,8 @@ impl Rig {
         let (api, service) = match &opts.proxy_api {
             Some(api) => (Arc::new(ProxyApi::new(api)), None),
             None => {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(RunnerError::io)?;
-                let addr = listener.local_addr().map_err(RunnerError::io)?;
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+                let addr = listener.local_addr()?;
                 let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
                 let proxies = Proxies::new(Some(opts.lease));
                 let served = tokio::spawn(service::serve(listener, proxies, async {

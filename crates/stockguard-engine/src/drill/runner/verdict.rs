@@ -14,7 +14,7 @@ use stockguard_core::switch::{self, ExitOptions, Scope};
 use super::faults::Outcomes;
 use super::load::{Finished, Sent};
 use super::RunnerError;
-use crate::load::verify::found_in;
+use crate::load::verify::outcomes_of;
 
 /// Drift is expected while a fault is on and for this long after it (the engines notice
 /// Redis is back, the guided exit rebuilds it), unless the file declares a recovery SLO.
@@ -356,15 +356,7 @@ pub async fn check_orders(
         answers.iter().filter(|a| a.status == 202).filter_map(|a| a.order_no.as_deref()).collect();
     let unique: HashSet<&str> = accepted.iter().copied().collect();
     let unique: Vec<&str> = unique.into_iter().collect();
-    let deadline = tokio::time::Instant::now() + within;
-    let (in_orders, in_failures) = loop {
-        let in_orders = found_in(&conns.mysql, "orders", &unique).await?;
-        let in_failures = found_in(&conns.mysql, "order_failures", &unique).await?;
-        if in_orders.len() + in_failures.len() >= unique.len() || tokio::time::Instant::now() >= deadline {
-            break (in_orders, in_failures);
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let (in_orders, in_failures) = outcomes_of(&conns.mysql, &unique, within).await?;
     let missing = |n: &str| !in_orders.contains(n) && !in_failures.contains(n);
     let lost = unique.iter().filter(|n| missing(n)).count() as u64;
     let lost_orders = answers
