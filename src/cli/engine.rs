@@ -5,39 +5,14 @@ use std::time::Duration;
 use clap::Subcommand;
 
 use super::{connect, CliError};
+use secrecy::ExposeSecret as _;
+use stockguard_engine::engine::replicas::ReplicaGate;
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
 
 #[derive(Debug, Subcommand)]
 pub enum EngineCommand {
     /// Serve the order API and persist reservations, until Ctrl-C.
-    Serve {
-        #[arg(long, default_value = "127.0.0.1:8080")]
-        listen: String,
-        /// This instance's id (default: random).
-        #[arg(long)]
-        instance_id: Option<String>,
-        /// Seconds an order may stay unpaid.
-        #[arg(long, default_value_t = 900)]
-        payment_timeout: u64,
-        /// Messages persisted per transaction at most.
-        #[arg(long, default_value_t = 200)]
-        batch_size: usize,
-        /// Requests per second this instance admits (0: no limit).
-        #[arg(long, default_value_t = 0)]
-        global_rate: u32,
-        /// Requests per second one user may make across instances (0: no limit).
-        #[arg(long, default_value_t = 5)]
-        per_user_rate: u32,
-        /// Removed: one instance pinned to the DB path beside others selling from Redis is a
-        /// split brain, and the DB path now sells only while the shared switch says DEGRADED.
-        /// Kept (hidden) to refuse with a pointer to `stockguard degrade on`.
-        #[arg(long, hide = true)]
-        degraded: bool,
-        /// Leave persisting to `stockguard engine consume` processes (as production runs its
-        /// queue consumers apart from the order API).
-        #[arg(long)]
-        no_consumers: bool,
-    },
+    Serve(ServeArgs),
     /// Persist reservations only (the queue consumers, no order API), until Ctrl-C or SIGTERM.
     Consume {
         /// The consumer's name: started again under the same name, it takes back its own
@@ -52,23 +27,64 @@ pub enum EngineCommand {
     },
 }
 
+/// `engine serve`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: String,
+    /// This instance's id (default: random).
+    #[arg(long)]
+    instance_id: Option<String>,
+    /// Seconds an order may stay unpaid.
+    #[arg(long, default_value_t = 900)]
+    payment_timeout: u64,
+    /// Messages persisted per transaction at most.
+    #[arg(long, default_value_t = 200)]
+    batch_size: usize,
+    /// Requests per second this instance admits (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    global_rate: u32,
+    /// Requests per second one user may make across instances (0: no limit).
+    #[arg(long, default_value_t = 5)]
+    per_user_rate: u32,
+    /// Removed: one instance pinned to the DB path beside others selling from Redis is a
+    /// split brain, and the DB path now sells only while the shared switch says DEGRADED.
+    /// Kept (hidden) to refuse with a pointer to `stockguard degrade on`.
+    #[arg(long, hide = true)]
+    degraded: bool,
+    /// Leave persisting to `stockguard engine consume` processes (as production runs its
+    /// queue consumers apart from the order API).
+    #[arg(long)]
+    no_consumers: bool,
+    /// Answer "accepted" only once this many replicas have the reservation (Redis `WAIT`),
+    /// or, when they do not say so in time, once the order is written to the DB. Keeps
+    /// accepted orders through a failover to a lagging replica. 0: answer at once.
+    #[arg(long, default_value_t = 0)]
+    replica_acks: usize,
+    /// How long to wait for the replicas before writing the order to the DB instead.
+    #[arg(long, default_value_t = 50)]
+    replica_ack_timeout_ms: u64,
+}
+
 pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliError> {
-    let (listen, instance_id, payment_timeout, batch_size, global_rate, per_user_rate, degraded, no_consumers) =
-        match cmd {
-            EngineCommand::Serve {
-                listen,
-                instance_id,
-                payment_timeout,
-                batch_size,
-                global_rate,
-                per_user_rate,
-                degraded,
-                no_consumers,
-            } => (listen, instance_id, payment_timeout, batch_size, global_rate, per_user_rate, degraded, no_consumers),
-            EngineCommand::Consume { instance_id, payment_timeout, batch_size } => {
-                return consume(profile, instance_id, payment_timeout, batch_size).await;
-            }
-        };
+    let serve = match cmd {
+        EngineCommand::Serve(args) => args,
+        EngineCommand::Consume { instance_id, payment_timeout, batch_size } => {
+            return consume(profile, instance_id, payment_timeout, batch_size).await;
+        }
+    };
+    let ServeArgs {
+        listen,
+        instance_id,
+        payment_timeout,
+        batch_size,
+        global_rate,
+        per_user_rate,
+        degraded,
+        no_consumers,
+        replica_acks,
+        replica_ack_timeout_ms,
+    } = serve;
     if degraded {
         return Err(CliError::Refused(
             "--degraded was removed: an instance pinned to the DB path beside Redis-path instances oversells Redis. \
@@ -99,7 +115,15 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
         config.instance_id,
         listener.local_addr().map(|a| a.to_string()).unwrap_or(listen)
     );
-    let state = EngineState::new(conns.mysql, conns.redis, conns.keys, config);
+    let gate = if replica_acks > 0 {
+        let timeout = Duration::from_millis(replica_ack_timeout_ms.max(1));
+        let gate = ReplicaGate::start(conns.settings.redis_url.expose_secret(), replica_acks, timeout)
+            .map_err(|e| CliError::Refused(format!("the Redis URL: {e}")))?;
+        Some(gate)
+    } else {
+        None
+    };
+    let state = EngineState::with_replicas(conns.mysql, conns.redis, conns.keys, config, gate);
     stockguard_engine::engine::run::serve(listener, state, shutdown_signal())
         .await
         .map_err(|e| CliError::Refused(format!("server error: {e}")))

@@ -89,13 +89,12 @@ async fn timeout_storm_closes_the_unpaid_orders_while_sales_go_on(pool: MySqlPoo
     assert!(closed > 100, "the storm closed {closed} orders");
 }
 
-/// The failover drill does not pass on this engine, and says why: a reservation is answered
-/// "accepted" before the replica has it, and the reservation stream lives in Redis, so the
-/// orders the dead master had not yet handed to the DB are lost with it. What the drill must
-/// do is confirm the drift within two ticks, repair it during the sale with no unit oversold,
-/// and list every lost order for compensation.
+/// The failover drill: the master dies before its stalled replica received the latest
+/// deductions. Engines wait for the replica (`rig.replica_acks`) and write an order to the DB
+/// themselves when it does not answer, so no accepted order dies with the master; the drift
+/// is confirmed within two ticks and repaired during the sale, with no unit oversold.
 #[sqlx::test(migrations = "./migrations")]
-async fn redis_failover_loss_is_confirmed_and_repaired_and_every_lost_order_is_listed(pool: MySqlPool) {
+async fn redis_failover_loss_is_confirmed_and_repaired_and_loses_no_accepted_order(pool: MySqlPool) {
     let _slot = rig::one_at_a_time().await;
     let redis = TestRedis::new("drill").await;
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
@@ -109,8 +108,7 @@ async fn redis_failover_loss_is_confirmed_and_repaired_and_every_lost_order_is_l
     assert_eq!(s.figures.oversold_units, 0);
     let repaired = s.checks.iter().find(|c| c.name == "drift_zero_at_end").expect("drift at the end is checked");
     assert!(repaired.passed, "{repaired:?}");
-    let listed = s.affected_orders.iter().filter(|o| o.why == "LOST").count() as u64;
-    assert_eq!(listed, s.figures.lost, "every lost order is listed for compensation");
-    let lost_check = s.checks.iter().find(|c| c.name == "no_accepted_order_lost").unwrap();
-    assert_eq!(lost_check.passed, s.figures.lost == 0, "a loss fails the run, never hides");
+    assert_eq!(s.figures.lost, 0, "{:?}", s.affected_orders);
+    assert!(s.checks.iter().find(|c| c.name == "no_accepted_order_lost").is_some_and(|c| c.passed));
+    assert!(s.figures.accepted > 0, "the load got orders accepted");
 }

@@ -29,7 +29,7 @@ async fn open_sale(pool: &MySqlPool, redis: &TestRedis, stock: i64) -> redis::ai
 /// Calls the reserve script itself with a chosen order number, as an engine whose numbers
 /// clash with another's would: the script's first answer code.
 async fn reserve_as(conn: &mut redis::aio::MultiplexedConnection, keys: &Keys, order_no: &str, user: u64) -> i64 {
-    let (code, _): (i64, String) = redis::Script::new(Reserver::source())
+    let (code, _, _, _): (i64, String, u64, String) = redis::Script::new(Reserver::source())
         .key(keys.stock(PRODUCT))
         .key(keys.inflight(PRODUCT))
         .key(keys.buyers(PRODUCT))

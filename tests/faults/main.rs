@@ -13,3 +13,4 @@ mod fault_proxy;
 mod outage_backoff;
 mod proxy_service;
 mod redis_faults;
+mod replica_acks;

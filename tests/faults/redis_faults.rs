@@ -11,7 +11,6 @@ use sqlx::MySqlPool;
 use stockguard_core::connect::Connections;
 use stockguard_core::recon::{read_products, DriftStatus, Reading};
 use stockguard_core::rewrite::{self, Outcome, RewriteRequest};
-use stockguard_engine::engine::consumer::{self, ConsumerConfig};
 use stockguard_engine::engine::reserve::{ReserveOutcome, ReserveRequest};
 use support::redis_server::RedisServer;
 
@@ -28,13 +27,7 @@ async fn sell(conns: &Connections, users: std::ops::Range<u64>) -> usize {
     let mut r = conns.redis.clone();
     let mut reserved = 0;
     for user in users {
-        let req = ReserveRequest {
-            user_id: user,
-            product_id: P,
-            qty: 1,
-            idempotency_key: format!("k{user}"),
-            per_user_limit: 5,
-        };
+        let req = sale::one_unit(user, P, 5);
         match reserver.reserve(&mut r, &conns.keys, &req).await.unwrap() {
             ReserveOutcome::Reserved { .. } => reserved += 1,
             ReserveOutcome::SoldOut | ReserveOutcome::NotReady => {}
@@ -42,26 +35,6 @@ async fn sell(conns: &Connections, users: std::ops::Range<u64>) -> usize {
         }
     }
     reserved
-}
-
-/// Runs the consumers until nothing is in flight.
-async fn persist_all(conns: &Connections) {
-    let cfg = ConsumerConfig {
-        name: "faults".into(),
-        batch_size: 50,
-        claim_min_idle: Duration::from_secs(60),
-        payment_timeout: Duration::from_secs(600),
-    };
-    let mut r = conns.redis.clone();
-    consumer::ensure_group(&mut r, &conns.keys, P).await.unwrap();
-    for _ in 0..50 {
-        consumer::run_once(&conns.mysql, &mut r, &conns.keys, &[P], &cfg).await.unwrap();
-        let left: i64 = redis::cmd("HLEN").arg(conns.keys.inflight(P)).query_async(&mut r).await.unwrap();
-        if left == 0 {
-            return;
-        }
-    }
-    panic!("reservations still in flight after 50 passes");
 }
 
 /// The connection manager finds out about a restart on its next command, then reconnects.
@@ -74,14 +47,6 @@ async fn reconnected(conns: &Connections) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("no connection to the restarted Redis");
-}
-
-async fn db_stock(pool: &MySqlPool) -> i64 {
-    sqlx::query_scalar("SELECT CAST(stock AS SIGNED) FROM inventory WHERE product_id = ?")
-        .bind(P)
-        .fetch_one(pool)
-        .await
-        .unwrap()
 }
 
 async fn failed_orders(pool: &MySqlPool) -> i64 {
@@ -102,11 +67,11 @@ async fn failed_over_three_behind(pool: &MySqlPool, tag: &str) -> (RedisServer, 
     let on_master = support::connections_to(pool, &master.url(), tag).await;
     sale::open_sale(&on_master, P, 20, 5).await;
     assert_eq!(sell(&on_master, 1..6).await, 5);
-    persist_all(&on_master).await;
+    sale::persist_all(&on_master, P).await;
     master.wait_replicated(1).await;
     replica.promote().await;
     assert_eq!(sell(&on_master, 6..9).await, 3);
-    persist_all(&on_master).await;
+    sale::persist_all(&on_master, P).await;
     drop(master);
     let settings = stockguard_core::profile::ConnectionSettings::from_urls(
         stockguard_core::profile::EnvironmentKind::Sandbox,
@@ -123,8 +88,8 @@ async fn after_redis_restarts_empty_the_rebuild_sets_what_the_db_says_and_no_buy
     let conns = support::connections_to(&pool, &server.url(), "flt1").await;
     sale::open_sale(&conns, P, 10, 5).await;
     assert_eq!(sell(&conns, 1..5).await, 4);
-    persist_all(&conns).await;
-    assert_eq!(db_stock(&pool).await, 6);
+    sale::persist_all(&conns, P).await;
+    assert_eq!(sale::db_stock(&pool, P).await, 6);
 
     server.restart_empty().await;
     reconnected(&conns).await;
@@ -139,8 +104,8 @@ async fn after_redis_restarts_empty_the_rebuild_sets_what_the_db_says_and_no_buy
 
     // Fourteen more buyers: six get a unit, and every one of them is persisted.
     assert_eq!(sell(&conns, 100..114).await, 6);
-    persist_all(&conns).await;
-    assert_eq!(db_stock(&pool).await, 0);
+    sale::persist_all(&conns, P).await;
+    assert_eq!(sale::db_stock(&pool, P).await, 0);
     assert_eq!(failed_orders(&pool).await, 0, "nobody was told ACCEPTED and then FAILED");
     assert_eq!(reading(&conns).await.status, DriftStatus::Ok);
 }
@@ -164,8 +129,8 @@ async fn a_failover_to_a_replica_that_lagged_is_history_lost_and_the_rewrite_res
 
     // The rest of the sale: twelve units for twenty buyers, none failed.
     assert_eq!(sell(&conns, 100..120).await, 12);
-    persist_all(&conns).await;
-    assert_eq!(db_stock(&pool).await, 0);
+    sale::persist_all(&conns, P).await;
+    assert_eq!(sale::db_stock(&pool, P).await, 0);
     assert_eq!(failed_orders(&pool).await, 0);
     assert_eq!(reading(&conns).await.status, DriftStatus::Ok);
 }
@@ -178,7 +143,7 @@ async fn once_the_new_master_outsells_the_lost_numbers_the_lag_shows_as_redis_hi
     // until they pass them: at no point is the product reported OK.
     for buyer in 100..106 {
         assert_eq!(sell(&conns, buyer..buyer + 1).await, 1);
-        persist_all(&conns).await;
+        sale::persist_all(&conns, P).await;
         let r = reading(&conns).await;
         assert_ne!(r.status, DriftStatus::Ok, "after buyer {buyer}: {r:?}");
     }
@@ -195,7 +160,7 @@ async fn after_redis_restarts_empty_in_db_mode_the_guided_exit_sets_what_the_db_
     let conns = support::connections_to(&pool, &server.url(), "flt4").await;
     sale::open_sale(&conns, P, 10, 5).await;
     assert_eq!(sell(&conns, 1..4).await, 3);
-    persist_all(&conns).await;
+    sale::persist_all(&conns, P).await;
 
     // Redis trouble: DB mode, two sales straight through the DB, and Redis comes back empty.
     let changer = Changer::person(&conns.settings).unwrap();
@@ -221,8 +186,8 @@ async fn after_redis_restarts_empty_in_db_mode_the_guided_exit_sets_what_the_db_
 
     // Back on Redis: eight buyers for five units, none failed afterwards.
     assert_eq!(sell(&conns, 100..108).await, 5);
-    persist_all(&conns).await;
-    assert_eq!(db_stock(&pool).await, 0);
+    sale::persist_all(&conns, P).await;
+    assert_eq!(sale::db_stock(&pool, P).await, 0);
     assert_eq!(failed_orders(&pool).await, 0);
     assert_eq!(reading(&conns).await.status, DriftStatus::Ok);
 }

@@ -129,6 +129,21 @@ impl RedisServer {
         assert_eq!(n, replicas, "the replica did not acknowledge the writes in time");
     }
 
+    /// Stops the process (SIGSTOP): a replica stops receiving its master's writes.
+    pub fn pause(&self) {
+        self.signal(nix::sys::signal::Signal::SIGSTOP);
+    }
+
+    /// Continues a paused process (SIGCONT).
+    pub fn resume(&self) {
+        self.signal(nix::sys::signal::Signal::SIGCONT);
+    }
+
+    fn signal(&self, signal: nix::sys::signal::Signal) {
+        let child = self.child.as_ref().expect("the server is running");
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).expect("the signal is sent");
+    }
+
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
@@ -139,6 +154,11 @@ impl RedisServer {
 
 impl Drop for RedisServer {
     fn drop(&mut self) {
+        // A stopped process takes SIGKILL too; continued first all the same, so nothing
+        // waits on a frozen server meanwhile.
+        if self.child.is_some() {
+            self.resume();
+        }
         self.kill();
     }
 }

@@ -66,3 +66,44 @@ pub async fn put_on_sale<C>(
 pub async fn open_sale(conns: &Connections, product_id: u64, stock: i64, per_user_limit: i64) {
     put_on_sale(&conns.mysql, &mut conns.redis.clone(), &conns.keys, product_id, (stock, stock), per_user_limit).await;
 }
+
+/// Runs the consumers over `product` until nothing is in flight (50 passes at most).
+pub async fn persist_all(conns: &Connections, product: u64) {
+    use stockguard_engine::engine::consumer::{self, ConsumerConfig};
+    let cfg = ConsumerConfig {
+        name: "tests".into(),
+        batch_size: 50,
+        claim_min_idle: std::time::Duration::from_secs(60),
+        payment_timeout: std::time::Duration::from_secs(600),
+    };
+    let mut r = conns.redis.clone();
+    consumer::ensure_group(&mut r, &conns.keys, product).await.unwrap();
+    for _ in 0..50 {
+        consumer::run_once(&conns.mysql, &mut r, &conns.keys, &[product], &cfg).await.unwrap();
+        let left: i64 = redis::cmd("HLEN").arg(conns.keys.inflight(product)).query_async(&mut r).await.unwrap();
+        if left == 0 {
+            return;
+        }
+    }
+    panic!("reservations still in flight after 50 passes");
+}
+
+/// The product's stock in the DB.
+pub async fn db_stock(pool: &MySqlPool, product: u64) -> i64 {
+    sqlx::query_scalar("SELECT CAST(stock AS SIGNED) FROM inventory WHERE product_id = ?")
+        .bind(product)
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+/// Buyer `user` asks for one unit of `product` (idempotency key `k{user}`).
+pub fn one_unit(user: u64, product: u64, per_user_limit: i64) -> stockguard_engine::engine::ReserveRequest {
+    stockguard_engine::engine::ReserveRequest {
+        user_id: user,
+        product_id: product,
+        qty: 1,
+        idempotency_key: format!("k{user}"),
+        per_user_limit,
+    }
+}

@@ -58,8 +58,8 @@ function describe(e) {
     case "fault_injected":
     case "fault_restored":
       return t(`ev_${e.kind}`, { fault: e.fault });
-    case "process":
-      return t("ev_process", { engine: e.engine, action: e.action });
+    case "mode":
+      return t("ev_mode", { redis: e.redis_path, db: e.db_path, unknown: e.unknown });
     case "repair":
       return t("ev_repair", { what: e.what, outcome: e.outcome });
     case "violation":

@@ -26,12 +26,10 @@ pub enum Event {
     FaultRestored {
         fault: String,
     },
-    /// A process the runner started was killed, stopped, continued or started again.
-    Process {
-        engine: u32,
-        action: String,
-    },
-    /// The mode the engines report changed (redis / db path counts).
+    /// The mode the engines report changed: how many sell from Redis, how many through the
+    /// DB, and how many are on neither as far as their heartbeats say (paused by the guided
+    /// exit, or no fresh heartbeat). Kills and stops of the runner's processes are faults
+    /// (`fault_injected` / `fault_restored`).
     Mode {
         redis_path: u32,
         db_path: u32,
@@ -68,7 +66,6 @@ impl Event {
             Self::Phase { .. } => "phase",
             Self::FaultInjected { .. } => "fault_injected",
             Self::FaultRestored { .. } => "fault_restored",
-            Self::Process { .. } => "process",
             Self::Mode { .. } => "mode",
             Self::Repair { .. } => "repair",
             Self::Load(_) => "load",

@@ -83,6 +83,11 @@ pub struct Rig {
     /// the engines, so a fault can stop them while the order API goes on selling.
     #[serde(default)]
     pub separate_consumers: bool,
+    /// Replicas that must have a reservation before an engine answers "accepted" (`engine
+    /// serve --replica-acks`); 0: answer at once. Only the failover drill's own Redis has a
+    /// replica to wait for.
+    #[serde(default)]
+    pub replica_acks: u32,
 }
 
 fn default_payment_timeout_s() -> u64 {
@@ -288,6 +293,9 @@ impl Plan {
         }
         if self.faults.iter().any(|f| f.target == Target::Consumers) && !self.rig.separate_consumers {
             return bad("a fault on the consumers needs rig.separate_consumers = true".into());
+        }
+        if self.rig.replica_acks > 0 && !self.faults.iter().any(|f| f.target == Target::RedisMaster) {
+            return bad("rig.replica_acks needs a replica: only a drill with a redis_master fault has one".into());
         }
         if !(1..=16).contains(&self.rig.engines) {
             return bad(format!("rig.engines must be 1 to 16, not {}", self.rig.engines));

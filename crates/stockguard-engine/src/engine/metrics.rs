@@ -20,6 +20,8 @@ pub struct Metrics {
     pub db_pool_wait_seconds: Histogram,
     pub persisted: IntCounter,
     pub failed_orders: IntCounter,
+    /// Reservations no replica acknowledged in time, written to the DB by the order path.
+    pub written_through: IntCounter,
     pub http_in_flight: IntGauge,
     stream_backlog: IntGauge,
     inflight_units: IntGauge,
@@ -42,6 +44,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         ),
         persisted: IntCounter::new("stockguard_persisted_orders_total", "Orders written to the DB").unwrap(),
         failed_orders: IntCounter::new("stockguard_failed_orders_total", "Accepted orders the DB refused").unwrap(),
+        written_through: IntCounter::new(
+            "stockguard_written_through_total",
+            "Reservations no replica acknowledged in time, written to the DB before answering",
+        )
+        .unwrap(),
         http_in_flight: IntGauge::new("stockguard_http_in_flight", "Order requests being served").unwrap(),
         stream_backlog: IntGauge::new("stockguard_stream_backlog", "Reservation messages not yet acknowledged")
             .unwrap(),
@@ -53,7 +60,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     for h in [&m.request_seconds, &m.redis_seconds, &m.db_pool_wait_seconds] {
         m.registry.register(Box::new(h.clone())).unwrap();
     }
-    for c in [&m.persisted, &m.failed_orders] {
+    for c in [&m.persisted, &m.failed_orders, &m.written_through] {
         m.registry.register(Box::new(c.clone())).unwrap();
     }
     for g in [&m.http_in_flight, &m.stream_backlog, &m.inflight_units] {

@@ -8,6 +8,8 @@
 //! - [`consumer`]: the `persist` group consumers: read, reclaim, persist.
 //! - [`close`]: timeout close and cancel, one compare-and-set path returning stock once.
 //! - [`relay`] + `release.lua`: pending releases applied to Redis, each at most once.
+//! - [`replicas`]: with replicas, a reservation is answered "accepted" only once a replica
+//!   has it (`WAIT`) or the engine wrote the order to the DB itself: no loss on failover.
 //! - [`degraded`]: the DB-only order path of degraded mode.
 //! - [`switching`]: reading and applying the degrade switch, heartbeats, breaker escalation.
 //! - [`breaker`]: the Redis circuit breaker (trips by itself, closes only after the guided
@@ -31,6 +33,7 @@ pub mod metrics;
 pub mod order_no;
 pub mod persist;
 pub mod relay;
+pub mod replicas;
 pub mod reserve;
 pub mod run;
 pub mod state;

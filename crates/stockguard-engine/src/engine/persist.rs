@@ -8,6 +8,7 @@
 //! messages acknowledged, in one atomic Redis step; a consumer that dies before that leaves
 //! them pending for another consumer to reclaim (`XAUTOCLAIM`).
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -100,6 +101,23 @@ pub async fn write_batch(
     if batch.is_empty() {
         return Ok(outcome);
     }
+    // A reservation already failed back to its buyer must never become an order afterwards:
+    // the engine that took it may have written it itself, been refused by the DB and said
+    // so (`replicas`), and stock freed since would now let it through.
+    let failed_back = failed_back(pool, batch).await?;
+    let owned: Vec<StreamMessage>;
+    let batch = if failed_back.is_empty() {
+        batch
+    } else {
+        let (done, rest): (Vec<_>, Vec<_>) =
+            batch.iter().cloned().partition(|m| failed_back.contains(&m.body.order_no));
+        outcome.failed = done.into_iter().map(|m| m.body.order_no).collect();
+        owned = rest;
+        &owned
+    };
+    if batch.is_empty() {
+        return Ok(outcome);
+    }
     if try_whole_batch(pool, product_id, batch, payment_timeout).await? {
         outcome.persisted = batch.iter().map(|m| m.body.order_no.clone()).collect();
         super::metrics::get().persisted.inc_by(batch.len() as u64);
@@ -118,6 +136,21 @@ pub async fn write_batch(
     m.persisted.inc_by(outcome.persisted.len() as u64);
     m.failed_orders.inc_by((outcome.failed.len() + outcome.clashed.len()) as u64);
     Ok(outcome)
+}
+
+/// The order numbers of `batch` that the DB has already failed back (`order_failures`). A
+/// clash is left out: its number is another buyer's order, which `settle_existing` finds.
+async fn failed_back(pool: &MySqlPool, batch: &[StreamMessage]) -> Result<HashSet<String>, sqlx::Error> {
+    let mut query = sqlx::QueryBuilder::new(
+        "SELECT order_no FROM order_failures WHERE reason <> 'ORDER_NO_CLASH' AND order_no IN (",
+    );
+    let mut list = query.separated(", ");
+    for m in batch {
+        list.push_bind(&m.body.order_no);
+    }
+    list.push_unseparated(")");
+    let rows: Vec<String> = query.build_query_scalar().fetch_all(pool).await?;
+    Ok(rows.into_iter().collect())
 }
 
 /// The fast path: one conditional UPDATE for the whole batch and one multi-row INSERT.

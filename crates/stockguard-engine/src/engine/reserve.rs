@@ -5,7 +5,7 @@ use redis::Script;
 
 use super::order_no::{InstanceTag, OrderNumbers};
 use stockguard_core::keys::Keys;
-use stockguard_core::reservation;
+use stockguard_core::reservation::{self, ReservationMessage};
 
 /// A buyer's request for units of one product.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +65,6 @@ impl Reserver {
         include_str!("reserve.lua")
     }
 
-    #[tracing::instrument(level = "debug", name = "reserve", skip_all, fields(product_id = req.product_id))]
     pub async fn reserve<C>(
         &self,
         conn: &mut C,
@@ -75,16 +74,44 @@ impl Reserver {
     where
         C: redis::aio::ConnectionLike + Send,
     {
+        Ok(self.reserve_message(conn, keys, req).await?.0)
+    }
+
+    /// [`Self::reserve`], and for a new reservation the message the script appended: what an
+    /// engine writes to the DB itself when no replica acknowledged the reservation in time
+    /// ([`super::replicas`]).
+    #[tracing::instrument(level = "debug", name = "reserve", skip_all, fields(product_id = req.product_id))]
+    pub async fn reserve_message<C>(
+        &self,
+        conn: &mut C,
+        keys: &Keys,
+        req: &ReserveRequest,
+    ) -> redis::RedisResult<(ReserveOutcome, Option<ReservationMessage>)>
+    where
+        C: redis::aio::ConnectionLike + Send,
+    {
         // A number another reservation holds in flight is refused (code 3); a fresh one
         // cannot clash again short of a second engine with our tag, so one retry is enough.
         for _ in 0..2 {
-            let (code, returned) = self.invoke(conn, keys, req).await?;
+            let Answer { code, order_no: returned, seq, epoch, at_ms } = self.invoke(conn, keys, req).await?;
             return Ok(match code {
-                1 => ReserveOutcome::Reserved { order_no: returned },
-                2 => ReserveOutcome::Replayed { order_no: returned },
-                0 => ReserveOutcome::SoldOut,
-                -1 => ReserveOutcome::NotReady,
-                -2 => ReserveOutcome::LimitReached,
+                1 => {
+                    let message = ReservationMessage {
+                        order_no: returned.clone(),
+                        user_id: req.user_id,
+                        product_id: req.product_id,
+                        qty: req.qty,
+                        idempotency_key: req.idempotency_key.clone(),
+                        reserved_at_ms: at_ms,
+                        seq,
+                        epoch: epoch.parse().unwrap_or(0),
+                    };
+                    (ReserveOutcome::Reserved { order_no: returned }, Some(message))
+                }
+                2 => (ReserveOutcome::Replayed { order_no: returned }, None),
+                0 => (ReserveOutcome::SoldOut, None),
+                -1 => (ReserveOutcome::NotReady, None),
+                -2 => (ReserveOutcome::LimitReached, None),
                 NUMBER_IN_USE => {
                     tracing::warn!(
                         product_id = req.product_id,
@@ -104,8 +131,8 @@ impl Reserver {
         Err(redis::RedisError::from((redis::ErrorKind::ResponseError, "order numbers in use twice in a row")))
     }
 
-    /// One call of the script with a fresh order number: its code and order number.
-    async fn invoke<C>(&self, conn: &mut C, keys: &Keys, req: &ReserveRequest) -> redis::RedisResult<(i64, String)>
+    /// One call of the script with a fresh order number.
+    async fn invoke<C>(&self, conn: &mut C, keys: &Keys, req: &ReserveRequest) -> redis::RedisResult<Answer>
     where
         C: redis::aio::ConnectionLike + Send,
     {
@@ -128,5 +155,16 @@ impl Reserver {
             .arg(reservation::body(&order_no, req.user_id, p, req.qty, now_ms, &req.idempotency_key))
             .invoke_async(conn)
             .await
+            .map(|(code, order_no, seq, epoch)| Answer { code, order_no, seq, epoch, at_ms: now_ms })
     }
+}
+
+/// The script's answer: `{code, order_no, seq, epoch}`, and when the message says it was made.
+struct Answer {
+    code: i64,
+    order_no: String,
+    seq: u64,
+    /// A string: epochs need not fit the 53 bits a Lua number holds exactly.
+    epoch: String,
+    at_ms: i64,
 }

@@ -32,6 +32,8 @@ use super::switching;
 
 /// The persist loop's pause when a pass found nothing to do; its floor when passes fail.
 const IDLE: Duration = Duration::from_millis(20);
+/// How often a consumer re-reads its own pending messages when nothing failed.
+const RECOVER_EVERY: Duration = Duration::from_secs(2);
 const PERSIST_CAP: Duration = Duration::from_secs(2);
 const LIST_EVERY: Duration = Duration::from_secs(5);
 const LIST_CAP: Duration = Duration::from_secs(15);
@@ -54,8 +56,12 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
     let mut persisting = Backoff::new("persist pass", IDLE, PERSIST_CAP);
     let mut last_reclaim = Instant::now();
     // Own pending messages first: after a restart, or after Redis failed between a commit
-    // and its acknowledgement, they would otherwise wait for the idle reclaim.
+    // and its acknowledgement, they would otherwise wait for the idle reclaim. Also every
+    // few seconds: a failover to a replica that had the delivery but not the acknowledgement
+    // hands them back without any call of ours failing (the connection manager reconnects
+    // quietly), and the guided exit waits for them (found by the redis-failover-loss drill).
     let mut recover = true;
+    let mut recovered_at = Instant::now();
     while !*stop.borrow() {
         let now = Instant::now();
         if listed_at.is_none_or(|t| now.duration_since(t) > LIST_EVERY) && listing.due(now) {
@@ -80,7 +86,8 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
         if reclaim {
             last_reclaim = Instant::now();
         }
-        if recover && !products.is_empty() {
+        if (recover || recovered_at.elapsed() >= RECOVER_EVERY) && !products.is_empty() {
+            recovered_at = Instant::now();
             match consumer::recover_own(&state.pool, &mut redis, &state.keys, &products, &cfg).await {
                 Ok(_) => recover = false,
                 Err(e) => tracing::debug!(error = %e, "recovering own pending messages failed; retrying"),

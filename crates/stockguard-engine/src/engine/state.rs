@@ -11,6 +11,7 @@ use tokio::sync::{Notify, RwLock};
 use super::breaker::{classify, Breaker, BreakerConfig, RedisFault};
 use super::limits::Limits;
 use super::order_no::InstanceTag;
+use super::replicas::ReplicaGate;
 use super::reserve::Reserver;
 use stockguard_core::keys::Keys;
 use stockguard_core::switch::{Mode, SwitchView};
@@ -98,6 +99,8 @@ impl std::ops::Deref for EngineState {
 pub struct Shared {
     pub pool: MySqlPool,
     pub redis: redis::aio::ConnectionManager,
+    /// With replicas to wait for, the order path reserves through this gate instead.
+    replicas: Option<ReplicaGate>,
     pub keys: Keys,
     /// Made with the instance tag the DB hands out on first use ([`EngineState::reserver`]);
     /// `run::serve` takes it before serving, so an engine that cannot register never sells.
@@ -117,9 +120,22 @@ pub struct Shared {
 
 impl EngineState {
     pub fn new(pool: MySqlPool, redis: redis::aio::ConnectionManager, keys: Keys, config: EngineConfig) -> Self {
+        Self::with_replicas(pool, redis, keys, config, None)
+    }
+
+    /// An instance that answers "accepted" only once `gate`'s replicas (or the DB) have the
+    /// reservation ([`super::replicas`]).
+    pub fn with_replicas(
+        pool: MySqlPool,
+        redis: redis::aio::ConnectionManager,
+        keys: Keys,
+        config: EngineConfig,
+        replicas: Option<ReplicaGate>,
+    ) -> Self {
         Self(Arc::new(Shared {
             pool,
             redis,
+            replicas,
             keys,
             reserver: tokio::sync::OnceCell::new(),
             limits: Limits::new(config.global_rate, config.per_user_rate),
@@ -141,6 +157,11 @@ impl EngineState {
                 Ok(Reserver::new(tag))
             })
             .await
+    }
+
+    /// The replica acknowledgement gate, when this instance waits for replicas.
+    pub fn replicas(&self) -> Option<&ReplicaGate> {
+        self.replicas.as_ref()
     }
 
     /// How this instance takes orders for `product_id` now: the switch (global row and the

@@ -1,9 +1,13 @@
 //! The failover drill's own Redis: a master and a replica the runner starts (the profile's
 //! Redis is never killed), every engine's link and the runner's own reaching the master
-//! through proxies. The fault stops the replica (so it stops receiving the master's
-//! deductions), lets the master go on selling, then kills the master, promotes the lagging
-//! replica and moves every link to it, as a Sentinel or a cloud failover would: Redis comes
+//! through proxies. The fault cuts the replica off its master (so it stops receiving the
+//! master's deductions), lets the master go on selling, then kills the master and moves every
+//! link to the replica, as a Sentinel or a cloud failover would after a partition: Redis comes
 //! back with stock too high and its latest reservations gone, as the reference article warns.
+//!
+//! The replica is cut off, not stopped: a stopped replica (SIGSTOP) still has in its socket
+//! buffer whatever the master sent before dying, and reads it when continued, so how much it
+//! lacks would depend on buffer sizes, and a short drill would lose nothing to repair.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -41,12 +45,6 @@ async fn client(port: u16) -> Result<redis::aio::MultiplexedConnection, RunnerEr
     Ok(client.get_multiplexed_async_connection().await?)
 }
 
-fn signal(child: &Child, sig: nix::sys::signal::Signal) {
-    if let Some(pid) = child.id() {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig);
-    }
-}
-
 impl PrivateRedis {
     /// Starts both and waits until the replica is in sync.
     pub async fn start(dir: &Path) -> Result<Self, RunnerError> {
@@ -73,20 +71,20 @@ impl PrivateRedis {
         }
     }
 
-    /// The replica stops receiving (SIGSTOP): from now on it lags.
-    pub fn lag(&self) {
-        signal(&self.replica, nix::sys::signal::Signal::SIGSTOP);
+    /// The replica stops following its master (`REPLICAOF NO ONE`): from now on it lags, and
+    /// nothing the master writes reaches it. Nobody writes to it until the failover.
+    pub async fn lag(&self) -> Result<(), RunnerError> {
+        let mut replica = client(self.replica_port).await?;
+        let _: () = redis::cmd("REPLICAOF").arg("NO").arg("ONE").query_async(&mut replica).await?;
+        Ok(())
     }
 
-    /// The master dies (SIGKILL); the lagging replica resumes and is promoted. Answers the
-    /// new master's address.
+    /// The master dies (SIGKILL); the lagging replica takes its place. Answers the new
+    /// master's address.
     pub async fn fail_over(&mut self) -> Result<String, RunnerError> {
         if let Some(mut master) = self.master.take() {
             let _ = master.kill().await;
         }
-        signal(&self.replica, nix::sys::signal::Signal::SIGCONT);
-        let mut replica = client(self.replica_port).await?;
-        let _: () = redis::cmd("REPLICAOF").arg("NO").arg("ONE").query_async(&mut replica).await?;
         Ok(format!("127.0.0.1:{}", self.replica_port))
     }
 
@@ -94,9 +92,8 @@ impl PrivateRedis {
         format!("127.0.0.1:{}", self.master_port)
     }
 
-    /// Both stopped (the replica continued first if it was stopped).
+    /// Both stopped.
     pub async fn stop(&mut self) {
-        signal(&self.replica, nix::sys::signal::Signal::SIGCONT);
         let _ = self.replica.kill().await;
         if let Some(mut master) = self.master.take() {
             let _ = master.kill().await;

@@ -126,7 +126,8 @@ pub async fn inject(
                 .private_redis
                 .as_ref()
                 .ok_or_else(|| RunnerError::Rig("this rig has no Redis of its own to fail over".into()))?
-                .lag();
+                .lag()
+                .await?;
             Ok(Active::Failover)
         }
     }

@@ -309,7 +309,8 @@ async fn drive(
         let offset = at(now);
         if (figures.redis_path, figures.db_path) != last_mode {
             last_mode = (figures.redis_path, figures.db_path);
-            note(Event::Mode { redis_path: figures.redis_path, db_path: figures.db_path, unknown: 0 }, now).await?;
+            let unknown = plan.rig.engines.saturating_sub(figures.redis_path + figures.db_path);
+            note(Event::Mode { redis_path: figures.redis_path, db_path: figures.db_path, unknown }, now).await?;
         }
         for violation in rec.tick(&figures, negative, offset) {
             let (invariant, figure) = violation;
@@ -332,7 +333,11 @@ async fn drive(
             }
         }
         let engines = plan.rig.engines;
-        if let Some(led_back) = leader.step(faults_over, &figures, engines, conns, &instances).await {
+        // After a failover the drift is confirmed and repaired first, as the on-call engineer
+        // would: the guided exit's own rebuild would otherwise race the repair for the lock
+        // and hide the drift before a second reading could confirm it.
+        let may_lead = faults_over && (!fails_over || repairer.settled());
+        if let Some(led_back) = leader.step(may_lead, &figures, engines, conns, &instances).await {
             rec.propagation(led_back.propagation_ms);
             note(Event::Repair { what: "guided exit to Redis".into(), outcome: led_back.outcome }, Instant::now())
                 .await?;

@@ -281,6 +281,9 @@ impl Rig {
             let mut args = vec!["engine", "serve", "--listen"].into_iter().map(String::from).collect::<Vec<_>>();
             args.extend([format!("127.0.0.1:{port}"), "--instance-id".into(), instance_id.clone()]);
             args.extend(["--payment-timeout".into(), timeout.clone(), "--per-user-rate".into(), "0".into()]);
+            if plan.rig.replica_acks > 0 {
+                args.extend(["--replica-acks".into(), plan.rig.replica_acks.to_string()]);
+            }
             if plan.rig.separate_consumers {
                 args.push("--no-consumers".into());
                 let consumer_args = ["engine", "consume", "--instance-id"].into_iter().map(String::from);

@@ -80,6 +80,12 @@ impl From<redis::RedisError> for ApiError {
     }
 }
 
+impl From<crate::engine::replicas::VouchedError> for ApiError {
+    fn from(e: crate::engine::replicas::VouchedError) -> Self {
+        Self::Unavailable(Box::new(e))
+    }
+}
+
 impl From<crate::engine::state::RedisCallError> for ApiError {
     fn from(e: crate::engine::state::RedisCallError) -> Self {
         Self::Unavailable(Box::new(e))

@@ -14,7 +14,7 @@ use crate::engine::close::{close_order, CloseKind, CloseOutcome};
 use crate::engine::order_no::product_of;
 use crate::engine::reserve::{ReserveOutcome, ReserveRequest};
 use crate::engine::state::{EngineState, RedisCallError};
-use crate::engine::{degraded, metrics};
+use crate::engine::{degraded, metrics, replicas};
 use stockguard_core::switch::Mode;
 
 #[derive(Debug, Deserialize)]
@@ -136,8 +136,13 @@ async fn create_order(
                 return Err(ApiError::RateLimited);
             }
             let reserver = state.reserver().await?;
-            let reserve = reserver.reserve(&mut redis, &state.keys, &request);
-            metrics::timed(&metrics::get().redis_seconds, state.redis_call(reserve)).await?
+            match state.replicas() {
+                Some(gate) => replicas::reserve_vouched(state, gate, reserver, &request).await?,
+                None => {
+                    let reserve = reserver.reserve(&mut redis, &state.keys, &request);
+                    metrics::timed(&metrics::get().redis_seconds, state.redis_call(reserve)).await?
+                }
+            }
         }
     };
     match outcome {
