@@ -26,6 +26,8 @@ pub enum CliError {
     #[error(transparent)]
     Bench(#[from] stockguard_engine::bench::BenchError),
     #[error(transparent)]
+    Compensation(#[from] stockguard_core::compensation::CompensationError),
+    #[error(transparent)]
     DrillRun(#[from] stockguard_core::drills::DrillRunError),
     #[error(transparent)]
     DrillReport(#[from] stockguard_core::drills::report::ReportError),

@@ -2,6 +2,7 @@
 
 mod bench;
 mod choice;
+mod compensation;
 mod degrade;
 mod drill;
 mod engine;
@@ -54,6 +55,9 @@ enum Command {
     /// The degrade switch: status, DB mode on, guided exit off.
     #[command(subcommand)]
     Degrade(degrade::DegradeCommand),
+    /// Oversell compensation: cases from the ledger, a plan, four-eyes approval, execution.
+    #[command(subcommand)]
+    Compensation(compensation::CompensationCommand),
     /// Drift over time.
     #[command(subcommand)]
     Drift(recon::DriftCommand),
@@ -104,6 +108,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Drift(cmd) => recon::drift(cmd, profile).await,
         Command::Rewrite(args) => rewrite::run(args, profile).await,
         Command::Degrade(cmd) => degrade::run(cmd, profile).await,
+        Command::Compensation(cmd) => compensation::run(cmd, profile).await,
         Command::Engine(cmd) => engine::run(cmd, profile).await,
         Command::Drill(cmd) => drill::run(cmd, profile).await,
         Command::Load(args) => load::run(args, profile).await,

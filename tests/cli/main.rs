@@ -7,5 +7,6 @@ mod support;
 
 mod bench_smoke;
 mod commands;
+mod compensation;
 mod drill_report;
 mod sandbox;

@@ -10,6 +10,7 @@ mod sale;
 mod support;
 
 mod chart;
+mod compensation;
 mod degrade;
 mod drill_report;
 mod drill_runs;

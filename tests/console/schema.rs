@@ -6,10 +6,14 @@ use crate::support;
 use sqlx::{MySqlPool, Row as _};
 use stockguard_core::connect::MIGRATOR;
 
-const TABLES: [&str; 15] = [
+const TABLES: [&str; 19] = [
     "audit_log",
-    "compensation_actions",
     "compensation_cases",
+    "compensation_effects",
+    "compensation_events",
+    "compensation_lines",
+    "compensation_settings",
+    "compensation_steps",
     "degrade_switch",
     "drill_events",
     "drill_runs",

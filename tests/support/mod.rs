@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod accounts;
 pub mod drill_run;
 pub mod mariadb_server;
 pub mod redis_server;

@@ -37,6 +37,7 @@ pub mod audit;
 pub mod backlog;
 pub mod catalog;
 pub mod chart;
+pub mod compensation;
 pub mod connect;
 pub mod drills;
 pub mod health;

@@ -4,6 +4,7 @@
 //! The oversell figure comes from the DB alone, so it is known even while Redis cannot be
 //! read: live orders above initial stock, or stock below zero.
 
+use stockguard_core::compensation::open::beyond_stock;
 use stockguard_core::connect::Connections;
 use stockguard_core::drills::events::TickFigures;
 use stockguard_core::drills::summary::AffectedOrder;
@@ -108,13 +109,7 @@ pub async fn affected_orders(conns: &Connections, products: &[u64]) -> Result<Ve
         .bind(product)
         .fetch_all(&conns.mysql)
         .await?;
-        let total: i64 = live.iter().map(|(_, _, n)| n).sum();
-        let mut beyond = (total - initial).max(0).max(-stock);
-        for (order_no, user_id, buy_count) in live {
-            if beyond <= 0 {
-                break;
-            }
-            beyond -= buy_count;
+        for (order_no, user_id, buy_count) in beyond_stock(live, |o| o.2, initial, stock) {
             affected.push(AffectedOrder { order_no, product_id: product, user_id, buy_count, why: "OVERSOLD".into() });
         }
     }

@@ -1,0 +1,66 @@
+//! Oversell compensation: a case per product incident, a plan per affected order, four eyes on
+//! the plan, and an execution that has one effect per line however often it runs.
+//!
+//! - [`open`]: a case from the ledger: the orders beyond stock (the last accepted ones: the
+//!   first accepted are those stock can honour), and accepted orders withdrawn
+//!   (`order_failures`). Idempotent: one case per product that is not closed.
+//! - [`plan`]: what each line gets: fulfil (the merchant adds the units to the sale), cancel
+//!   and refund, a coupon, or a note.
+//! - [`workflow`]: propose, approve, reject, close. Each is a step row that the database
+//!   checks itself (triggers in `migrations/20261201000017_compensation_workflow.sql`): the
+//!   maker never approves their own plan, an approver never executes, above the threshold two
+//!   distinct checkers are needed, whoever connects, through this code or raw SQL. Who took a
+//!   step is the server's word (`USER()`), not the client's.
+//! - [`execute`]: one transaction per line: the effect, its key (case, order, action) and the
+//!   line's outcome commit together or not at all, so retries, two executors and a crash give
+//!   one effect per line; refunds and coupons leave a `compensation.executed` event (outbox).
+//! - [`read`]: list and show; [`export`]: CSV for finance and customer service.
+//! - [`types`]: the case, its lines and steps as the CLI and the console show them.
+
+pub mod execute;
+pub mod export;
+pub mod open;
+pub mod plan;
+pub mod read;
+pub mod types;
+pub mod workflow;
+
+pub use types::{Action, Case, CaseStatus, Line, LineOutcome, LineReason, Step};
+
+/// What can go wrong with a case.
+#[derive(Debug, thiserror::Error)]
+pub enum CompensationError {
+    #[error("no compensation case {0}")]
+    NoSuchCase(u64),
+    #[error("product {0} has nothing to compensate: no unit beyond stock and no withdrawn order")]
+    NothingToCompensate(u64),
+    #[error("no product {0}")]
+    NoSuchProduct(u64),
+    /// The plan does not fit the case (an order not in it, an action a line cannot take).
+    #[error("{0}")]
+    BadPlan(String),
+    /// The workflow's rules said no: the database's own words (its triggers), or the same rule
+    /// checked first here for a clearer answer.
+    #[error("refused: {0}")]
+    Refused(String),
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+impl CompensationError {
+    /// A trigger's `SIGNAL SQLSTATE '45000'` becomes [`Self::Refused`] with its message.
+    pub(crate) fn from_db(e: sqlx::Error) -> Self {
+        if let Some(db) = e.as_database_error() {
+            if db.code().as_deref() == Some("45000") {
+                return Self::Refused(db.message().trim_start_matches("compensation: ").to_string());
+            }
+        }
+        Self::Db(e)
+    }
+}
+
+/// The connected account's name, as the server knows it (the user part of `USER()`): the
+/// name the triggers record for every step and effect.
+pub async fn whoami(pool: &sqlx::MySqlPool) -> Result<String, sqlx::Error> {
+    sqlx::query_scalar("SELECT SUBSTRING_INDEX(USER(), '@', 1)").fetch_one(pool).await
+}

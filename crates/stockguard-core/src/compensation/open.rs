@@ -1,0 +1,178 @@
+//! Opening a case from the ledger.
+//!
+//! The orders beyond stock are the last ones the DB accepted (`orders.id` order): the first
+//! accepted are those the stock can honour. How many units are beyond is the ledger's own
+//! figure, the larger of "live orders above initial stock" and "stock below zero" (the two
+//! faces of `OVERSOLD`, whichever a hand edit or a bug produced). An order that straddles the
+//! line is in the case whole. Withdrawn acceptances (`order_failures`) get lines of their own.
+
+use std::collections::HashSet;
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+use sqlx::MySqlPool;
+
+use super::{whoami, CompensationError, LineReason};
+
+/// What opening did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Opened {
+    pub case_id: u64,
+    /// False: the product's open case was found and returned.
+    pub created: bool,
+    pub lines_added: usize,
+    /// Affected orders not added because the open case is past its draft (its plan is under
+    /// approval or done): they join a case opened after it closes.
+    pub waiting: usize,
+}
+
+struct Candidate {
+    order_no: String,
+    user_id: u64,
+    qty: i64,
+    accepted_at: NaiveDateTime,
+    reason: LineReason,
+}
+
+/// Opens the product's case, or returns its open one with any newly affected orders added
+/// (while it is a draft). Two openers at once serialise on the product's inventory row.
+pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, CompensationError> {
+    let actor = whoami(pool).await?;
+    let mut tx = pool.begin().await?;
+    let product: Option<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT CAST(initial_stock AS SIGNED), CAST(stock AS SIGNED), price_cents FROM inventory \
+         WHERE product_id = ? FOR UPDATE",
+    )
+    .bind(product_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let (initial, stock, price) = product.ok_or(CompensationError::NoSuchProduct(product_id))?;
+    let known: HashSet<String> = sqlx::query_scalar(
+        "SELECT l.order_no FROM compensation_lines l JOIN compensation_cases c ON c.id = l.case_id \
+         WHERE c.product_id = ?",
+    )
+    .bind(product_id)
+    .fetch_all(&mut *tx)
+    .await?
+    .into_iter()
+    .collect();
+    let candidates: Vec<Candidate> = affected(&mut tx, product_id, initial, stock)
+        .await?
+        .into_iter()
+        .filter(|c| !known.contains(&c.order_no))
+        .collect();
+
+    let open: Option<(u64, String)> =
+        sqlx::query_as("SELECT id, CAST(status AS CHAR) FROM compensation_cases WHERE open_product = ? FOR UPDATE")
+            .bind(product_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let (case_id, created, status) = match open {
+        Some((id, status)) => (id, false, status),
+        None if candidates.is_empty() => return Err(CompensationError::NothingToCompensate(product_id)),
+        None => {
+            let id = sqlx::query("INSERT INTO compensation_cases (product_id, opened_by) VALUES (?, ?)")
+                .bind(product_id)
+                .bind(&actor)
+                .execute(&mut *tx)
+                .await?
+                .last_insert_id();
+            sqlx::query("INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, 'OPEN', ?)")
+                .bind(id)
+                .bind(format!("{} affected orders found in the ledger", candidates.len()))
+                .execute(&mut *tx)
+                .await
+                .map_err(CompensationError::from_db)?;
+            (id, true, "DRAFT".to_string())
+        }
+    };
+    if status != "DRAFT" {
+        tx.commit().await?;
+        return Ok(Opened { case_id, created, lines_added: 0, waiting: candidates.len() });
+    }
+    for c in &candidates {
+        sqlx::query(
+            "INSERT INTO compensation_lines (case_id, order_no, user_id, qty, accepted_at, price_cents, reason) \
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(case_id)
+        .bind(&c.order_no)
+        .bind(c.user_id)
+        .bind(c.qty)
+        .bind(c.accepted_at)
+        .bind(price)
+        .bind(c.reason.as_str())
+        .execute(&mut *tx)
+        .await?;
+    }
+    sqlx::query(
+        "UPDATE compensation_cases c SET \
+           oversold_units = (SELECT COALESCE(SUM(qty), 0) FROM compensation_lines WHERE case_id = c.id AND reason = 'OVERSOLD'), \
+           withdrawn_units = (SELECT COALESCE(SUM(qty), 0) FROM compensation_lines WHERE case_id = c.id AND reason = 'WITHDRAWN') \
+         WHERE id = ?",
+    )
+    .bind(case_id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Opened { case_id, created, lines_added: candidates.len(), waiting: 0 })
+}
+
+/// The orders beyond stock among a product's live orders, given newest first: the fewest
+/// last-accepted orders covering the units beyond stock (the larger of "live above initial
+/// stock" and "stock below zero"). Returned newest first.
+pub fn beyond_stock<T>(live_newest_first: Vec<T>, qty: impl Fn(&T) -> i64, initial: i64, stock: i64) -> Vec<T> {
+    let total: i64 = live_newest_first.iter().map(&qty).sum();
+    let mut beyond = (total - initial).max(-stock).max(0);
+    let mut out = Vec::new();
+    for order in live_newest_first {
+        if beyond <= 0 {
+            break;
+        }
+        beyond -= qty(&order);
+        out.push(order);
+    }
+    out
+}
+
+/// The product's affected orders, oversold ones first, each group in acceptance order.
+async fn affected(
+    tx: &mut sqlx::Transaction<'_, sqlx::MySql>,
+    product_id: u64,
+    initial: i64,
+    stock: i64,
+) -> Result<Vec<Candidate>, sqlx::Error> {
+    let live: Vec<(String, u64, i64, NaiveDateTime)> = sqlx::query_as(
+        "SELECT order_no, user_id, CAST(buy_count AS SIGNED), created_at FROM orders \
+         WHERE product_id = ? AND status IN ('WAIT_PAY', 'PAID') ORDER BY id DESC",
+    )
+    .bind(product_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut oversold: Vec<Candidate> = beyond_stock(live, |o| o.2, initial, stock)
+        .into_iter()
+        .map(|(order_no, user_id, qty, accepted_at)| Candidate {
+            order_no,
+            user_id,
+            qty,
+            accepted_at,
+            reason: LineReason::Oversold,
+        })
+        .collect();
+    oversold.reverse();
+    let withdrawn: Vec<(String, u64, i64, NaiveDateTime)> = sqlx::query_as(
+        "SELECT order_no, user_id, CAST(qty AS SIGNED), created_at FROM order_failures \
+         WHERE product_id = ? ORDER BY created_at, order_no",
+    )
+    .bind(product_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    oversold.extend(withdrawn.into_iter().map(|(order_no, user_id, qty, accepted_at)| Candidate {
+        order_no,
+        user_id,
+        qty,
+        accepted_at,
+        reason: LineReason::Withdrawn,
+    }));
+    Ok(oversold)
+}

@@ -1,0 +1,144 @@
+//! Cases as the inbox and the case page show them.
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+use sqlx::MySqlPool;
+
+use super::{Action, Case, CaseStatus, CompensationError, Line, LineOutcome, LineReason, Step};
+
+/// A case in the inbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CaseSummary {
+    pub id: u64,
+    pub product_id: u64,
+    pub status: CaseStatus,
+    pub lines: i64,
+    pub total_cents: i64,
+    pub opened_at: String,
+    /// Seconds since it was opened.
+    pub age_s: i64,
+    pub maker: Option<String>,
+}
+
+fn text(at: NaiveDateTime) -> String {
+    at.format("%Y-%m-%d %H:%M:%S%.3f").to_string()
+}
+
+type SummaryRow = (u64, u64, String, i64, i64, NaiveDateTime, i64, Option<String>);
+type HeadRow = (u64, String, i64, i64, String, NaiveDateTime, Option<String>, u8, Option<u64>);
+
+/// Cases, newest first; only those of `status` when given.
+pub async fn list(pool: &MySqlPool, status: Option<CaseStatus>) -> Result<Vec<CaseSummary>, CompensationError> {
+    let rows: Vec<SummaryRow> = sqlx::query_as(
+        "SELECT c.id, c.product_id, CAST(c.status AS CHAR), \
+                (SELECT COUNT(*) FROM compensation_lines l WHERE l.case_id = c.id), \
+                (SELECT CAST(COALESCE(SUM(amount_cents), 0) AS SIGNED) FROM compensation_lines l WHERE l.case_id = c.id), \
+                c.opened_at, CAST(TIMESTAMPDIFF(SECOND, c.opened_at, NOW(3)) AS SIGNED), c.maker \
+         FROM compensation_cases c WHERE (? IS NULL OR c.status = ?) ORDER BY c.id DESC",
+    )
+    .bind(status.map(CaseStatus::as_str))
+    .bind(status.map(CaseStatus::as_str))
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, product_id, status, lines, total_cents, opened, age_s, maker)| CaseSummary {
+            id,
+            product_id,
+            status: CaseStatus::parse(&status).unwrap_or(CaseStatus::Draft),
+            lines,
+            total_cents,
+            opened_at: text(opened),
+            age_s,
+            maker,
+        })
+        .collect())
+}
+
+type LineRow =
+    (String, u64, i64, NaiveDateTime, i64, String, Option<String>, i64, String, String, String, Option<String>);
+
+/// The whole case: lines in case order (oversold in acceptance order, then withdrawn), steps
+/// in order.
+pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationError> {
+    let head: Option<HeadRow> = sqlx::query_as(
+        "SELECT product_id, CAST(status AS CHAR), oversold_units, withdrawn_units, opened_by, opened_at, maker, \
+                approvals_needed, proposal_step FROM compensation_cases WHERE id = ?",
+    )
+    .bind(case_id)
+    .fetch_optional(pool)
+    .await?;
+    let (product_id, status, oversold_units, withdrawn_units, opened_by, opened_at, maker, approvals_needed, proposal) =
+        head.ok_or(CompensationError::NoSuchCase(case_id))?;
+    let rows: Vec<LineRow> = sqlx::query_as(
+        "SELECT order_no, user_id, CAST(qty AS SIGNED), accepted_at, price_cents, CAST(reason AS CHAR), \
+                CAST(action AS CHAR), amount_cents, note, CAST(outcome AS CHAR), outcome_detail, executed_by \
+         FROM compensation_lines WHERE case_id = ? ORDER BY id",
+    )
+    .bind(case_id)
+    .fetch_all(pool)
+    .await?;
+    let lines: Vec<Line> = rows
+        .into_iter()
+        .map(
+            |(
+                order_no,
+                user_id,
+                qty,
+                accepted,
+                price_cents,
+                reason,
+                action,
+                amount_cents,
+                note,
+                outcome,
+                detail,
+                by,
+            )| Line {
+                order_no,
+                user_id,
+                qty,
+                accepted_at: text(accepted),
+                price_cents,
+                reason: LineReason::parse(&reason).unwrap_or(LineReason::Oversold),
+                action: action.as_deref().and_then(Action::parse),
+                amount_cents,
+                note,
+                outcome: LineOutcome::parse(&outcome).unwrap_or(LineOutcome::Pending),
+                outcome_detail: detail,
+                executed_by: by,
+            },
+        )
+        .collect();
+    let steps: Vec<(u64, String, String, String, NaiveDateTime)> = sqlx::query_as(
+        "SELECT id, CAST(step AS CHAR), actor, reason, at FROM compensation_steps WHERE case_id = ? ORDER BY id",
+    )
+    .bind(case_id)
+    .fetch_all(pool)
+    .await?;
+    let mut approvals: Vec<String> = Vec::new();
+    for (id, step, actor, _, _) in &steps {
+        if step == "APPROVE" && proposal.is_some_and(|p| *id > p) && !approvals.contains(actor) {
+            approvals.push(actor.clone());
+        }
+    }
+    Ok(Case {
+        id: case_id,
+        product_id,
+        status: CaseStatus::parse(&status).unwrap_or(CaseStatus::Draft),
+        oversold_units,
+        withdrawn_units,
+        opened_by,
+        opened_at: text(opened_at),
+        maker,
+        approvals_needed,
+        approvals,
+        total_cents: lines.iter().map(|l| l.amount_cents).sum(),
+        lines,
+        steps: steps
+            .into_iter()
+            .map(|(_, step, actor, reason, at)| Step { step, actor, reason, at: text(at) })
+            .collect(),
+    })
+}
