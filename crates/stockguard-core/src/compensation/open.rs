@@ -34,6 +34,36 @@ struct Candidate {
     reason: LineReason,
 }
 
+/// The drift watcher's part: a case is opened for each product the sampler confirms
+/// `OVERSOLD`, once per incident (a product is tried again only after a reading that is not
+/// `OVERSOLD`).
+#[derive(Debug, Default)]
+pub struct OnOversold {
+    tried: HashSet<u64>,
+}
+
+impl OnOversold {
+    /// Opens the cases this tick calls for: `(product, what opening said)`.
+    pub async fn observe(
+        &mut self,
+        pool: &MySqlPool,
+        readings: &[crate::recon::Reading],
+        confirmed: &[crate::recon::sampler::ConfirmedDrift],
+    ) -> Vec<(u64, Result<Opened, CompensationError>)> {
+        use crate::recon::DriftStatus;
+        for r in readings.iter().filter(|r| r.status != DriftStatus::Oversold) {
+            self.tried.remove(&r.product_id);
+        }
+        let mut opened = Vec::new();
+        for c in confirmed.iter().filter(|c| c.status == DriftStatus::Oversold) {
+            if self.tried.insert(c.product_id) {
+                opened.push((c.product_id, open_case(pool, c.product_id).await));
+            }
+        }
+        opened
+    }
+}
+
 /// Opens the product's case, or returns its open one with any newly affected orders added
 /// (while it is a draft). Two openers at once serialise on the product's inventory row.
 pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, CompensationError> {

@@ -155,6 +155,7 @@ pub async fn run(
     mut stop: watch::Receiver<bool>,
 ) {
     let mut tracker = DriftTracker::default();
+    let mut on_oversold = crate::compensation::open::OnOversold::default();
     let mut redis = conns.redis.clone();
     let mut interval = tokio::time::interval(config.interval);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -179,6 +180,15 @@ pub async fn run(
                     last_full = Some(started);
                 }
                 let confirmed = tracker.observe(&readings);
+                // An oversell confirmed opens its compensation case (idempotent); an account
+                // that may not open one says so here, once per incident.
+                for (product, opened) in on_oversold.observe(&conns.mysql, &readings, &confirmed).await {
+                    if let Err(e) = opened {
+                        let _ = errors.send(format!(
+                            "product {product} is OVERSOLD but its compensation case was not opened: {e}"
+                        ));
+                    }
+                }
                 let at = Utc::now();
                 history
                     .lock()
