@@ -829,3 +829,110 @@ async fn the_board_stays_usable_with_five_thousand_products(pool: MySqlPool) {
     drop(driver);
     outcome
 }
+
+/// A sale of 10 units at 12.50 with 13 live orders (3 beyond stock; the ledger's identity
+/// intact: stock -3).
+async fn seed_oversold(pool: &MySqlPool) {
+    sqlx::query(
+        "INSERT INTO inventory (product_id, name, initial_stock, stock, price_cents) VALUES (77, 'lamp', 10, -3, 1250)",
+    )
+    .execute(pool)
+    .await
+    .unwrap();
+    for n in 1..=13u64 {
+        sqlx::query(
+            "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, source, pay_deadline) \
+             VALUES (?, ?, 77, 1, 'PAID', 'DB', NOW() + INTERVAL 1 HOUR)",
+        )
+        .bind(format!("L{n:03}"))
+        .bind(500 + n)
+        .execute(pool)
+        .await
+        .unwrap();
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_maker_a_checker_and_an_executor_walk_a_compensation_case_through_the_window(pool: MySqlPool) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let redis = TestRedis::new("e2ecomp").await;
+    seed_oversold(&pool).await;
+    // Three people, three MySQL accounts: the workflow's four eyes are the database's, keyed on
+    // who is connected.
+    let config = tempfile::tempdir().unwrap();
+    let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
+    for person in ["maker", "checker", "executor"] {
+        let url = support::accounts::account_without_password(&pool, person).await;
+        let mut p = profile(EnvironmentKind::Sandbox, &url, &redis);
+        p.role = Role::Approver;
+        store.upsert(person, p).unwrap();
+    }
+    store.save().unwrap();
+
+    let _one_window = one_window_at_a_time().await;
+    let (driver, client) = open_app(config.path(), "e2e-approver").await;
+    let outcome = async {
+        let c = &client;
+        let connect_as = |name: &'static str| async move {
+            click(c, "#nav [data-screen=connections]").await;
+            click(c, &format!("#profiles tbody tr[data-profile={name}] button.connect")).await;
+            wait_text(c, "#conn-detail", "connected as the person", |t| t.starts_with(&format!("{name} ·"))).await;
+            click(c, "#nav [data-screen=compensation]").await;
+        };
+
+        // 1. The maker opens the case: exactly the three orders beyond stock, the last ones.
+        connect_as("maker").await;
+        type_into(c, "#cp-product", "77").await;
+        click(c, "#cp-open").await;
+        wait_text(c, "#notice", "the case opens", |t| t.contains("3 lines added")).await;
+        let mut orders = Vec::new();
+        for row in c.find_all(Locator::Css("#cp-lines tbody tr")).await.unwrap() {
+            orders.push(row.attr("data-order-no").await.unwrap().unwrap_or_default());
+        }
+        assert_eq!(orders, ["L011", "L012", "L013"]);
+        choose(c, "#cp-oversold", "CANCEL_REFUND").await;
+        type_into(c, "#cp-note", "refund the three beyond stock").await;
+        click(c, "#cp-propose").await;
+        wait_text(c, "#cp-head", "proposed", |t| t.contains("proposed") && t.contains("37.50")).await;
+        // The maker's own approval: the button is there, the database says no.
+        type_into(c, "#cp-reason", "looks right to me").await;
+        click(c, "#cp-approve").await;
+        wait_text(c, "#error", "four eyes", |t| t.contains("another person must approve")).await;
+        screenshot(c, "compensation-proposed").await;
+
+        // 2. The checker approves.
+        connect_as("checker").await;
+        wait_text(c, "#cp-inbox tbody tr[data-case-id='1'] td.status", "the inbox", |t| t == "proposed").await;
+        click(c, "#cp-inbox tbody tr[data-case-id='1'] td.status").await;
+        wait_text(c, "#cp-head", "the case", |t| t.contains("Case 1")).await;
+        type_into(c, "#cp-reason", "checked against the ledger").await;
+        click(c, "#cp-approve").await;
+        wait_text(c, "#cp-head", "approved", |t| t.contains("approved")).await;
+        screenshot(c, "compensation-approved").await;
+
+        // 3. The executor types the case id again and executes: one effect per line.
+        connect_as("executor").await;
+        wait_text(c, "#cp-inbox tbody tr[data-case-id='1'] td.status", "the inbox", |t| t == "approved").await;
+        click(c, "#cp-inbox tbody tr[data-case-id='1'] td.status").await;
+        wait_text(c, "#cp-head", "the case", |t| t.contains("approved")).await;
+        type_into(c, "#cp-confirm", "1").await;
+        click(c, "#cp-execute").await;
+        wait_text(c, "#notice", "executed", |t| t.starts_with("3 done")).await;
+        wait_text(c, "#cp-head", "executed", |t| t.contains("executed")).await;
+        screenshot(c, "compensation-executed").await;
+        let stock: i32 =
+            sqlx::query_scalar("SELECT stock FROM inventory WHERE product_id = 77").fetch_one(&pool).await.unwrap();
+        assert_eq!(stock, 0, "the three cancelled units paid back the deficit, once");
+
+        // 4. In Chinese.
+        click(c, "#lang-toggle").await;
+        wait_text(c, "#cp-head", "the case in Chinese", |t| t.contains("已执行")).await;
+        screenshot(c, "compensation-zh").await;
+        click(c, "#lang-toggle").await;
+    }
+    .await;
+    client.close().await.expect("session closes");
+    drop(driver);
+    support::accounts::forget(&pool).await;
+    outcome
+}

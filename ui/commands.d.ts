@@ -25,6 +25,16 @@ export interface Commands {
     returns: Array<T.RewriteItem>;
   };
   audit_log: { args: { filter: T.AuditFilter }; returns: Array<T.AuditRecord> };
+  compensation_list: { args: { status?: T.CaseStatus | null }; returns: Array<T.CaseSummary> };
+  compensation_show: { args: { case_id: number }; returns: T.Case };
+  compensation_open: { args: { product_id: number }; returns: T.Opened };
+  compensation_plan: {
+    args: { case_id: number; oversold?: T.Action | null; withdrawn?: T.Action | null; coupon_cents?: number | null; note: string };
+    returns: T.Planned;
+  };
+  compensation_step: { args: { case_id: number; step: T.StepKind; reason: string }; returns: T.Stepped };
+  compensation_execute: { args: { case_id: number; confirm: number }; returns: T.Execution };
+  compensation_export: { args: { case_id: number; path?: string | null }; returns: string };
   degrade_status: { args: {}; returns: T.SwitchStatus };
   degrade_on: { args: { product?: number | null; reason: string }; returns: T.Toggled };
   degrade_exit: {
@@ -54,6 +64,7 @@ export interface Events {
   "board-tick": T.BoardTick;
   "board-error": string;
   "ledger-progress": T.LedgerProgress;
+  "compensation-progress": T.CompensationProgress;
   "degrade-ack": T.Acknowledgement;
   "degrade-step": T.ExitStep;
   "drill-live": T.DrillLive;

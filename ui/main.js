@@ -10,10 +10,11 @@ import * as repair from "./features/repair.js";
 import * as audit from "./features/audit.js";
 import * as degrade from "./features/degrade.js";
 import * as drills from "./features/drills.js";
+import * as compensation from "./features/compensation.js";
 
 // Screens by name, each with init() once and show() when opened; a new screen joins here and
 // in the nav of index.html.
-const SCREENS = { connections, board, repair, degrade, drills, audit };
+const SCREENS = { connections, board, repair, degrade, drills, compensation, audit };
 
 /** What every screen's init() gets. @typedef {{ showScreen: typeof showScreen }} ScreenContext */
 

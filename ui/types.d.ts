@@ -511,6 +511,65 @@ events: Array<TimedEvent>,
  */
 first: boolean, };
 
+export type CaseStatus = "DRAFT" | "PROPOSED" | "APPROVED" | "EXECUTING" | "EXECUTED" | "CLOSED";
+
+export type LineReason = "OVERSOLD" | "WITHDRAWN";
+
+export type Action = "FULFIL" | "CANCEL_REFUND" | "COUPON" | "NOTE";
+
+export type LineOutcome = "PENDING" | "DONE" | "SKIPPED";
+
+export type Line = { order_no: string, user_id: number, qty: number, 
+/**
+ * When the DB accepted the order (`orders.created_at`, or the failure's time).
+ */
+accepted_at: string, 
+/**
+ * The unit price when the case was opened.
+ */
+price_cents: number, reason: LineReason, action: Action | null, amount_cents: number, note: string, outcome: LineOutcome, outcome_detail: string, executed_by: string | null, };
+
+export type Step = { step: string, actor: string, reason: string, at: string, };
+
+export type Case = { id: number, product_id: number, status: CaseStatus, oversold_units: number, withdrawn_units: number, opened_by: string, opened_at: string, maker: string | null, approvals_needed: number, 
+/**
+ * Distinct checkers who approved the current proposal.
+ */
+approvals: Array<string>, 
+/**
+ * The plan's total (sum of the lines' amounts).
+ */
+total_cents: number, lines: Array<Line>, steps: Array<Step>, };
+
+export type CaseSummary = { id: number, product_id: number, status: CaseStatus, lines: number, total_cents: number, opened_at: string, 
+/**
+ * Seconds since it was opened.
+ */
+age_s: number, maker: string | null, };
+
+export type Opened = { case_id: number, 
+/**
+ * False: the product's open case was found and returned.
+ */
+created: boolean, lines_added: number, 
+/**
+ * Affected orders not added because the open case is past its draft (its plan is under
+ * approval or done): they join a case opened after it closes.
+ */
+waiting: number, };
+
+export type Planned = { lines_changed: number, total_cents: number, };
+
+export type StepKind = "PROPOSE" | "APPROVE" | "REJECT" | "CLOSE" | "NOTE";
+
+export type Stepped = { case_id: number, actor: string, status: CaseStatus, approvals_needed: number, approvals: number, };
+
+export type LineRun = { "result": "done", order_no: string, detail: string, } | { "result": "skipped", order_no: string, detail: string, } | { "result": "already_done", order_no: string, } | { "result": "unknown", order_no: string, error: string, };
+
+export type Execution = { lines: Array<LineRun>, after: Stepped, };
+
+export type CompensationProgress = { case_id: number, done: number, total: number, order_no: string, };
+
 export type ErrorKind = "profile" | "keychain" | "connect" | "not_connected" | "query" | "refused" | "confirmation_required" | "invalid" | "chart" | "runner";
 
 export type DesktopError = { kind: ErrorKind, message: string, };

@@ -133,6 +133,20 @@ impl From<stockguard_core::chart::ChartError> for DesktopError {
     }
 }
 
+impl From<stockguard_core::compensation::CompensationError> for DesktopError {
+    fn from(e: stockguard_core::compensation::CompensationError) -> Self {
+        use stockguard_core::compensation::CompensationError as E;
+        match e {
+            // The window labels it "Refused" already: the database's reason alone.
+            E::Refused(why) => Self::Refused(why),
+            E::BadPlan(_) | E::NoSuchCase(_) | E::NoSuchProduct(_) | E::NothingToCompensate(_) => {
+                Self::Invalid(e.to_string())
+            }
+            E::Db(e) => e.into(),
+        }
+    }
+}
+
 impl From<RewriteError> for DesktopError {
     fn from(e: RewriteError) -> Self {
         match e {

@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod board;
+pub mod compensation;
 pub mod connection;
 pub mod degrade;
 pub mod drills;

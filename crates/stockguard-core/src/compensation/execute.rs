@@ -21,6 +21,7 @@ use super::{whoami, Action, CaseStatus, CompensationError};
 
 /// What became of one line in this run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum LineRun {
     Done {
@@ -44,6 +45,7 @@ pub enum LineRun {
 
 /// A run over a case's pending lines.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Execution {
     pub lines: Vec<LineRun>,
     pub after: Stepped,

@@ -42,3 +42,9 @@ pub fn csv(case: &Case) -> Result<String, csv::Error> {
     let bytes = out.into_inner().map_err(|e| e.into_error())?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
+
+/// Where the console saves a case's CSV when no path is given: the documents folder.
+pub fn default_path(case_id: u64, now: chrono::DateTime<chrono::Utc>) -> std::path::PathBuf {
+    let dir = dirs::document_dir().or_else(dirs::home_dir).unwrap_or_else(|| ".".into());
+    dir.join(format!("stockguard-compensation-{case_id}-{}.csv", now.format("%Y%m%d-%H%M%S")))
+}

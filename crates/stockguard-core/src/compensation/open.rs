@@ -16,6 +16,7 @@ use super::{whoami, CompensationError, LineReason};
 
 /// What opening did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Opened {
     pub case_id: u64,
     /// False: the product's open case was found and returned.

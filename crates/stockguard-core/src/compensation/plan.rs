@@ -25,6 +25,7 @@ pub struct Choice {
 
 /// What planning changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Planned {
     pub lines_changed: usize,
     pub total_cents: i64,

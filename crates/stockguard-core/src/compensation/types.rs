@@ -1,11 +1,11 @@
 //! A case, its lines and its steps, as read from the database.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 macro_rules! text_enum {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
         #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
         #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
         pub enum $name { $($(#[$vdoc])* $variant),+ }

@@ -3,13 +3,15 @@
 //! case on. What is checked here first is only there to answer more clearly; the triggers are
 //! what hold, for raw SQL too.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sqlx::MySqlPool;
 
 use super::{whoami, CaseStatus, CompensationError};
 
 /// A workflow step a person takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum StepKind {
     Propose,
     Approve,
@@ -32,6 +34,7 @@ impl StepKind {
 
 /// Where the case is after a step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Stepped {
     pub case_id: u64,
     pub actor: String,

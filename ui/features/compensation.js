@@ -1,0 +1,237 @@
+// Oversell compensation: the inbox of cases, one case with its orders, plan, totals and
+// approval timeline, and the workflow's steps. Buttons a case's status does not allow are
+// disabled with the reason; everything else is the database's to refuse (four eyes), and
+// its refusal is shown as it is said.
+import { invoke, listen } from "../api.js";
+import { t, onLanguageChange } from "../i18n.js";
+import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
+import { onConnect } from "../session.js";
+import { byId, query } from "../dom.js";
+
+/** @typedef {import("../types").Case} Case */
+/** @typedef {import("../types").CaseSummary} CaseSummary */
+/** @typedef {import("../types").CaseStatus} CaseStatus */
+/** @typedef {import("../types").Action} Action */
+/** @typedef {import("../types").StepKind} StepKind */
+/** @typedef {import("../types").Stepped} Stepped */
+
+const inbox = query("#cp-inbox tbody");
+const lines = query("#cp-lines tbody");
+const panel = byId("cp-case");
+const progress = byId("cp-progress");
+/** @param {string} id */
+const input = (id) => /** @type {HTMLInputElement} */ (byId(id));
+/** @param {string} id */
+const select = (id) => /** @type {HTMLSelectElement} */ (byId(id));
+/** @param {string} id */
+const button = (id) => /** @type {HTMLButtonElement} */ (byId(id));
+
+/** @type {Case | null} */
+let current = null;
+
+/** @param {number} c */
+const money = (c) => `${c < 0 ? "-" : ""}${Math.floor(Math.abs(c) / 100)}.${String(Math.abs(c) % 100).padStart(2, "0")}`;
+
+/** @param {CaseSummary} c */
+function inboxRow(c) {
+  const tr = document.createElement("tr");
+  tr.dataset.caseId = String(c.id);
+  tr.className = `case-${c.status}`;
+  tr.append(
+    cell(c.id, "num"),
+    cell(c.product_id, "num"),
+    cell(t(`st_${c.status}`), "status"),
+    cell(c.lines, "num"),
+    cell(money(c.total_cents), "num"),
+    cell(`${Math.floor(c.age_s / 60)} min`, "num"),
+    cell(c.maker),
+  );
+  tr.addEventListener("click", () => {
+    clearFeedback();
+    openCase(c.id);
+  });
+  return tr;
+}
+
+async function loadInbox() {
+  try {
+    const status = /** @type {CaseStatus | null} */ (select("cp-status").value || null);
+    const cases = await invoke("compensation_list", { status });
+    inbox.replaceChildren(...cases.map(inboxRow));
+  } catch (err) {
+    showError(err);
+  }
+}
+
+/** Shows case `id` (what the last step said stays shown). @param {number} id */
+async function openCase(id) {
+  try {
+    current = await invoke("compensation_show", { case_id: id });
+    render();
+  } catch (err) {
+    showError(err);
+  }
+}
+
+/**
+ * Enables `id` when `allowed`; otherwise disables it and says why in its tooltip.
+ * @param {string} id @param {boolean} allowed @param {string} why
+ */
+function allow(id, allowed, why) {
+  const b = button(id);
+  b.disabled = !allowed;
+  b.title = allowed ? "" : t(why);
+}
+
+function render() {
+  const c = current;
+  panel.hidden = !c;
+  if (!c) return;
+  byId("cp-head").textContent = t("cpHead", {
+    id: c.id,
+    product: c.product_id,
+    status: t(`st_${c.status}`),
+    oversold: c.oversold_units,
+    withdrawn: c.withdrawn_units,
+    total: money(c.total_cents),
+  });
+  byId("cp-meta").textContent = t("cpMeta", {
+    by: c.opened_by,
+    at: c.opened_at,
+    maker: c.maker ?? "-",
+    n: c.approvals.length,
+    needed: c.approvals_needed,
+    who: c.approvals.length ? `(${c.approvals.join(", ")})` : "",
+  });
+  lines.replaceChildren(
+    ...c.lines.map((l) => {
+      const tr = document.createElement("tr");
+      tr.dataset.orderNo = l.order_no;
+      tr.append(
+        cell(l.order_no),
+        cell(l.user_id, "num"),
+        cell(l.qty, "num"),
+        cell(l.accepted_at),
+        cell(money(l.price_cents), "num"),
+        cell(t(`rs_${l.reason}`)),
+        cell(l.action ? t(`act_${l.action}`) : "-"),
+        cell(money(l.amount_cents), "num"),
+        cell(l.outcome, "outcome"),
+      );
+      return tr;
+    }),
+  );
+  /** @type {Map<Action, { n: number; total: number }>} */
+  const per = new Map();
+  for (const l of c.lines) {
+    if (!l.action) continue;
+    const sum = per.get(l.action) ?? { n: 0, total: 0 };
+    per.set(l.action, { n: sum.n + 1, total: sum.total + l.amount_cents });
+  }
+  byId("cp-totals").textContent = [...per]
+    .map(([action, s]) => t("cpPerAction", { action: t(`act_${action}`), n: s.n, total: money(s.total) }))
+    .join(" · ");
+  byId("cp-timeline").replaceChildren(
+    ...c.steps.map((s) => {
+      const li = document.createElement("li");
+      li.textContent = `${s.at} ${s.step} · ${s.actor}${s.reason ? ` · ${s.reason}` : ""}`;
+      return li;
+    }),
+  );
+  const draft = c.status === "DRAFT";
+  allow("cp-save-plan", draft, "cpOnlyDraft");
+  allow("cp-propose", draft, "cpOnlyDraft");
+  allow("cp-approve", c.status === "PROPOSED", "cpOnlyProposed");
+  allow("cp-reject", c.status === "PROPOSED", "cpOnlyProposed");
+  allow("cp-execute", c.status === "APPROVED" || c.status === "EXECUTING", "cpOnlyApproved");
+  allow("cp-close", draft || c.status === "EXECUTED", "cpOnlyClosable");
+}
+
+async function savePlan() {
+  if (!current) return;
+  const coupon = input("cp-coupon").value;
+  await invoke("compensation_plan", {
+    case_id: current.id,
+    oversold: /** @type {Action | null} */ (select("cp-oversold").value || null),
+    withdrawn: /** @type {Action | null} */ (select("cp-withdrawn").value || null),
+    coupon_cents: coupon ? Number(coupon) : null,
+    note: input("cp-note").value.trim(),
+  });
+}
+
+/** @param {StepKind} step @param {string} reason */
+async function step(step, reason) {
+  if (!current) return;
+  const id = current.id;
+  /** @type {Stepped} */
+  const s = await invoke("compensation_step", { case_id: id, step, reason });
+  showNotice(t("cpStepped", { id, status: t(`st_${s.status}`), actor: s.actor, n: s.approvals, needed: s.approvals_needed }));
+}
+
+/** Runs `action`, then reloads the case and the inbox; any refusal is shown as said. @param {() => Promise<void>} action */
+async function act(action) {
+  clearFeedback();
+  try {
+    await action();
+  } catch (err) {
+    showError(err);
+  }
+  if (current) await openCase(current.id).catch(showError);
+  await loadInbox();
+}
+
+export function init() {
+  byId("cp-refresh").addEventListener("click", () => act(async () => {}));
+  select("cp-status").addEventListener("change", loadInbox);
+  byId("cp-open").addEventListener("click", () =>
+    act(async () => {
+      const opened = await invoke("compensation_open", { product_id: Number(input("cp-product").value) });
+      showNotice(t("cpOpened", { id: opened.case_id, n: opened.lines_added }) + (opened.waiting ? ` · ${t("cpWaiting", { n: opened.waiting })}` : ""));
+      await openCase(opened.case_id);
+    }),
+  );
+  byId("cp-save-plan").addEventListener("click", () => act(savePlan));
+  byId("cp-propose").addEventListener("click", () =>
+    act(async () => {
+      if (select("cp-oversold").value || select("cp-withdrawn").value) await savePlan();
+      await step("PROPOSE", input("cp-note").value.trim());
+    }),
+  );
+  byId("cp-approve").addEventListener("click", () => act(() => step("APPROVE", input("cp-reason").value.trim())));
+  byId("cp-reject").addEventListener("click", () => act(() => step("REJECT", input("cp-reason").value.trim())));
+  byId("cp-close").addEventListener("click", () => act(() => step("CLOSE", input("cp-reason").value.trim())));
+  byId("cp-execute").addEventListener("click", () =>
+    act(async () => {
+      if (!current) return;
+      const ran = await invoke("compensation_execute", { case_id: current.id, confirm: Number(input("cp-confirm").value) });
+      /** @param {string} kind */
+      const count = (kind) => ran.lines.filter((l) => l.result === kind).length;
+      showNotice(t("cpExecuted", { done: count("done"), skipped: count("skipped"), already: count("already_done"), unknown: count("unknown") }));
+    }),
+  );
+  byId("cp-export").addEventListener("click", () =>
+    act(async () => {
+      if (!current) return;
+      const path = await invoke("compensation_export", { case_id: current.id, path: null });
+      showNotice(t("cpSaved", { path }));
+    }),
+  );
+  listen("compensation-progress", (p) => {
+    progress.textContent = t("cpProgress", { done: p.done, total: p.total, order: p.order_no });
+  });
+  onConnect(() => {
+    current = null;
+    panel.hidden = true;
+    inbox.replaceChildren();
+  });
+  onLanguageChange(() => {
+    if (!byId("screen-compensation").hidden) {
+      render();
+      loadInbox();
+    }
+  });
+}
+
+export function show() {
+  loadInbox();
+}
