@@ -171,9 +171,12 @@ fn ident(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
-/// A database name in a database-level grant, where `_` and `%` are wildcards.
+/// A database name in a database-level grant, where `_` and `%` are wildcards: escaped, so
+/// that `sale_eu` does not also grant on `saleXeu`. Servers refuse a pattern longer than a
+/// name may be (64), so a name whose escaped form is longer is granted as it is.
 fn db_pattern(name: &str) -> String {
-    ident(&name.replace('\\', "\\\\").replace('_', "\\_").replace('%', "\\%"))
+    let escaped = name.replace('\\', "\\\\").replace('_', "\\_").replace('%', "\\%");
+    ident(if escaped.chars().count() <= 64 { &escaped } else { name })
 }
 
 fn account(user: &str, host: &str) -> String {
