@@ -26,6 +26,13 @@ impl Flavour {
         Ok(Self::from_version(&version))
     }
 
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MariaDb => "MariaDB",
+            Self::MySql => "MySQL",
+        }
+    }
+
     /// The keyword between the role and the account in `SET DEFAULT ROLE`.
     pub(crate) fn default_role_keyword(self) -> &'static str {
         match self {

@@ -28,7 +28,7 @@ pub mod spec;
 pub use apply::{apply, Applied, NewPassword};
 pub use catalogue::{Privilege, SaleRole};
 pub use flavour::Flavour;
-pub use plan::{plan, Account, Plan, Server, Statement, Target, When};
+pub use plan::{plan, Account, Plan, PlannedRole, Server, Statement, Target, When};
 pub use rights::{effective_rights, Right, Rights};
 pub use spec::{Person, RolesSpec};
 

@@ -144,12 +144,19 @@ pub struct PlannedPerson {
     pub(crate) password: Password,
 }
 
+/// A role of the catalogue and its name on the MySQL server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlannedRole {
+    pub role: SaleRole,
+    pub mysql_role: String,
+}
+
 /// Everything to run, in order.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
     pub target: Target,
     /// Each role of the catalogue and its MySQL role name.
-    pub roles: Vec<(SaleRole, String)>,
+    pub roles: Vec<PlannedRole>,
     pub persons: Vec<PlannedPerson>,
     pub statements: Vec<Statement>,
 }
@@ -195,14 +202,15 @@ fn password_piece(password: &Password, shown: &'static str, prefix: &str) -> Pie
 /// for passwords; a person without one gets a generated password.
 pub fn plan(spec: &RolesSpec, target: &Target, env: &dyn Fn(&str) -> Option<String>) -> Result<Plan, RolesError> {
     let prefix = role_prefix(spec, &target.database);
-    let roles: Vec<(SaleRole, String)> = SaleRole::ALL.iter().map(|r| (*r, role_name(&prefix, *r))).collect();
-    if let Some((_, long)) = roles.iter().find(|(_, name)| name.len() > MAX_ROLE_NAME) {
-        return Err(RolesError::RoleNameTooLong { name: long.clone(), max: MAX_ROLE_NAME });
+    let roles: Vec<PlannedRole> =
+        SaleRole::ALL.iter().map(|r| PlannedRole { role: *r, mysql_role: role_name(&prefix, *r) }).collect();
+    if let Some(long) = roles.iter().find(|r| r.mysql_role.len() > MAX_ROLE_NAME) {
+        return Err(RolesError::RoleNameTooLong { name: long.mysql_role.clone(), max: MAX_ROLE_NAME });
     }
     let db = ident(&target.database);
     let mut statements = Vec::new();
-    for (role, name) in &roles {
-        let r = ident(name);
+    for PlannedRole { role, mysql_role } in &roles {
+        let r = ident(mysql_role);
         statements.push(Statement::sql(format!("CREATE ROLE IF NOT EXISTS {r}")));
         match role.mysql_grants() {
             MysqlGrants::All => {

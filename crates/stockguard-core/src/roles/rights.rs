@@ -2,8 +2,14 @@
 //! `CURRENT_USER()` and `SHOW GRANTS`, Redis's `ACL WHOAMI` and `ACL DRYRUN`.
 //!
 //! Nothing here fails because an account has few rights: a refusal becomes a reason, and
-//! what the servers will not tell (a reader may not run `ACL DRYRUN`) becomes "unknown".
+//! what the servers will not tell becomes "unknown".
+//!
+//! Only admin may run `ACL DRYRUN` (it tells one user's rights to anyone who asks). For the
+//! others Redis is asked another way that changes nothing: on a connection of its own,
+//! `MULTI`, the command, `DISCARD`. Redis checks a command's ACL when it is queued, so the
+//! command answers `QUEUED` or NOPERM, and `DISCARD` drops it unrun.
 
+use secrecy::ExposeSecret as _;
 use serde::Serialize;
 
 use super::catalogue::Privilege::{self, Insert, Select, Update};
@@ -171,11 +177,22 @@ pub async fn effective_rights(conns: &Connections) -> Result<Rights, RolesError>
             let why = Answer::Unknown("unknown, the Redis user cannot run ACL WHOAMI".into());
             (why.clone(), why.clone(), why)
         }
-        Some(user) => (
-            dry_run(&mut redis, user, &["GET", &stock]).await,
-            dry_run(&mut redis, user, &["SET", &stock, "1"]).await,
-            dry_run(&mut redis, user, &["SET", &lock, "1", "NX", "PX", "1000"]).await,
-        ),
+        Some(user) => {
+            let mut probe = Probe { conns, connection: None };
+            let read = ["GET", stock.as_str()];
+            let write = ["SET", stock.as_str(), "1"];
+            let take_lock = ["SET", lock.as_str(), "1", "NX", "PX", "1000"];
+            let mut answers = Vec::new();
+            for command in [&read[..], &write[..], &take_lock[..]] {
+                let answer = match dry_run(&mut redis, user, command).await {
+                    Answer::Unknown(why) if why == NO_DRYRUN => probe.queue(user, command).await,
+                    answer => answer,
+                };
+                answers.push(answer);
+            }
+            let mut answers = answers.into_iter();
+            (answers.next().unwrap(), answers.next().unwrap(), answers.next().unwrap())
+        }
     };
     let evidence = Evidence { account, database, grants, redis_user, redis_read, redis_write, redis_lock };
     Ok(Rights {
@@ -235,8 +252,55 @@ async fn dry_run(redis: &mut redis::aio::ConnectionManager, user: &str, command:
             Answer::No(format!("Redis user {user} may not {what}: {}", String::from_utf8_lossy(&bytes)))
         }
         Ok(other) => Answer::Unknown(format!("unknown, ACL DRYRUN answered {other:?} for {what}")),
-        Err(e) if e.code() == Some("NOPERM") => Answer::Unknown("unknown, the account cannot run ACL DRYRUN".into()),
+        Err(e) if e.code() == Some("NOPERM") => Answer::Unknown(NO_DRYRUN.into()),
         Err(e) => Answer::Unknown(format!("unknown, ACL DRYRUN failed for {what}: {e}")),
+    }
+}
+
+const NO_DRYRUN: &str = "unknown, the account cannot run ACL DRYRUN";
+
+/// Asks Redis by queueing a command in a transaction and discarding it, on a connection of
+/// its own (a shared connection would queue other callers' commands too).
+struct Probe<'a> {
+    conns: &'a Connections,
+    connection: Option<redis::aio::MultiplexedConnection>,
+}
+
+impl Probe<'_> {
+    async fn queue(&mut self, user: &str, command: &[&str]) -> Answer {
+        let what = format!("{} {}", command[0], command[1]);
+        let unknown = |e: redis::RedisError| {
+            Answer::Unknown(format!("unknown, the account cannot run ACL DRYRUN nor queue {what} in MULTI ({e})"))
+        };
+        if self.connection.is_none() {
+            let url = self.conns.settings.redis_url.expose_secret();
+            let opened = match redis::Client::open(url) {
+                Ok(client) => client.get_multiplexed_async_connection().await,
+                Err(e) => Err(e),
+            };
+            self.connection = Some(match opened {
+                Ok(c) => c,
+                Err(e) => return unknown(e),
+            });
+        }
+        let Some(conn) = self.connection.as_mut() else { return Answer::Unknown(NO_DRYRUN.into()) };
+        // Without MULTI in force the command would run for real: stop at any doubt.
+        if let Err(e) = redis::cmd("MULTI").query_async::<()>(conn).await {
+            return unknown(e);
+        }
+        let queued: redis::RedisResult<redis::Value> =
+            redis::cmd(command[0]).arg(&command[1..]).query_async(conn).await;
+        let discarded = redis::cmd("DISCARD").query_async::<()>(conn).await;
+        if let Err(e) = discarded {
+            // Whatever state the connection is in now, it is not used again.
+            self.connection = None;
+            return unknown(e);
+        }
+        match queued {
+            Ok(_) => Answer::Yes,
+            Err(e) if e.code() == Some("NOPERM") => Answer::No(format!("Redis user {user} may not {what}: {e}")),
+            Err(e) => unknown(e),
+        }
     }
 }
 
