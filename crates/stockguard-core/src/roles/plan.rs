@@ -319,24 +319,8 @@ mod tests {
     use super::*;
 
     fn spec() -> RolesSpec {
-        RolesSpec::parse(
-            r#"
-            role_prefix = "sg_sale"
-            [[person]]
-            name = "alice"
-            role = "approver"
-            mysql_user = "alice"
-            redis_user = "alice"
-            password_env = "ALICE_PW"
-            [[person]]
-            name = "bob"
-            role = "viewer"
-            mysql_user = "bob"
-            mysql_host = "10.0.%"
-            "#,
-            "roles.toml",
-        )
-        .unwrap()
+        let bob = "[[person]]\nname = \"bob\"\nrole = \"viewer\"\nmysql_user = \"bob\"\nmysql_host = \"10.0.%\"\n";
+        RolesSpec::parse(&format!("{}\n{bob}", crate::roles::spec::EXAMPLE), "roles.toml").unwrap()
     }
 
     fn target(flavour: Flavour) -> Target {

@@ -147,12 +147,9 @@ fn check_host(value: &str) -> Result<(), RolesError> {
     }
 }
 
+/// A roles file for the module's tests: alice, an approver with a password from `ALICE_PW`.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use secrecy::ExposeSecret as _;
-
-    const FILE: &str = r#"
+pub(crate) const EXAMPLE: &str = r#"
         role_prefix = "sg_sale"
         [[person]]
         name = "alice"
@@ -161,6 +158,13 @@ mod tests {
         redis_user = "alice"
         password_env = "ALICE_PW"
     "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use secrecy::ExposeSecret as _;
+
+    const FILE: &str = EXAMPLE;
 
     #[test]
     fn a_roles_file_names_people_roles_and_accounts() {
