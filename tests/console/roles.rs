@@ -333,3 +333,31 @@ async fn no_role_below_admin_may_update_or_delete_the_audit_log(pool: MySqlPool)
         assert!(seen >= 1, "{role} reads the audit log");
     }
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_person_moved_to_another_role_loses_the_rights_of_the_old_one(pool: MySqlPool) {
+    let redis = TestRedis::new("roles5").await;
+    let people = People::new();
+    let admin = applied(&pool, &redis, &people, &[SaleRole::Oncall]).await;
+    // The on-call's accounts, now given the viewer role.
+    let mut spec = people.spec(&[SaleRole::Oncall]);
+    spec.persons[0].role = SaleRole::Viewer;
+    let env = |var: &str| (var == "PW_oncall").then(|| people.password(SaleRole::Oncall));
+    let target = Target::of(&admin).await.unwrap();
+    let moved = roles::apply(&roles::plan(&spec, &target, &env).unwrap(), &admin, "moved").await.unwrap();
+    assert!(
+        moved.ran.iter().any(|s| s.starts_with(&format!("REVOKE `{}_oncall`", people.role_prefix))),
+        "{:?}",
+        moved.ran
+    );
+
+    let conns = people.connect(SaleRole::Oncall, &pool, &redis).await;
+    let update = sqlx::query("UPDATE inventory SET stock = 1").execute(&conns.mysql).await;
+    assert_eq!(mysql_number(update.unwrap_err()), COMMAND_DENIED);
+    let set: redis::RedisResult<()> =
+        redis::cmd("SET").arg(redis.keys.stock(1)).arg(1).query_async(&mut conns.redis.clone()).await;
+    assert_eq!(set.unwrap_err().code(), Some("NOPERM"));
+    let rights = roles::effective_rights(&conns).await.unwrap();
+    assert_eq!(rights.rewrite.allowed, Some(false));
+    assert_eq!(rights.read.allowed, Some(true));
+}

@@ -2,8 +2,10 @@
 //! an audit row.
 //!
 //! Which accounts exist is read first, once: a generated password is set only on an account
-//! created by this run, so applying the same file twice changes nothing. The SQL runs on a
-//! connection of its own with statement logging off (statements carry passwords).
+//! created by this run, so applying the same file twice changes nothing. A person whose role
+//! changed loses the sale's other roles (`REVOKE`); their Redis user's rules are replaced
+//! whole by `ACL SETUSER`. The SQL runs on a connection of its own with statement logging
+//! off (statements carry passwords).
 
 use std::collections::BTreeSet;
 
@@ -12,6 +14,7 @@ use serde::Serialize;
 use sqlx::ConnectOptions as _;
 use sqlx::Connection as _;
 
+use super::flavour::Flavour;
 use super::plan::{Account, Plan, Server, When};
 use super::spec::Password;
 use super::RolesError;
@@ -86,7 +89,10 @@ pub async fn apply(plan: &Plan, conns: &Connections, reason: &str) -> Result<App
         }
     }
 
-    let result = run(plan, &mut mysql, &mut redis, &existing).await;
+    let result = match stale_roles(plan, &mut mysql).await {
+        Ok(revokes) => run(plan, &mut mysql, &mut redis, &existing, &revokes).await,
+        Err(e) => Err(e),
+    };
     let _ = mysql.close().await;
     let (outcome, details) = match &result {
         Ok(applied) => ("APPLIED", serde_json::json!({ "ran": applied.ran.len(), "created": applied.created })),
@@ -112,9 +118,14 @@ async fn run(
     mysql: &mut sqlx::MySqlConnection,
     redis: &mut redis::aio::ConnectionManager,
     existing: &BTreeSet<Account>,
+    revokes: &[String],
 ) -> Result<Applied, RolesError> {
     let mut applied =
         Applied { ran: Vec::new(), skipped: 0, created: Vec::new(), new_passwords: Vec::new(), audit_id: 0 };
+    for revoke in revokes {
+        sqlx::raw_sql(revoke).execute(&mut *mysql).await.map_err(|e| mysql_error(format!("running `{revoke}`"), e))?;
+        applied.ran.push(revoke.clone());
+    }
     for statement in &plan.statements {
         let is_new = statement.account.as_ref().is_some_and(|a| !existing.contains(a));
         let runs = match statement.when {
@@ -157,6 +168,35 @@ async fn run(
         applied.created.extend(created);
     }
     Ok(applied)
+}
+
+/// `REVOKE` statements for the sale's roles a person holds besides the one the file gives.
+async fn stale_roles(plan: &Plan, mysql: &mut sqlx::MySqlConnection) -> Result<Vec<String>, RolesError> {
+    // Whole tables read and filtered here: MariaDB's `mysql` tables will not always compare
+    // their columns with a bound string (collations differ).
+    let sql = match plan.target.flavour {
+        Flavour::MariaDb => {
+            "SELECT CAST(User AS CHAR), CAST(Host AS CHAR), CAST(Role AS CHAR) FROM mysql.roles_mapping"
+        }
+        Flavour::MySql => {
+            "SELECT CAST(TO_USER AS CHAR), CAST(TO_HOST AS CHAR), CAST(FROM_USER AS CHAR) FROM mysql.role_edges"
+        }
+    };
+    let held: Vec<(String, String, String)> = sqlx::query_as(sql)
+        .fetch_all(&mut *mysql)
+        .await
+        .map_err(|e| mysql_error("reading which accounts hold which roles".into(), e))?;
+    let sale_roles: BTreeSet<&str> = plan.roles.iter().map(|r| r.mysql_role.as_str()).collect();
+    let mut revokes = Vec::new();
+    for person in &plan.persons {
+        let Account::Mysql { user, host } = &person.mysql_account else { continue };
+        for (u, h, role) in &held {
+            if u == user && h == host && sale_roles.contains(role.as_str()) && *role != person.mysql_role {
+                revokes.push(format!("REVOKE `{role}` FROM '{user}'@'{host}'"));
+            }
+        }
+    }
+    Ok(revokes)
 }
 
 async fn exists(
