@@ -361,3 +361,64 @@ async fn a_person_moved_to_another_role_loses_the_rights_of_the_old_one(pool: My
     assert_eq!(rights.rewrite.allowed, Some(false));
     assert_eq!(rights.read.allowed, Some(true));
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_cli_plan_masks_passwords_and_apply_refuses_without_confirm(pool: MySqlPool) {
+    let redis = TestRedis::new("roles6").await;
+    let people = People::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("roles.toml");
+    let user = people.user(SaleRole::Approver);
+    std::fs::write(
+        &file,
+        format!(
+            "role_prefix = \"{}\"\n[[person]]\nname = \"a\"\nrole = \"approver\"\nmysql_user = \"{user}\"\nredis_user = \"{user}\"\npassword_env = \"SG_TEST_PW\"\n",
+            people.role_prefix
+        ),
+    )
+    .unwrap();
+    let mysql_url = support::mysql_url_of(&pool).await;
+    let password = people.password(SaleRole::Approver);
+    let stockguard = |args: &[&str]| {
+        let config = tempfile::tempdir().unwrap();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_stockguard"));
+        cmd.args(args).env("STOCKGUARD_CONFIG_DIR", config.path());
+        for k in support::PROFILE_OVERRIDES {
+            cmd.env_remove(k);
+        }
+        cmd.env("STOCKGUARD_MYSQL_URL", &mysql_url)
+            .env("STOCKGUARD_REDIS_URL", &redis.url)
+            .env("STOCKGUARD_KEY_PREFIX", redis.keys.prefix())
+            .env("STOCKGUARD_ENVIRONMENT", "sandbox")
+            .env("SG_TEST_PW", &password)
+            .output()
+            .unwrap()
+    };
+    let file = file.to_str().unwrap();
+
+    let plan = stockguard(&["roles", "plan", "--file", file]);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
+    assert!(text.contains(&format!("SET DEFAULT ROLE `{}_approver` FOR '{user}'@'%'", people.role_prefix)), "{text}");
+    assert!(text.contains("IDENTIFIED BY '***'") && text.contains(">***"), "{text}");
+    assert!(!text.contains(&password), "the password is never printed");
+
+    let refused = stockguard(&["roles", "apply", "--file", file]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--confirm"));
+    let made: Option<String> =
+        sqlx::query_scalar("SELECT CAST(User AS CHAR) FROM mysql.user WHERE CAST(User AS CHAR) = ?")
+            .bind(&user)
+            .fetch_optional(&pool)
+            .await
+            .unwrap();
+    assert_eq!(made, None, "nothing was applied without --confirm");
+
+    let apply = stockguard(&["roles", "apply", "--file", file, "--confirm"]);
+    assert!(apply.status.success(), "{}", String::from_utf8_lossy(&apply.stderr));
+    assert!(!String::from_utf8_lossy(&apply.stdout).contains(&password));
+
+    let show = stockguard(&["roles", "show", "--json"]);
+    let rights: serde_json::Value = serde_json::from_slice(&show.stdout).expect("roles show --json prints JSON");
+    assert_eq!(rights["rewrite"]["allowed"], serde_json::Value::Bool(true), "root may rewrite: {rights}");
+}
