@@ -422,3 +422,35 @@ async fn the_cli_plan_masks_passwords_and_apply_refuses_without_confirm(pool: My
     let rights: serde_json::Value = serde_json::from_slice(&show.stdout).expect("roles show --json prints JSON");
     assert_eq!(rights["rewrite"]["allowed"], serde_json::Value::Bool(true), "root may rewrite: {rights}");
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn an_oncall_rewrites_drifted_stock_with_its_own_accounts_and_a_viewers_rewrite_is_refused_by_the_servers(
+    pool: MySqlPool,
+) {
+    use stockguard_core::rewrite::{self, Outcome, RewriteError, RewriteRequest};
+    let redis = TestRedis::new("roles7").await;
+    let people = People::new();
+    let admin = applied(&pool, &redis, &people, &[SaleRole::Oncall, SaleRole::Viewer]).await;
+    stockguard_engine::sandbox::seed(&admin, &mut |_| {}).await.unwrap();
+    let high = stockguard_engine::sandbox::DEMO_PRODUCTS
+        .iter()
+        .find(|d| d.status == stockguard_core::recon::DriftStatus::RedisHigh)
+        .unwrap()
+        .id;
+
+    // Both profiles say "oncall" (the settings' role): only the servers tell them apart.
+    let viewer = people.connect(SaleRole::Viewer, &pool, &redis).await;
+    let before: Option<i64> =
+        redis::cmd("GET").arg(redis.keys.stock(high)).query_async(&mut admin.redis.clone()).await.unwrap();
+    let refused = rewrite::rewrite(&viewer, &RewriteRequest::new(high, "viewer tries")).await.unwrap_err();
+    // Redis refuses the rewrite lock first.
+    assert!(matches!(&refused, RewriteError::Redis(e) if e.code() == Some("NOPERM")), "{refused}");
+    let after: Option<i64> =
+        redis::cmd("GET").arg(redis.keys.stock(high)).query_async(&mut admin.redis.clone()).await.unwrap();
+    assert_eq!(after, before);
+
+    let oncall = people.connect(SaleRole::Oncall, &pool, &redis).await;
+    let result = rewrite::rewrite(&oncall, &RewriteRequest::new(high, "oncall repairs")).await.unwrap();
+    assert_eq!(result.outcome, Outcome::Applied);
+    assert_eq!(result.drift_after, Some(0));
+}
