@@ -454,3 +454,22 @@ async fn an_oncall_rewrites_drifted_stock_with_its_own_accounts_and_a_viewers_re
     assert_eq!(result.outcome, Outcome::Applied);
     assert_eq!(result.drift_after, Some(0));
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn an_oncall_enters_db_mode_and_leads_the_sale_back_with_its_own_accounts(pool: MySqlPool) {
+    use stockguard_core::switch::{self, exit::DEFAULT_STALE_AFTER, ExitOptions, Scope};
+    let redis = TestRedis::new("roles8").await;
+    let people = People::new();
+    let admin = applied(&pool, &redis, &people, &[SaleRole::Oncall]).await;
+    crate::sale::open_sale(&admin, 801, 100, 1).await;
+    let oncall = people.connect(SaleRole::Oncall, &pool, &redis).await;
+
+    let wait = std::time::Duration::from_millis(300);
+    let toggled = switch::enter_db_mode(&oncall, Scope::Global, "Redis suspected", wait, DEFAULT_STALE_AFTER, &|_| {})
+        .await
+        .expect("an oncall may enter DB mode");
+    assert!(toggled.change.revision > 0);
+    let opts = ExitOptions { ack_timeout: wait, ..ExitOptions::new(Scope::Global, "Redis back") };
+    let report = switch::guided_exit(&oncall, &opts, &|_| {}).await.expect("an oncall may lead the sale back");
+    assert!(report.normal_revision > report.pause_revision);
+}
