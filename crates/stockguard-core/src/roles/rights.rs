@@ -157,7 +157,7 @@ impl Evidence {
 /// The rights of the connection's MySQL account and Redis user on the sale.
 ///
 /// Fails only when a server cannot be reached or will not say who is connected; a refusal of
-/// `SHOW GRANTS` or `ACL DRYRUN` makes the answers that depend on it unknown.
+/// `SHOW GRANTS` (or of both ways of asking Redis) makes the answers that depend on it unknown.
 pub async fn effective_rights(conns: &Connections) -> Result<Rights, RolesError> {
     let step = "asking MySQL who is connected";
     let (account, database, version): (String, Option<String>, String) =
@@ -178,20 +178,12 @@ pub async fn effective_rights(conns: &Connections) -> Result<Rights, RolesError>
             (why.clone(), why.clone(), why)
         }
         Some(user) => {
-            let mut probe = Probe { conns, connection: None };
-            let read = ["GET", stock.as_str()];
-            let write = ["SET", stock.as_str(), "1"];
-            let take_lock = ["SET", lock.as_str(), "1", "NX", "PX", "1000"];
-            let mut answers = Vec::new();
-            for command in [&read[..], &write[..], &take_lock[..]] {
-                let answer = match dry_run(&mut redis, user, command).await {
-                    Answer::Unknown(why) if why == NO_DRYRUN => probe.queue(user, command).await,
-                    answer => answer,
-                };
-                answers.push(answer);
-            }
-            let mut answers = answers.into_iter();
-            (answers.next().unwrap(), answers.next().unwrap(), answers.next().unwrap())
+            let mut probe = Probe { conns, user, connection: None };
+            (
+                probe.ask(&mut redis, &["GET", &stock]).await,
+                probe.ask(&mut redis, &["SET", &stock, "1"]).await,
+                probe.ask(&mut redis, &["SET", &lock, "1", "NX", "PX", "1000"]).await,
+            )
         }
     };
     let evidence = Evidence { account, database, grants, redis_user, redis_read, redis_write, redis_lock };
@@ -239,35 +231,42 @@ pub(crate) fn show_grants_sql(current_roles: Option<&str>) -> String {
     }
 }
 
-/// `ACL DRYRUN user <command...>`: "OK", or the reason Redis would refuse it. An account that
-/// may not run `ACL DRYRUN` itself gets "unknown".
-async fn dry_run(redis: &mut redis::aio::ConnectionManager, user: &str, command: &[&str]) -> Answer {
+/// `ACL DRYRUN user <command...>`: "OK", or the reason Redis would refuse it; `None` when the
+/// account may not run `ACL DRYRUN` itself.
+async fn dry_run(redis: &mut redis::aio::ConnectionManager, user: &str, command: &[&str]) -> Option<Answer> {
     let reply: redis::RedisResult<redis::Value> =
         redis::cmd("ACL").arg("DRYRUN").arg(user).arg(command).query_async(redis).await;
     let what = format!("{} {}", command[0], command[1]);
-    match reply {
+    Some(match reply {
         Ok(redis::Value::Okay) => Answer::Yes,
         Ok(redis::Value::SimpleString(s)) if s == "OK" => Answer::Yes,
         Ok(redis::Value::BulkString(bytes)) => {
             Answer::No(format!("Redis user {user} may not {what}: {}", String::from_utf8_lossy(&bytes)))
         }
         Ok(other) => Answer::Unknown(format!("unknown, ACL DRYRUN answered {other:?} for {what}")),
-        Err(e) if e.code() == Some("NOPERM") => Answer::Unknown(NO_DRYRUN.into()),
+        Err(e) if e.code() == Some("NOPERM") => return None,
         Err(e) => Answer::Unknown(format!("unknown, ACL DRYRUN failed for {what}: {e}")),
-    }
+    })
 }
 
-const NO_DRYRUN: &str = "unknown, the account cannot run ACL DRYRUN";
-
-/// Asks Redis by queueing a command in a transaction and discarding it, on a connection of
-/// its own (a shared connection would queue other callers' commands too).
+/// Asks Redis whether the user may run a command: `ACL DRYRUN` when the user may run it,
+/// else by queueing the command in a transaction and discarding it, on a connection of its
+/// own (on a shared connection other callers' commands would be queued too).
 struct Probe<'a> {
     conns: &'a Connections,
+    user: &'a str,
     connection: Option<redis::aio::MultiplexedConnection>,
 }
 
 impl Probe<'_> {
-    async fn queue(&mut self, user: &str, command: &[&str]) -> Answer {
+    async fn ask(&mut self, redis: &mut redis::aio::ConnectionManager, command: &[&str]) -> Answer {
+        match dry_run(redis, self.user, command).await {
+            Some(answer) => answer,
+            None => self.queue(command).await,
+        }
+    }
+
+    async fn queue(&mut self, command: &[&str]) -> Answer {
         let what = format!("{} {}", command[0], command[1]);
         let unknown = |e: redis::RedisError| {
             Answer::Unknown(format!("unknown, the account cannot run ACL DRYRUN nor queue {what} in MULTI ({e})"))
@@ -290,19 +289,20 @@ impl Probe<'_> {
         }
         let queued: redis::RedisResult<redis::Value> =
             redis::cmd(command[0]).arg(&command[1..]).query_async(conn).await;
-        let discarded = redis::cmd("DISCARD").query_async::<()>(conn).await;
-        if let Err(e) = discarded {
+        if let Err(e) = redis::cmd("DISCARD").query_async::<()>(conn).await {
             // Whatever state the connection is in now, it is not used again.
             self.connection = None;
             return unknown(e);
         }
         match queued {
             Ok(_) => Answer::Yes,
-            Err(e) if e.code() == Some("NOPERM") => Answer::No(format!("Redis user {user} may not {what}: {e}")),
+            Err(e) if e.code() == Some("NOPERM") => Answer::No(format!("Redis user {} may not {what}: {e}", self.user)),
             Err(e) => unknown(e),
         }
     }
 }
+
+const NO_DRYRUN: &str = "unknown, the account cannot run ACL DRYRUN";
 
 #[cfg(test)]
 mod tests {
