@@ -73,6 +73,7 @@ fn redis_error(step: String, source: redis::RedisError) -> RolesError {
 
 /// Runs `plan` on the connection's servers (an admin account: it creates roles and users and
 /// grants) and records one audit row, `roles.apply`, with `reason`.
+#[tracing::instrument(skip_all, fields(database = %plan.target.database, persons = plan.persons.len()))]
 pub async fn apply(plan: &Plan, conns: &Connections, reason: &str) -> Result<Applied, RolesError> {
     let options = conns.mysql.connect_options().as_ref().clone().disable_statement_logging();
     let mut mysql = sqlx::MySqlConnection::connect_with(&options)

@@ -158,6 +158,7 @@ impl Evidence {
 ///
 /// Fails only when a server cannot be reached or will not say who is connected; a refusal of
 /// `SHOW GRANTS` (or of both ways of asking Redis) makes the answers that depend on it unknown.
+#[tracing::instrument(skip_all)]
 pub async fn effective_rights(conns: &Connections) -> Result<Rights, RolesError> {
     let step = "asking MySQL who is connected";
     let (account, database, version): (String, Option<String>, String) =
