@@ -297,7 +297,7 @@ async fn an_oncall_may_update_inventory_and_set_the_stock_key_and_an_approver_ma
     let rights = roles::effective_rights(&oncall).await.unwrap();
     assert_eq!(rights.rewrite.allowed, Some(true), "{:?}", rights.rewrite);
     assert_eq!(rights.degrade.allowed, Some(true), "{:?}", rights.degrade);
-    assert_eq!(rights.approve_compensation.allowed, Some(false));
+    assert_eq!(rights.execute_compensation.allowed, Some(true), "{:?}", rights.execute_compensation);
 
     let approver = people.connect(SaleRole::Approver, &pool, &redis).await;
     let set: redis::RedisResult<()> =
@@ -305,14 +305,14 @@ async fn an_oncall_may_update_inventory_and_set_the_stock_key_and_an_approver_ma
     assert_eq!(set.unwrap_err().code(), Some("NOPERM"));
     let update = sqlx::query("UPDATE inventory SET stock = 5 WHERE product_id = 1").execute(&approver.mysql).await;
     assert_eq!(mysql_number(update.unwrap_err()), COMMAND_DENIED);
-    let opened = sqlx::query(
-        "INSERT INTO compensation_cases (product_id, oversold_units, summary, opened_by) VALUES (1, 1, 's', 'a')",
-    )
-    .execute(&approver.mysql)
-    .await;
-    assert!(opened.is_ok(), "an approver may open a compensation case: {opened:?}");
+    // An approver never executes: no effect row, no outcome.
+    let effect = sqlx::query("INSERT INTO compensation_effects (case_id, order_no, action) VALUES (1, 'x', 'NOTE')")
+        .execute(&approver.mysql)
+        .await;
+    assert_eq!(mysql_number(effect.unwrap_err()), COMMAND_DENIED);
     let rights = roles::effective_rights(&approver).await.unwrap();
     assert_eq!(rights.approve_compensation.allowed, Some(true), "{:?}", rights.approve_compensation);
+    assert_eq!(rights.execute_compensation.allowed, Some(false));
     assert_eq!(rights.rewrite.allowed, Some(false));
     drop(admin);
 }
@@ -472,4 +472,19 @@ async fn an_oncall_enters_db_mode_and_leads_the_sale_back_with_its_own_accounts(
     let opts = ExitOptions { ack_timeout: wait, ..ExitOptions::new(Scope::Global, "Redis back") };
     let report = switch::guided_exit(&oncall, &opts, &|_| {}).await.expect("an oncall may lead the sale back");
     assert!(report.normal_revision > report.pause_revision);
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_catalogue_knows_every_table_of_the_schema(pool: MySqlPool) {
+    let mut tables: Vec<String> = sqlx::query_scalar(
+        "SELECT CAST(TABLE_NAME AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() \
+         AND TABLE_NAME <> '_sqlx_migrations'",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    tables.sort_unstable();
+    let mut known: Vec<&str> = roles::catalogue::TABLES.to_vec();
+    known.sort_unstable();
+    assert_eq!(tables, known, "a new table needs its grants decided in roles/catalogue.rs");
 }

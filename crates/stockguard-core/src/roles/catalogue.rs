@@ -18,9 +18,10 @@ use serde::{Deserialize, Serialize};
 pub enum SaleRole {
     /// Reads everything, writes nothing.
     Viewer,
-    /// Reconciles, rewrites Redis stock, flips the degrade switch, halts drills.
+    /// Reconciles, rewrites Redis stock, flips the degrade switch, halts drills, opens,
+    /// plans and executes oversell compensation.
     Oncall,
-    /// Approves (and records the execution of) oversell compensation.
+    /// Approves or rejects oversell compensation plans.
     Approver,
     /// Runs fault drills: the drill tables, and what the drill's engines write.
     Facilitator,
@@ -100,8 +101,12 @@ pub const TABLES: &[&str] = &[
     "engine_instances",
     "rewrite_runs",
     "audit_log",
+    "compensation_settings",
     "compensation_cases",
-    "compensation_actions",
+    "compensation_lines",
+    "compensation_steps",
+    "compensation_effects",
+    "compensation_events",
     "drill_runs",
     "drill_events",
 ];
@@ -110,8 +115,12 @@ use Privilege::{Insert, Update};
 
 /// What on-call writes: the fenced rewrite (`rewrite_runs`), the degrade switch and its
 /// guided exit (`switch_changes`, `degrade_switch`, `switch_head`; the exit rebuilds Redis
-/// under a rewrite's fence), a drill's halt and review (`drill_runs`), and hand corrections of
-/// the ledger during an incident (`inventory`).
+/// under a rewrite's fence), a drill's halt and review (`drill_runs`), hand corrections of the
+/// ledger during an incident (`inventory`), and oversell compensation as its maker and its
+/// executor: opening a case from the ledger (cases, lines, steps), planning its lines,
+/// proposing, and executing an approved plan (effects, outcomes, `compensation.executed`
+/// events, and the effect itself: an order cancelled, stock given back or added). Which
+/// person may take which step of a case (the maker never executes) is the triggers' rule.
 const ONCALL: &[(&str, &[Privilege])] = &[
     ("rewrite_runs", &[Insert, Update]),
     ("switch_changes", &[Insert]),
@@ -119,14 +128,19 @@ const ONCALL: &[(&str, &[Privilege])] = &[
     ("switch_head", &[Update]),
     ("drill_runs", &[Update]),
     ("inventory", &[Update]),
+    ("orders", &[Update]),
+    ("compensation_cases", &[Insert, Update]),
+    ("compensation_lines", &[Insert, Update]),
+    ("compensation_steps", &[Insert]),
+    ("compensation_effects", &[Insert]),
+    ("compensation_events", &[Insert]),
     ("audit_log", &[Insert]),
 ];
 
-/// What an approver writes: a compensation case's status and its action rows. The database
-/// cannot tell approving from executing (both append an action and move the case's status):
-/// that separation is the application's, recorded in the audit log.
-const APPROVER: &[(&str, &[Privilege])] =
-    &[("compensation_cases", &[Insert, Update]), ("compensation_actions", &[Insert, Update]), ("audit_log", &[Insert])];
+/// What an approver writes: a step on a case (approve or reject; the triggers move the case's
+/// status with their own rights and refuse an approver's approval of their own proposal).
+/// No effect, no line: an approver never executes.
+const APPROVER: &[(&str, &[Privilege])] = &[("compensation_steps", &[Insert]), ("audit_log", &[Insert])];
 
 /// What a drill writes. The runner records its run and timeline (`drill_runs`,
 /// `drill_events`), puts the rig's products on sale (`inventory`), shortens payment

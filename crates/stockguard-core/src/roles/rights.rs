@@ -40,9 +40,10 @@ pub struct Rights {
     pub rewrite: Right,
     /// The degrade switch and its guided exit.
     pub degrade: Right,
+    /// Approving or rejecting a proposed plan (a step on the case).
     pub approve_compensation: Right,
-    /// The database cannot tell executing from approving (both append an action and move
-    /// the case's status), so this asks for the same rights.
+    /// Executing an approved plan: effects, outcomes, events, and the orders and stock they
+    /// change. (Whether this person may execute this case, the triggers decide.)
     pub execute_compensation: Right,
     pub run_drills: Right,
 }
@@ -86,11 +87,15 @@ const DEGRADE: &[Need] = &[
     Mysql(Insert, "audit_log"),
     RedisWrite,
 ];
-const COMPENSATE: &[Need] = &[
-    Mysql(Select, "compensation_cases"),
-    Mysql(Update, "compensation_cases"),
-    Mysql(Insert, "compensation_actions"),
-    Mysql(Insert, "audit_log"),
+const APPROVE: &[Need] =
+    &[Mysql(Select, "compensation_cases"), Mysql(Select, "compensation_lines"), Mysql(Insert, "compensation_steps")];
+const EXECUTE: &[Need] = &[
+    Mysql(Insert, "compensation_steps"),
+    Mysql(Insert, "compensation_effects"),
+    Mysql(Update, "compensation_lines"),
+    Mysql(Insert, "compensation_events"),
+    Mysql(Update, "orders"),
+    Mysql(Update, "inventory"),
 ];
 const DRILLS: &[Need] = &[
     Mysql(Insert, "drill_runs"),
@@ -192,8 +197,8 @@ pub async fn effective_rights(conns: &Connections) -> Result<Rights, RolesError>
         read: evidence.right(READ),
         rewrite: evidence.right(REWRITE),
         degrade: evidence.right(DEGRADE),
-        approve_compensation: evidence.right(COMPENSATE),
-        execute_compensation: evidence.right(COMPENSATE),
+        approve_compensation: evidence.right(APPROVE),
+        execute_compensation: evidence.right(EXECUTE),
         run_drills: evidence.right(DRILLS),
         mysql_account: evidence.account,
         database: evidence.database,
