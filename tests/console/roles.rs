@@ -40,6 +40,11 @@ impl People {
         format!("sgt{}{}", self.id, &role.as_str()[..3])
     }
 
+    /// A second on-call person (compensation wants its executor apart from its maker).
+    fn second_oncall(&self) -> String {
+        format!("{}2", self.user(SaleRole::Oncall))
+    }
+
     fn password(&self, role: SaleRole) -> String {
         format!("pw-{}-{}", self.id, role.as_str())
     }
@@ -82,7 +87,8 @@ impl Drop for People {
     /// Drops every account, role and Redis user the test may have made; runs on a thread of
     /// its own because the test's runtime is ending.
     fn drop(&mut self) {
-        let users: Vec<String> = SaleRole::ALL.iter().map(|r| self.user(*r)).collect();
+        let mut users: Vec<String> = SaleRole::ALL.iter().map(|r| self.user(*r)).collect();
+        users.push(self.second_oncall());
         let roles: Vec<String> = SaleRole::ALL.iter().map(|r| format!("{}_{r}", self.role_prefix)).collect();
         if let Ok(mut conn) = redis::Client::open(self.redis_url.as_str()).and_then(|c| c.get_connection()) {
             let _: redis::RedisResult<i64> = redis::cmd("ACL").arg("DELUSER").arg(&users).query(&mut conn);
@@ -487,4 +493,71 @@ async fn the_catalogue_knows_every_table_of_the_schema(pool: MySqlPool) {
     let mut known: Vec<&str> = roles::catalogue::TABLES.to_vec();
     known.sort_unstable();
     assert_eq!(tables, known, "a new table needs its grants decided in roles/catalogue.rs");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn compensation_runs_on_role_accounts_an_oncall_makes_an_approver_checks_another_oncall_executes(
+    pool: MySqlPool,
+) {
+    use stockguard_core::compensation::execute::execute;
+    use stockguard_core::compensation::open::open_case;
+    use stockguard_core::compensation::plan::{set_plan, Choice, Lines};
+    use stockguard_core::compensation::workflow::{take, StepKind};
+    use stockguard_core::compensation::{Action, CaseStatus, CompensationError, LineReason};
+    const P: u64 = 41;
+    let redis = TestRedis::new("roles9").await;
+    let people = People::new();
+    let admin = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    let mut spec = people.spec(&[SaleRole::Oncall, SaleRole::Approver]);
+    let second = stockguard_core::roles::Person {
+        name: "oncall2".into(),
+        mysql_user: people.second_oncall(),
+        redis_user: None,
+        ..spec.persons[0].clone()
+    };
+    spec.persons.push(second);
+    let env = |var: &str| SaleRole::ALL.iter().find(|r| var == format!("PW_{r}")).map(|r| people.password(*r));
+    let target = Target::of(&admin).await.unwrap();
+    roles::apply(&roles::plan(&spec, &target, &env).unwrap(), &admin, "compensation people").await.unwrap();
+
+    // Two units sold three times: the last order is beyond stock.
+    crate::sale::put_on_sale(&pool, &mut admin.redis.clone(), &admin.keys, P, (2, 0), 1).await;
+    sqlx::query("UPDATE inventory SET stock = -1, price_cents = 500 WHERE product_id = ?")
+        .bind(P)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let rows: Vec<String> = (1..=3)
+        .map(|n| format!("('R{n:03}', {}, {P}, 1, 'WAIT_PAY', 'DB', NOW() + INTERVAL 1 HOUR)", 300 + n))
+        .collect();
+    let columns = "order_no, user_id, product_id, buy_count, status, source, pay_deadline";
+    sqlx::raw_sql(&format!("INSERT INTO orders ({columns}) VALUES {}", rows.join(", "))).execute(&pool).await.unwrap();
+
+    let maker = people.connect(SaleRole::Oncall, &pool, &redis).await.mysql;
+    let checker = people.connect(SaleRole::Approver, &pool, &redis).await.mysql;
+    let mut executor_url = url::Url::parse(&support::mysql_url_of(&pool).await).unwrap();
+    executor_url.set_username(&people.second_oncall()).unwrap();
+    executor_url.set_password(Some(&people.password(SaleRole::Oncall))).unwrap();
+    let executor = MySqlPool::connect(executor_url.as_str()).await.expect("the second on-call connects");
+
+    assert!(open_case(&checker, P).await.is_err(), "an approver does not open cases");
+    let case_id = open_case(&maker, P).await.expect("an oncall opens the case").case_id;
+    let plan = [Choice {
+        lines: Lines::Reason(LineReason::Oversold),
+        action: Action::CancelRefund,
+        amount_cents: None,
+        note: String::new(),
+    }];
+    set_plan(&maker, case_id, &plan).await.expect("an oncall plans");
+    take(&maker, case_id, StepKind::Propose, "refund the order beyond stock").await.expect("an oncall proposes");
+    let approved = take(&checker, case_id, StepKind::Approve, "checked").await.expect("an approver approves");
+    assert_eq!(approved.status, CaseStatus::Approved);
+    assert!(matches!(execute(&checker, case_id, &|_, _, _| {}).await, Err(CompensationError::Refused(_))));
+    execute(&executor, case_id, &|_, _, _| {}).await.expect("another oncall executes");
+    let cancelled: String = sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM orders WHERE order_no = 'R003'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(cancelled, "CANCELLED");
+    executor.close().await;
 }
