@@ -561,3 +561,21 @@ async fn compensation_runs_on_role_accounts_an_oncall_makes_an_approver_checks_a
     assert_eq!(cancelled, "CANCELLED");
     executor.close().await;
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_facilitator_may_run_drills_but_not_compensate_and_may_not_apply_roles_itself(pool: MySqlPool) {
+    let redis = TestRedis::new("roles10").await;
+    let people = People::new();
+    let admin = applied(&pool, &redis, &people, &[SaleRole::Facilitator]).await;
+    let facilitator = people.connect(SaleRole::Facilitator, &pool, &redis).await;
+    let rights = roles::effective_rights(&facilitator).await.unwrap();
+    assert_eq!(rights.run_drills.allowed, Some(true), "{:?}", rights.run_drills);
+    assert_eq!(rights.approve_compensation.allowed, Some(false));
+    assert_eq!(rights.execute_compensation.allowed, Some(false));
+
+    // Applying roles needs an admin connection: a typed refusal, not a raw server error.
+    let target = Target::of(&facilitator).await.unwrap();
+    let refused = roles::apply(&people.plan(&[SaleRole::Viewer], &target), &facilitator, "not mine").await;
+    assert!(matches!(refused, Err(roles::RolesError::MysqlNotAdmin { .. })), "{refused:?}");
+    drop(admin);
+}
