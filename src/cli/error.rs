@@ -30,6 +30,8 @@ pub enum CliError {
     #[error(transparent)]
     DrillRun(#[from] stockguard_core::drills::DrillRunError),
     #[error(transparent)]
+    Roles(#[from] stockguard_core::roles::RolesError),
+    #[error(transparent)]
     DrillReport(#[from] stockguard_core::drills::report::ReportError),
     #[error("cannot write {path}: {source}")]
     Write { path: String, source: std::io::Error },

@@ -12,6 +12,7 @@ mod output;
 mod profile;
 mod recon;
 mod rewrite;
+mod roles;
 mod sandbox;
 
 use clap::{Parser, Subcommand};
@@ -72,6 +73,10 @@ enum Command {
     /// Fault drills: their runs, halting them, the fault proxy as a service.
     #[command(subcommand)]
     Drill(drill::DrillCommand),
+    /// Roles the servers enforce: MySQL roles and grants, Redis ACL users, from a roles file
+    /// (`[[person]] name, role, mysql_user, mysql_host, redis_user, password_env`).
+    #[command(subcommand)]
+    Roles(roles::RolesCommand),
 }
 
 /// Resolves `--profile` and the environment into connection settings.
@@ -111,6 +116,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Compensation(cmd) => compensation::run(cmd, profile).await,
         Command::Engine(cmd) => engine::run(cmd, profile).await,
         Command::Drill(cmd) => drill::run(cmd, profile).await,
+        Command::Roles(cmd) => roles::run(cmd, profile).await,
         Command::Load(args) => load::run(args, profile).await,
         Command::Bench(cmd) => bench::run(cmd, profile).await,
     }

@@ -20,4 +20,5 @@ mod profile_manage;
 mod recon_exact;
 mod recon_inject;
 mod rewrite;
+mod roles;
 mod schema;

@@ -27,6 +27,9 @@
 //! - [`chart`]: drift-over-time charts drawn with `plotters` (SVG for a window, PNG files).
 //! - [`catalog`]: the products of a sale.
 //! - [`audit`]: the append-only audit log of every write action.
+//! - [`roles`]: roles the servers enforce: the catalogue of MySQL grants and Redis ACL
+//!   rules per role, the roles file, the plan and its idempotent apply, and the effective
+//!   rights of a connection read back from the servers.
 //! - [`drills`]: fault drills as the console sees them: the drill files (`drills/*.toml`),
 //!   runs with their heartbeat and halt requests, each run's timeline and summary, and after
 //!   a run its report, its comparison with another run and the facilitator's review notes.
@@ -46,4 +49,5 @@ pub mod profile;
 pub mod recon;
 pub mod reservation;
 pub mod rewrite;
+pub mod roles;
 pub mod switch;

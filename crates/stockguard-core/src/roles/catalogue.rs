@@ -1,0 +1,258 @@
+//! The role catalogue: the five roles of a sale, and for each the MySQL privileges on the
+//! sale's tables and the Redis ACL rules on the sale's keys.
+//!
+//! Grants are derived from what the code writes (the `INSERT`/`UPDATE` statements of
+//! `rewrite/`, `switch/`, `drills/`, `audit/` and of the engine's drill runner), never
+//! guessed from a role's name. Every role reads everything; writes are granted per table.
+//! `audit_log` is append-only for every role but `admin`: `INSERT` (and the `SELECT` every
+//! role has), never `UPDATE` or `DELETE` (its triggers refuse those even to `admin`).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A role the servers enforce. The profile's [`crate::profile::Role`] is the role a person
+/// says they act in; this is what their accounts may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SaleRole {
+    /// Reads everything, writes nothing.
+    Viewer,
+    /// Reconciles, rewrites Redis stock, flips the degrade switch, halts drills, opens,
+    /// plans and executes oversell compensation.
+    Oncall,
+    /// Approves or rejects oversell compensation plans.
+    Approver,
+    /// Runs fault drills: the drill tables, and what the drill's engines write.
+    Facilitator,
+    /// Everything on the sale's database and keys.
+    Admin,
+}
+
+impl SaleRole {
+    pub const ALL: [Self; 5] = [Self::Viewer, Self::Oncall, Self::Approver, Self::Facilitator, Self::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Viewer => "viewer",
+            Self::Oncall => "oncall",
+            Self::Approver => "approver",
+            Self::Facilitator => "facilitator",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+impl fmt::Display for SaleRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<crate::profile::Role> for SaleRole {
+    fn from(role: crate::profile::Role) -> Self {
+        use crate::profile::Role;
+        match role {
+            Role::Viewer => Self::Viewer,
+            Role::Oncall => Self::Oncall,
+            Role::Approver => Self::Approver,
+            Role::Facilitator => Self::Facilitator,
+        }
+    }
+}
+
+/// A MySQL privilege the catalogue grants or a capability needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Privilege {
+    Select,
+    Insert,
+    Update,
+    Delete,
+}
+
+impl Privilege {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Select => "SELECT",
+            Self::Insert => "INSERT",
+            Self::Update => "UPDATE",
+            Self::Delete => "DELETE",
+        }
+    }
+}
+
+impl fmt::Display for Privilege {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every table of the sale's schema (`migrations/*.sql`).
+pub const TABLES: &[&str] = &[
+    "inventory",
+    "orders",
+    "order_failures",
+    "outbox",
+    "switch_changes",
+    "degrade_switch",
+    "switch_head",
+    "engine_heartbeats",
+    "engine_instances",
+    "rewrite_runs",
+    "audit_log",
+    "compensation_settings",
+    "compensation_cases",
+    "compensation_lines",
+    "compensation_steps",
+    "compensation_effects",
+    "compensation_events",
+    "drill_runs",
+    "drill_events",
+];
+
+use Privilege::{Insert, Update};
+
+/// What on-call writes: the fenced rewrite (`rewrite_runs`), the degrade switch and its
+/// guided exit (`switch_changes`, `degrade_switch`, `switch_head`; the exit rebuilds Redis
+/// under a rewrite's fence), a drill's halt and review (`drill_runs`), hand corrections of the
+/// ledger during an incident (`inventory`), and oversell compensation as its maker and its
+/// executor: opening a case from the ledger (cases, lines, steps), planning its lines,
+/// proposing, and executing an approved plan (effects, outcomes, `compensation.executed`
+/// events, and the effect itself: an order cancelled, stock given back or added). Which
+/// person may take which step of a case (the maker never executes) is the triggers' rule.
+const ONCALL: &[(&str, &[Privilege])] = &[
+    ("rewrite_runs", &[Insert, Update]),
+    ("switch_changes", &[Insert]),
+    ("degrade_switch", &[Insert, Update]),
+    ("switch_head", &[Update]),
+    ("drill_runs", &[Update]),
+    ("inventory", &[Update]),
+    ("orders", &[Update]),
+    ("compensation_cases", &[Insert, Update]),
+    ("compensation_lines", &[Insert, Update]),
+    ("compensation_steps", &[Insert]),
+    ("compensation_effects", &[Insert]),
+    ("compensation_events", &[Insert]),
+    ("audit_log", &[Insert]),
+];
+
+/// What an approver writes: a step on a case (approve or reject; the triggers move the case's
+/// status with their own rights and refuse an approver's approval of their own proposal).
+/// No effect, no line: an approver never executes.
+const APPROVER: &[(&str, &[Privilege])] = &[("compensation_steps", &[Insert]), ("audit_log", &[Insert])];
+
+/// What a drill writes. The runner records its run and timeline (`drill_runs`,
+/// `drill_events`), puts the rig's products on sale (`inventory`), shortens payment
+/// deadlines (`orders`), and starts engines with the facilitator's own credentials, so the
+/// account also writes what engines write (orders, stock, outbox, failures, instances,
+/// heartbeats), and leads the sale back from DB mode as on-call would (switch, rewrite).
+const FACILITATOR: &[(&str, &[Privilege])] = &[
+    ("drill_runs", &[Insert, Update]),
+    ("drill_events", &[Insert]),
+    ("inventory", &[Insert, Update]),
+    ("orders", &[Insert, Update]),
+    ("outbox", &[Insert, Update]),
+    ("order_failures", &[Insert]),
+    ("engine_instances", &[Insert]),
+    ("engine_heartbeats", &[Insert, Update]),
+    ("rewrite_runs", &[Insert, Update]),
+    ("switch_changes", &[Insert]),
+    ("degrade_switch", &[Insert, Update]),
+    ("switch_head", &[Update]),
+    ("audit_log", &[Insert]),
+];
+
+/// What a role may do on the sale's database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MysqlGrants {
+    /// `ALL PRIVILEGES` on the database.
+    All,
+    /// `SELECT` on the database, and these privileges per table.
+    ReadAnd(&'static [(&'static str, &'static [Privilege])]),
+}
+
+impl SaleRole {
+    /// The role's MySQL privileges on the sale's database.
+    pub fn mysql_grants(self) -> MysqlGrants {
+        match self {
+            Self::Viewer => MysqlGrants::ReadAnd(&[]),
+            Self::Oncall => MysqlGrants::ReadAnd(ONCALL),
+            Self::Approver => MysqlGrants::ReadAnd(APPROVER),
+            Self::Facilitator => MysqlGrants::ReadAnd(FACILITATOR),
+            Self::Admin => MysqlGrants::All,
+        }
+    }
+
+    /// The role's Redis ACL rules for keys under `prefix`, as `ACL SETUSER` arguments (after
+    /// the user name, `reset`, `on` and the password).
+    ///
+    /// Readers get `+@read` and the scripting they need: the exact reading runs a Lua script,
+    /// which redis-rs sends as `EVALSHA` (loading it with `SCRIPT LOAD` the first time), never
+    /// as `EVALSHA_RO`. Redis checks every command a script calls against the caller's ACL, so
+    /// `EVALSHA` is safe for a reader: a script that writes is refused with NOPERM inside the
+    /// script. `EVALSHA_RO` is granted too, for readers that use it. Writers (on-call, and a
+    /// facilitator, whose drill engines sell under the sale's prefix) get `+@read +@write`
+    /// and the scripting; admin gets everything on the prefix. Every role may ask
+    /// `ACL WHOAMI`; none but admin may run `ACL DRYRUN` (it tells one user's rights to another).
+    pub fn redis_rules(self, prefix: &str) -> Vec<String> {
+        let keys = format!("~{prefix}:*");
+        let mut rules: Vec<&str> = match self {
+            Self::Admin => return vec![keys, "&*".into(), "+@all".into()],
+            Self::Viewer | Self::Approver => vec!["+@read"],
+            Self::Oncall | Self::Facilitator => vec!["+@read", "+@write"],
+        };
+        // `-@dangerous` after the categories (it takes back KEYS, FLUSHALL, CLIENT KILL, ...),
+        // single commands after it.
+        rules.extend([
+            "+@connection",
+            "-@dangerous",
+            "+evalsha",
+            "+evalsha_ro",
+            "+script|load",
+            "+script|exists",
+            "+multi",
+            "+exec",
+            "+discard",
+            "+acl|whoami",
+        ]);
+        std::iter::once(keys).chain(rules.into_iter().map(String::from)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn audit_log_is_append_only_for_every_role_but_admin() {
+        for role in SaleRole::ALL {
+            if let MysqlGrants::ReadAnd(tables) = role.mysql_grants() {
+                for (table, privileges) in tables {
+                    if *table == "audit_log" {
+                        assert_eq!(*privileges, &[Insert], "{role}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_granted_table_is_in_the_schema() {
+        for role in SaleRole::ALL {
+            if let MysqlGrants::ReadAnd(tables) = role.mysql_grants() {
+                for (table, _) in tables {
+                    assert!(TABLES.contains(table), "{role}: {table}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn readers_may_not_write_redis_keys() {
+        let rules = SaleRole::Viewer.redis_rules("sg");
+        assert_eq!(rules[0], "~sg:*");
+        assert!(rules.contains(&"+@read".to_string()) && !rules.iter().any(|r| r == "+@write"));
+        assert!(SaleRole::Oncall.redis_rules("sg").contains(&"+@write".to_string()));
+    }
+}
