@@ -11,6 +11,11 @@
 -- Who took a step is the server's word: `USER()`'s user name, set by the trigger. (Inside a
 -- trigger `CURRENT_USER()` is the trigger's definer, not the client; `USER()` is the client's
 -- session.) Accounts should therefore be one per person.
+--
+-- Nobody but the triggers changes a case row (its status, maker, approvals): the roles grant
+-- INSERT on `compensation_cases`, never UPDATE, and the triggers update it with their
+-- definer's rights. A case, a line and an event are born as the workflow allows (a draft, a
+-- pending line of a draft, an event of an effect), whatever a raw INSERT says.
 DROP TABLE compensation_actions;
 DROP TABLE compensation_cases;
 
@@ -29,8 +34,6 @@ CREATE TABLE compensation_cases (
     id               BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
     product_id       BIGINT UNSIGNED NOT NULL,
     status           ENUM ('DRAFT', 'PROPOSED', 'APPROVED', 'EXECUTING', 'EXECUTED', 'CLOSED') NOT NULL DEFAULT 'DRAFT',
-    oversold_units   INT             NOT NULL DEFAULT 0,
-    withdrawn_units  INT             NOT NULL DEFAULT 0,
     opened_by        VARCHAR(128)    NOT NULL,
     opened_at        DATETIME(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
     maker            VARCHAR(128)    NULL,
@@ -232,5 +235,30 @@ BEGIN
     IF NEW.executor = v_maker OR EXISTS (SELECT 1 FROM compensation_steps WHERE case_id = NEW.case_id
                AND id > v_proposal AND step = 'APPROVE' AND actor = NEW.executor) THEN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: the maker and the checkers cannot execute';
+    END IF;
+END;
+
+-- A case is born a draft, opened by whoever connects.
+CREATE TRIGGER compensation_cases_born BEFORE INSERT ON compensation_cases FOR EACH ROW
+BEGIN
+    SET NEW.status = 'DRAFT', NEW.maker = NULL, NEW.proposal_step = NULL, NEW.approvals_needed = 1,
+        NEW.opened_by = SUBSTRING_INDEX(USER(), '@', 1);
+END;
+
+-- A line is added only to a draft, pending.
+CREATE TRIGGER compensation_lines_born BEFORE INSERT ON compensation_lines FOR EACH ROW
+BEGIN
+    IF NOT ((SELECT CAST(status AS CHAR) FROM compensation_cases WHERE id = NEW.case_id) <=> 'DRAFT') THEN
+        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: lines are added only to a draft';
+    END IF;
+    SET NEW.outcome = 'PENDING', NEW.outcome_detail = '', NEW.executed_by = NULL, NEW.executed_at = NULL;
+END;
+
+-- An event only accompanies its effect (inserted first, in the same transaction).
+CREATE TRIGGER compensation_events_born BEFORE INSERT ON compensation_events FOR EACH ROW
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM compensation_effects WHERE case_id = NEW.case_id AND order_no = NEW.order_no
+                   AND action = NEW.action) THEN
+        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: an event needs its effect row';
     END IF;
 END;

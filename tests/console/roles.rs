@@ -559,6 +559,39 @@ async fn compensation_runs_on_role_accounts_an_oncall_makes_an_approver_checks_a
         .await
         .unwrap();
     assert_eq!(cancelled, "CANCELLED");
+
+    // Raw SQL as the maker cannot skip the checker: the case row is the triggers' alone, a
+    // case is born a draft, and a refund event without its effect is refused.
+    let approve_by_hand = sqlx::query("UPDATE compensation_cases SET status = 'APPROVED' WHERE id = ?")
+        .bind(case_id)
+        .execute(&maker)
+        .await
+        .expect_err("on-call may not update a case");
+    assert!(
+        approve_by_hand.to_string().contains("1142") || approve_by_hand.to_string().contains("denied"),
+        "{approve_by_hand}"
+    );
+    sqlx::query(
+        "INSERT INTO compensation_cases (product_id, status, opened_by, maker) VALUES (9999, 'APPROVED', 'x', 'y')",
+    )
+    .execute(&maker)
+    .await
+    .unwrap();
+    let born: String =
+        sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM compensation_cases WHERE product_id = 9999")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(born, "DRAFT");
+    let event = sqlx::query(
+        "INSERT INTO compensation_events (idempotency_key, kind, case_id, order_no, user_id, action, amount_cents) \
+         VALUES ('forged', 'compensation.executed', ?, 'R001', 301, 'CANCEL_REFUND', 500)",
+    )
+    .bind(case_id)
+    .execute(&maker)
+    .await
+    .expect_err("a refund event without its effect");
+    assert!(event.to_string().contains("needs its effect"), "{event}");
     executor.close().await;
 }
 

@@ -102,6 +102,7 @@ pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, Comp
         Some((id, status)) => (id, false, status),
         None if candidates.is_empty() => return Err(CompensationError::NothingToCompensate(product_id)),
         None => {
+            // `opened_by` is the trigger's to set (the server's word): the value here is overridden.
             let id = sqlx::query("INSERT INTO compensation_cases (product_id, opened_by) VALUES (?, ?)")
                 .bind(product_id)
                 .bind(&actor)
@@ -136,15 +137,6 @@ pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, Comp
         .execute(&mut *tx)
         .await?;
     }
-    sqlx::query(
-        "UPDATE compensation_cases c SET \
-           oversold_units = (SELECT COALESCE(SUM(qty), 0) FROM compensation_lines WHERE case_id = c.id AND reason = 'OVERSOLD'), \
-           withdrawn_units = (SELECT COALESCE(SUM(qty), 0) FROM compensation_lines WHERE case_id = c.id AND reason = 'WITHDRAWN') \
-         WHERE id = ?",
-    )
-    .bind(case_id)
-    .execute(&mut *tx)
-    .await?;
     tx.commit().await?;
     Ok(Opened { case_id, created, lines_added: candidates.len(), waiting: 0 })
 }

@@ -63,8 +63,10 @@ type LineRow =
 /// in order.
 pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationError> {
     let head: Option<HeadRow> = sqlx::query_as(
-        "SELECT product_id, CAST(status AS CHAR), oversold_units, withdrawn_units, opened_by, opened_at, maker, \
-                approvals_needed, proposal_step FROM compensation_cases WHERE id = ?",
+        "SELECT product_id, CAST(status AS CHAR), \
+                (SELECT CAST(COALESCE(SUM(qty), 0) AS SIGNED) FROM compensation_lines WHERE case_id = c.id AND reason = 'OVERSOLD'), \
+                (SELECT CAST(COALESCE(SUM(qty), 0) AS SIGNED) FROM compensation_lines WHERE case_id = c.id AND reason = 'WITHDRAWN'), \
+                opened_by, opened_at, maker, approvals_needed, proposal_step FROM compensation_cases c WHERE id = ?",
     )
     .bind(case_id)
     .fetch_optional(pool)

@@ -129,7 +129,8 @@ const ONCALL: &[(&str, &[Privilege])] = &[
     ("drill_runs", &[Update]),
     ("inventory", &[Update]),
     ("orders", &[Update]),
-    ("compensation_cases", &[Insert, Update]),
+    // Never UPDATE: only the triggers change a case (status, maker, approvals).
+    ("compensation_cases", &[Insert]),
     ("compensation_lines", &[Insert, Update]),
     ("compensation_steps", &[Insert]),
     ("compensation_effects", &[Insert]),
