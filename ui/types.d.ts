@@ -200,7 +200,16 @@ limit: number | null, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
-export type AuditRecord = { id: number, at: string, actor: string, role: string, environment: string, action: string, target: string, reason: string, outcome: string, details: JsonValue | null, };
+export type AuditRecord = { id: number, at: string, 
+/**
+ * Who did it, as the server knows it: the account of the connection that wrote the row
+ * (set by a trigger, whatever the client sent).
+ */
+actor: string, 
+/**
+ * Who the client said it was (the profile's actor name): a claim, kept beside the fact.
+ */
+claimed_actor: string, role: string, environment: string, action: string, target: string, reason: string, outcome: string, details: JsonValue | null, };
 
 export type Mode = "NORMAL" | "DEGRADED" | "PAUSED";
 

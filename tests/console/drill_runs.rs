@@ -74,15 +74,24 @@ async fn a_halt_reaches_every_running_drill_on_its_next_heartbeat_and_is_audited
     let stopped = drills::heartbeat(&pool, first).await.unwrap_err();
     assert!(matches!(stopped, DrillRunError::AlreadyFinished(_)), "{stopped}");
 
-    let (actor, action, reason, outcome, details): (String, String, String, String, serde_json::Value) =
-        sqlx::query_as("SELECT actor, action, reason, outcome, details FROM audit_log ORDER BY id DESC LIMIT 1")
-            .fetch_one(&pool)
-            .await
-            .unwrap();
+    let (actor, claimed, action, reason, outcome, details): (
+        String,
+        String,
+        String,
+        String,
+        String,
+        serde_json::Value,
+    ) = sqlx::query_as(
+        "SELECT actor, claimed_actor, action, reason, outcome, details FROM audit_log ORDER BY id DESC LIMIT 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
     assert_eq!(
-        (actor.as_str(), action.as_str(), reason.as_str(), outcome.as_str()),
+        (claimed.as_str(), action.as_str(), reason.as_str(), outcome.as_str()),
         ("test", "drill.halt", "customer traffic spiking", "requested")
     );
+    assert_eq!(actor, "root", "the actor is the account the server saw, not the name the client gave");
     assert_eq!(details["runs"], serde_json::json!([first, second]));
 
     let nothing = drills::request_halt(&pool, &settings(Role::Oncall), "again").await.unwrap();

@@ -19,7 +19,7 @@ function row(a) {
   tr.append(
     cell(a.id, "num id"),
     cell(a.at.replace("T", " ")),
-    cell(a.actor),
+    cell(a.claimed_actor && a.claimed_actor !== a.actor ? `${a.actor} (${a.claimed_actor})` : a.actor),
     cell(t(a.role)),
     cell(t(a.environment)),
     cell(a.action, "action"),

@@ -51,7 +51,11 @@ impl AuditEntry {
 pub struct AuditRecord {
     pub id: u64,
     pub at: NaiveDateTime,
+    /// Who did it, as the server knows it: the account of the connection that wrote the row
+    /// (set by a trigger, whatever the client sent).
     pub actor: String,
+    /// Who the client said it was (the profile's actor name): a claim, kept beside the fact.
+    pub claimed_actor: String,
     pub role: String,
     pub environment: String,
     pub action: String,
@@ -86,7 +90,7 @@ where
 /// The newest entries first, optionally only one action kind.
 pub async fn recent(pool: &MySqlPool, action: Option<&str>, limit: u32) -> Result<Vec<AuditRecord>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT id, at, actor, role, environment, action, target, reason, outcome, details \
+        "SELECT id, at, actor, claimed_actor, role, environment, action, target, reason, outcome, details \
          FROM audit_log WHERE (? IS NULL OR action = ?) ORDER BY id DESC LIMIT ?",
     )
     .bind(action)
@@ -116,7 +120,7 @@ pub async fn query(pool: &MySqlPool, filter: &AuditFilter) -> Result<Vec<AuditRe
     // LIKE wildcards typed by the user are matched literally.
     let pattern = text.map(|t| format!("%{}%", t.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
     sqlx::query_as(
-        "SELECT id, at, actor, role, environment, action, target, reason, outcome, details FROM audit_log \
+        "SELECT id, at, actor, claimed_actor, role, environment, action, target, reason, outcome, details FROM audit_log \
          WHERE (? IS NULL OR action = ?) AND (? IS NULL OR outcome = ?) \
            AND (? IS NULL OR target LIKE ? OR actor LIKE ? OR reason LIKE ?) \
          ORDER BY id DESC LIMIT ?",
