@@ -3,6 +3,7 @@
 /// command not granted there is refused at the IPC boundary.
 const COMMANDS: &[&str] = &[
     "connection_info",
+    "connection_rights",
     "connect",
     "list_profiles",
     "save_profile",

@@ -861,8 +861,18 @@ async fn a_maker_a_checker_and_an_executor_walk_a_compensation_case_through_the_
     // who is connected.
     let config = tempfile::tempdir().unwrap();
     let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
-    for person in ["maker", "checker", "executor"] {
+    for person in ["maker", "checker", "executor", "viewer"] {
         let url = support::accounts::account_without_password(&pool, person).await;
+        if person == "viewer" {
+            // Reads only: the servers' own grants, which the window must read and show.
+            let user = url::Url::parse(&url).unwrap().username().to_string();
+            sqlx::query(&format!("REVOKE ALL PRIVILEGES, GRANT OPTION FROM '{user}'@'%'"))
+                .execute(&pool)
+                .await
+                .unwrap();
+            let db: String = sqlx::query_scalar("SELECT DATABASE()").fetch_one(&pool).await.unwrap();
+            sqlx::query(&format!("GRANT SELECT ON `{db}`.* TO '{user}'@'%'")).execute(&pool).await.unwrap();
+        }
         let mut p = profile(EnvironmentKind::Sandbox, &url, &redis);
         p.role = Role::Approver;
         store.upsert(person, p).unwrap();
@@ -885,6 +895,7 @@ async fn a_maker_a_checker_and_an_executor_walk_a_compensation_case_through_the_
         type_into(c, "#cp-product", "77").await;
         click(c, "#cp-open").await;
         wait_text(c, "#notice", "the case opens", |t| t.contains("3 lines added")).await;
+        wait_text(c, "#cp-lines tbody tr:nth-child(3) td", "its lines", |t| !t.is_empty()).await;
         let mut orders = Vec::new();
         for row in c.find_all(Locator::Css("#cp-lines tbody tr")).await.unwrap() {
             orders.push(row.attr("data-order-no").await.unwrap().unwrap_or_default());
@@ -929,6 +940,24 @@ async fn a_maker_a_checker_and_an_executor_walk_a_compensation_case_through_the_
         wait_text(c, "#cp-head", "the case in Chinese", |t| t.contains("已执行")).await;
         screenshot(c, "compensation-zh").await;
         click(c, "#lang-toggle").await;
+
+        // 5. A reader's account: the window reads its rights from the servers and turns its
+        //    write actions off, each saying why; nothing ends in a raw server error.
+        connect_as("viewer").await;
+        let open_case = c.find(Locator::Css("#cp-open")).await.unwrap();
+        assert!(!open_case.is_enabled().await.unwrap(), "a reader cannot open a case");
+        let why = open_case.attr("title").await.unwrap().unwrap_or_default();
+        assert!(why.contains("has no INSERT on compensation"), "{why}");
+        click(c, "#nav [data-screen=connections]").await;
+        wait_text(c, "#rights li[data-capability=rewrite]", "the rights are listed", |t| {
+            t.contains("refused by the server") && t.contains("has no INSERT on rewrite_runs")
+        })
+        .await;
+        wait_text(c, "#rights li[data-capability=read]", "reading is allowed", |t| t.ends_with("allowed")).await;
+        let rewrite = c.find(Locator::Css("#rewrite")).await.unwrap();
+        assert!(!rewrite.is_enabled().await.unwrap(), "a reader cannot rewrite");
+        c.execute("document.getElementById('rights-who').scrollIntoView();", vec![]).await.unwrap();
+        screenshot(c, "rights-viewer").await;
     }
     .await;
     client.close().await.expect("session closes");

@@ -5,6 +5,7 @@
 import type * as T from "./types";
 
 export interface Commands {
+  connection_rights: { args: {}; returns: T.Rights };
   connection_info: { args: {}; returns: T.ConnectionInfo };
   connect: { args: { profile?: string | null }; returns: T.ConnectionInfo };
   list_profiles: { args: {}; returns: Array<T.NamedProfile> };

@@ -2,7 +2,7 @@
 // comes from Rust commands and events; nothing is computed here that the core knows.
 import { t, toggleLanguage, applyTranslations, onLanguageChange } from "./i18n.js";
 import { showError, clearFeedback, showNotice } from "./feedback.js";
-import { connect, renderBanner } from "./session.js";
+import { connect, renderBanner, applyRights } from "./session.js";
 import { byId, query } from "./dom.js";
 import * as connections from "./features/connections.js";
 import * as board from "./features/board.js";
@@ -31,6 +31,7 @@ async function start() {
   applyTranslations();
   byId("lang-toggle").addEventListener("click", toggleLanguage);
   onLanguageChange(renderBanner);
+  onLanguageChange(applyRights);
   for (const button of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#nav [data-screen]"))) {
     button.addEventListener("click", () => {
       clearFeedback();

@@ -61,6 +61,43 @@ export type ConnectionInfo = { profile: string | null, environment: EnvironmentK
  */
 notices: Array<string>, };
 
+export type Right = { allowed: boolean | null, 
+/**
+ * Why not (or why unknown); empty when allowed.
+ */
+reasons: Array<string>, };
+
+export type Rights = { 
+/**
+ * `CURRENT_USER()`, e.g. `alice@%`.
+ */
+mysql_account: string, database: string, 
+/**
+ * `ACL WHOAMI`, when the user may ask.
+ */
+redis_user: string | null, 
+/**
+ * Readings, the board, the audit log.
+ */
+read: Right, 
+/**
+ * The fenced rewrite of Redis stock.
+ */
+rewrite: Right, 
+/**
+ * The degrade switch and its guided exit.
+ */
+degrade: Right, 
+/**
+ * Approving or rejecting a proposed plan (a step on the case).
+ */
+approve_compensation: Right, 
+/**
+ * Executing an approved plan: effects, outcomes, events, and the orders and stock they
+ * change. (Whether this person may execute this case, the triggers decide.)
+ */
+execute_compensation: Right, run_drills: Right, };
+
 export type DriftStatus = "OK" | "REDIS_HIGH" | "REDIS_LOW" | "KEY_MISSING" | "HISTORY_LOST" | "LEDGER_MISMATCH" | "OVERSOLD";
 
 export type Reading = { product_id: number, name: string, initial_stock: number, db_stock: number, live_orders_qty: number, inflight_pending: number, pending_release: number, 

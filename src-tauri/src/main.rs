@@ -39,6 +39,7 @@ fn main() {
         })
         .invoke_handler(tauri::generate_handler![
             commands::connection::connection_info,
+            commands::connection::connection_rights,
             commands::connection::connect,
             commands::profiles::list_profiles,
             commands::profiles::save_profile,

@@ -31,6 +31,8 @@ fn generated() -> String {
         crate::commands::profiles::ProfileForm,
         stockguard_core::connect::Probe,
         crate::commands::connection::ConnectionInfo,
+        stockguard_core::roles::Right,
+        stockguard_core::roles::Rights,
         stockguard_core::recon::DriftStatus,
         stockguard_core::recon::Reading,
         stockguard_core::recon::sampler::ConfirmedDrift,

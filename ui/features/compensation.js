@@ -5,7 +5,7 @@
 import { invoke, listen } from "../api.js";
 import { t, onLanguageChange } from "../i18n.js";
 import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
-import { onConnect } from "../session.js";
+import { onConnect, may } from "../session.js";
 import { byId, query } from "../dom.js";
 
 /** @typedef {import("../types").Case} Case */
@@ -74,13 +74,15 @@ async function openCase(id) {
 }
 
 /**
- * Enables `id` when `allowed`; otherwise disables it and says why in its tooltip.
+ * Enables `id` when the case's status allows it and the servers let this account do it;
+ * otherwise disables it and says why in its tooltip.
  * @param {string} id @param {boolean} allowed @param {string} why
  */
 function allow(id, allowed, why) {
   const b = button(id);
-  b.disabled = !allowed;
-  b.title = allowed ? "" : t(why);
+  const right = may(/** @type {import("../session.js").Capability} */ (b.dataset.right ?? "read"));
+  b.disabled = !allowed || !right.ok;
+  b.title = !right.ok ? right.why : allowed ? "" : t(why);
 }
 
 function render() {

@@ -6,7 +6,7 @@
 import { invoke, listen } from "../api.js";
 import { t, onLanguageChange, currentLanguage } from "../i18n.js";
 import { showError, showNotice, clearFeedback } from "../feedback.js";
-import { onConnect } from "../session.js";
+import { onConnect, may } from "../session.js";
 import { byId } from "../dom.js";
 import { ordered } from "./drills/moment.js";
 import { render } from "./drills/view.js";
@@ -37,6 +37,8 @@ function drills() {
 /** Why the Run button is off, in the window's language; null when it may run. */
 function refusal() {
   const r = catalog?.refusal;
+  const servers = may("run_drills");
+  if (!r && !servers.ok) return servers.why;
   if (!r) return null;
   if (r.kind === "role") return t("refusal_role", { role: t(r.role) });
   return t(`refusal_${r.kind}`);

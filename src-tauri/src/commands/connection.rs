@@ -22,6 +22,15 @@ pub struct ConnectionInfo {
     pub notices: Vec<String>,
 }
 
+/// What the connected accounts may do, as MySQL and Redis say (never a raw server error: a
+/// refusal is a reason, what the servers will not tell is unknown). The window disables the
+/// actions refused and says why.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn connection_rights(state: State<'_, AppState>) -> Result<stockguard_core::roles::Rights, DesktopError> {
+    let live = state.live().await?;
+    stockguard_core::roles::effective_rights(&live.conns).await.map_err(|e| DesktopError::Query(e.to_string()))
+}
+
 #[tauri::command(rename_all = "snake_case")]
 pub async fn connection_info(state: State<'_, AppState>) -> Result<ConnectionInfo, DesktopError> {
     let live = state.live().await?;

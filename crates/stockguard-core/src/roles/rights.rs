@@ -20,6 +20,7 @@ use crate::connect::Connections;
 
 /// May the account do it? `allowed` is `None` when the servers would not tell.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Right {
     pub allowed: Option<bool>,
     /// Why not (or why unknown); empty when allowed.
@@ -28,6 +29,7 @@ pub struct Right {
 
 /// The capabilities of a connection, each with its verdict.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Rights {
     /// `CURRENT_USER()`, e.g. `alice@%`.
     pub mysql_account: String,
