@@ -7,6 +7,7 @@
 -- hold for raw SQL too:
 --   DRAFT --PROPOSE (maker)--> PROPOSED --APPROVE (checkers, never the maker)--> APPROVED
 --         <--REJECT (a checker, with a reason)--
+--   (a checker's APPROVE or REJECT is a row in `compensation_verdicts`, which writes the step)
 --   APPROVED --EXECUTE (neither maker nor checker)--> EXECUTING --EXECUTED--> EXECUTED --CLOSE--> CLOSED
 -- Who took a step is the server's word: `USER()`'s user name, set by the trigger. (Inside a
 -- trigger `CURRENT_USER()` is the trigger's definer, not the client; `USER()` is the client's
@@ -82,6 +83,22 @@ CREATE TABLE compensation_steps (
     CONSTRAINT fk_compensation_steps_case FOREIGN KEY (case_id) REFERENCES compensation_cases (id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4;
 
+-- A checker's verdict (APPROVE or REJECT) on the current proposal. Approving is writing here,
+-- a table the roles grant to approvers only, so an on-call account that may propose and
+-- execute cannot approve by writing a step: the step of a verdict is written by this table's
+-- trigger, and the steps trigger refuses an APPROVE or REJECT with no verdict behind it.
+CREATE TABLE compensation_verdicts (
+    id      BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+    case_id BIGINT UNSIGNED NOT NULL,
+    verdict ENUM ('APPROVE', 'REJECT') NOT NULL,
+    actor   VARCHAR(128)    NOT NULL DEFAULT '',
+    reason  VARCHAR(1000)   NOT NULL DEFAULT '',
+    at      DATETIME(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+    PRIMARY KEY (id),
+    KEY idx_compensation_verdicts_case (case_id, id),
+    CONSTRAINT fk_compensation_verdicts_case FOREIGN KEY (case_id) REFERENCES compensation_cases (id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4;
+
 -- Exactly once: a line's effect is one row here, keyed by (case, order, action), written in
 -- the same transaction as the effect itself.
 CREATE TABLE compensation_effects (
@@ -130,6 +147,10 @@ BEGIN
             SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: every line needs an action before proposing';
         END IF;
     ELSEIF NEW.step IN ('APPROVE', 'REJECT') THEN
+        IF NOT EXISTS (SELECT 1 FROM compensation_verdicts WHERE case_id = NEW.case_id AND actor = NEW.actor
+                       AND verdict = NEW.step) THEN
+            SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: a verdict is given in compensation_verdicts (approvers only)';
+        END IF;
         IF v_status <> 'PROPOSED' THEN
             SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: only a proposed case can be approved or rejected';
         END IF;
@@ -262,3 +283,11 @@ BEGIN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: an event needs its effect row';
     END IF;
 END;
+
+-- A verdict is the checker's, as the server knows them, and becomes the case's step (which the
+-- steps trigger checks and applies); a refusal there undoes the verdict too.
+CREATE TRIGGER compensation_verdicts_born BEFORE INSERT ON compensation_verdicts FOR EACH ROW
+    SET NEW.actor = SUBSTRING_INDEX(USER(), '@', 1);
+
+CREATE TRIGGER compensation_verdicts_step AFTER INSERT ON compensation_verdicts FOR EACH ROW
+    INSERT INTO compensation_steps (case_id, step, reason) VALUES (NEW.case_id, NEW.verdict, NEW.reason);

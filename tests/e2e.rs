@@ -204,7 +204,12 @@ async fn click(client: &Client, css: &str) {
         match clicked {
             Ok(()) => return,
             Err(e) if e.is_stale_element_reference() && tokio::time::Instant::now() < deadline => {}
-            Err(e) => panic!("click {css}: {e}"),
+            Err(e) => {
+                if let Ok(png) = client.screenshot().await {
+                    let _ = std::fs::write("/tmp/stockguard-e2e-failure.png", png);
+                }
+                panic!("click {css}: {e:?} (window: /tmp/stockguard-e2e-failure.png)")
+            }
         }
     }
 }

@@ -134,10 +134,12 @@ async fn the_maker_cannot_approve_their_own_plan_nor_a_checker_execute_it_not_ev
     let case_id = proposed_case(&maker).await;
 
     assert!(refused(take(&maker, case_id, StepKind::Approve, "").await).contains("four eyes"));
-    let raw =
-        raw_error(&maker, &format!("INSERT INTO compensation_steps (case_id, step) VALUES ({case_id}, 'APPROVE')"))
-            .await;
+    let verdict = format!("INSERT INTO compensation_verdicts (case_id, verdict) VALUES ({case_id}, 'APPROVE')");
+    let raw = raw_error(&maker, &verdict).await;
     assert!(raw.contains("the maker cannot approve"), "{raw}");
+    let step = format!("INSERT INTO compensation_steps (case_id, step) VALUES ({case_id}, 'APPROVE')");
+    let raw = raw_error(&maker, &step).await;
+    assert!(raw.contains("approvers only"), "a step without its verdict: {raw}");
     let raw =
         raw_error(&maker, &format!("UPDATE compensation_lines SET amount_cents = 1 WHERE case_id = {case_id}")).await;
     assert!(raw.contains("only while the case is a draft"), "{raw}");

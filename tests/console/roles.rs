@@ -550,6 +550,16 @@ async fn compensation_runs_on_role_accounts_an_oncall_makes_an_approver_checks_a
     }];
     set_plan(&maker, case_id, &plan).await.expect("an oncall plans");
     take(&maker, case_id, StepKind::Propose, "refund the order beyond stock").await.expect("an oncall proposes");
+    // The second on-call (not the maker) may not approve: a verdict is an approver's alone,
+    // and a raw APPROVE step without one is refused too.
+    let oncall_verdict = take(&executor, case_id, StepKind::Approve, "looks fine").await;
+    assert!(matches!(oncall_verdict, Err(CompensationError::Db(_))), "{oncall_verdict:?}");
+    let raw = sqlx::query("INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, 'APPROVE', 'raw')")
+        .bind(case_id)
+        .execute(&executor)
+        .await
+        .expect_err("a raw approval by on-call");
+    assert!(raw.to_string().contains("approvers only"), "{raw}");
     let approved = take(&checker, case_id, StepKind::Approve, "checked").await.expect("an approver approves");
     assert_eq!(approved.status, CaseStatus::Approved);
     assert!(matches!(execute(&checker, case_id, &|_, _, _| {}).await, Err(CompensationError::Refused(_))));

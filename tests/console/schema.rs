@@ -6,7 +6,7 @@ use crate::support;
 use sqlx::{MySqlPool, Row as _};
 use stockguard_core::connect::MIGRATOR;
 
-const TABLES: [&str; 19] = [
+const TABLES: [&str; 20] = [
     "audit_log",
     "compensation_cases",
     "compensation_effects",
@@ -14,6 +14,7 @@ const TABLES: [&str; 19] = [
     "compensation_lines",
     "compensation_settings",
     "compensation_steps",
+    "compensation_verdicts",
     "degrade_switch",
     "drill_events",
     "drill_runs",

@@ -55,7 +55,15 @@ pub async fn take(pool: &MySqlPool, case_id: u64, kind: StepKind, reason: &str) 
     if matches!(kind, StepKind::Reject | StepKind::Close) && reason.trim().is_empty() {
         return Err(CompensationError::Refused("a reason is required".into()));
     }
-    sqlx::query("INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, ?, ?)")
+    // A verdict goes to its own table (granted to approvers only), whose trigger writes the
+    // step; every other step is written directly.
+    let sql = match kind {
+        StepKind::Approve | StepKind::Reject => {
+            "INSERT INTO compensation_verdicts (case_id, verdict, reason) VALUES (?, ?, ?)"
+        }
+        _ => "INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, ?, ?)",
+    };
+    sqlx::query(sql)
         .bind(case_id)
         .bind(kind.as_str())
         .bind(reason)

@@ -105,6 +105,7 @@ pub const TABLES: &[&str] = &[
     "compensation_cases",
     "compensation_lines",
     "compensation_steps",
+    "compensation_verdicts",
     "compensation_effects",
     "compensation_events",
     "drill_runs",
@@ -138,10 +139,12 @@ const ONCALL: &[(&str, &[Privilege])] = &[
     ("audit_log", &[Insert]),
 ];
 
-/// What an approver writes: a step on a case (approve or reject; the triggers move the case's
-/// status with their own rights and refuse an approver's approval of their own proposal).
+/// What an approver writes: a verdict (approve or reject) in `compensation_verdicts`, the one
+/// table no other role may write, whose trigger records the step and moves the case with its
+/// own rights (refusing an approver's verdict on their own proposal); and plain steps (a note).
 /// No effect, no line: an approver never executes.
-const APPROVER: &[(&str, &[Privilege])] = &[("compensation_steps", &[Insert]), ("audit_log", &[Insert])];
+const APPROVER: &[(&str, &[Privilege])] =
+    &[("compensation_verdicts", &[Insert]), ("compensation_steps", &[Insert]), ("audit_log", &[Insert])];
 
 /// What a drill writes. The runner records its run and timeline (`drill_runs`,
 /// `drill_events`), puts the rig's products on sale (`inventory`), shortens payment

@@ -90,7 +90,7 @@ const DEGRADE: &[Need] = &[
     RedisWrite,
 ];
 const APPROVE: &[Need] =
-    &[Mysql(Select, "compensation_cases"), Mysql(Select, "compensation_lines"), Mysql(Insert, "compensation_steps")];
+    &[Mysql(Select, "compensation_cases"), Mysql(Select, "compensation_lines"), Mysql(Insert, "compensation_verdicts")];
 const EXECUTE: &[Need] = &[
     Mysql(Insert, "compensation_steps"),
     Mysql(Insert, "compensation_effects"),
