@@ -61,3 +61,100 @@ async fn a_case_goes_from_its_maker_through_a_checker_to_an_executor(pool: sqlx:
     assert_eq!(stock, 0);
     accounts::forget(&pool).await;
 }
+
+/// Lines done (outcome written) and effect keys of the case, from the DB.
+async fn done_and_keys(pool: &sqlx::MySqlPool) -> (i64, i64) {
+    let done: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM compensation_lines WHERE outcome = 'DONE'")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    let keys: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM compensation_effects").fetch_one(pool).await.unwrap();
+    (done, keys)
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn an_executor_killed_in_the_middle_of_a_line_and_run_again_gives_one_effect_per_line(pool: sqlx::MySqlPool) {
+    use std::io::BufRead as _;
+
+    // Five units, nine paid orders: the last four are beyond stock (stock -4).
+    sqlx::query(
+        "INSERT INTO inventory (product_id, name, initial_stock, stock, price_cents) VALUES (6, 'x', 5, -4, 700)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    for n in 1..=9 {
+        sqlx::query(
+            "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, source, pay_deadline) \
+             VALUES (?, ?, 6, 1, 'PAID', 'DB', NOW())",
+        )
+        .bind(format!("B{n:03}"))
+        .bind(n)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    let env = sale_env(&pool).await;
+    let maker = as_person(&env, &accounts::account(&pool, "maker").await);
+    let checker = as_person(&env, &accounts::account(&pool, "checker").await);
+    let executor = as_person(&env, &accounts::account(&pool, "exec").await);
+    ok(&run(&["compensation", "open", "--product", "6"], &maker));
+    ok(&run(&["compensation", "propose", "1", "--oversold", "cancel-refund"], &maker));
+    ok(&run(&["compensation", "approve", "1", "--reason", "ok"], &checker));
+
+    // Someone holds order B008's row: the executor, two lines done, blocks on it in the middle
+    // of its third line (its effect key written, not committed), and is killed there.
+    let mut holder = pool.begin().await.unwrap();
+    sqlx::query("SELECT order_no FROM orders WHERE order_no = 'B008' FOR UPDATE").execute(&mut *holder).await.unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_stockguard"))
+        .args(["compensation", "execute", "1", "--confirm", "1"])
+        .env("STOCKGUARD_CONFIG_DIR", config.path())
+        .envs(executor.iter().map(|(k, v)| (*k, v.as_str())))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut progress = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    while let Some(line) = progress.next() {
+        if line.unwrap().contains("[2/4]") {
+            break;
+        }
+    }
+    // Until the executor waits on the held row: its third line is open.
+    for _ in 0..100 {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER LIKE 'sgt_exec_%' AND INFO LIKE 'UPDATE orders%'",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        if waiting > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    holder.rollback().await.unwrap();
+    // The server rolls the dead connection's line back once it sees the connection gone.
+    for _ in 0..100 {
+        if done_and_keys(&pool).await == (2, 2) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(done_and_keys(&pool).await, (2, 2), "the killed line left nothing");
+
+    let again = ok(&run(&["compensation", "execute", "1", "--confirm", "1"], &executor));
+    assert!(again.contains("2 done, 0 skipped"), "{again}");
+    assert_eq!(done_and_keys(&pool).await, (4, 4));
+    let events: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM compensation_events").fetch_one(&pool).await.unwrap();
+    let cancelled: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE status = 'CANCELLED'").fetch_one(&pool).await.unwrap();
+    let stock: i32 =
+        sqlx::query_scalar("SELECT stock FROM inventory WHERE product_id = 6").fetch_one(&pool).await.unwrap();
+    assert_eq!((events, cancelled, stock), (4, 4, 0), "one refund per line, the units back once");
+    assert!(again.contains("EXECUTED"), "{again}");
+    accounts::forget(&pool).await;
+}
