@@ -115,8 +115,8 @@ async fn an_executor_killed_in_the_middle_of_a_line_and_run_again_gives_one_effe
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut progress = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    while let Some(line) = progress.next() {
+    let progress = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in progress {
         if line.unwrap().contains("[2/4]") {
             break;
         }
