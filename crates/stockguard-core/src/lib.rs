@@ -26,7 +26,10 @@
 //!   releases.
 //! - [`chart`]: drift-over-time charts drawn with `plotters` (SVG for a window, PNG files).
 //! - [`catalog`]: the products of a sale.
-//! - [`audit`]: the append-only audit log of every write action.
+//! - [`audit`]: the append-only audit log of every write action (its actor is the server's
+//!   word).
+//! - [`compensation`]: oversell compensation: a case from the ledger, a plan per affected
+//!   order, four eyes the database enforces, and an execution with one effect per line.
 //! - [`roles`]: roles the servers enforce: the catalogue of MySQL grants and Redis ACL
 //!   rules per role, the roles file, the plan and its idempotent apply, and the effective
 //!   rights of a connection read back from the servers.
