@@ -835,33 +835,12 @@ async fn the_board_stays_usable_with_five_thousand_products(pool: MySqlPool) {
     outcome
 }
 
-/// A sale of 10 units at 12.50 with 13 live orders (3 beyond stock; the ledger's identity
-/// intact: stock -3).
-async fn seed_oversold(pool: &MySqlPool) {
-    sqlx::query(
-        "INSERT INTO inventory (product_id, name, initial_stock, stock, price_cents) VALUES (77, 'lamp', 10, -3, 1250)",
-    )
-    .execute(pool)
-    .await
-    .unwrap();
-    for n in 1..=13u64 {
-        sqlx::query(
-            "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, source, pay_deadline) \
-             VALUES (?, ?, 77, 1, 'PAID', 'DB', NOW() + INTERVAL 1 HOUR)",
-        )
-        .bind(format!("L{n:03}"))
-        .bind(500 + n)
-        .execute(pool)
-        .await
-        .unwrap();
-    }
-}
-
 #[sqlx::test(migrations = "../migrations")]
 async fn a_maker_a_checker_and_an_executor_walk_a_compensation_case_through_the_window(pool: MySqlPool) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let redis = TestRedis::new("e2ecomp").await;
-    seed_oversold(&pool).await;
+    // Ten units at 12.50 sold thirteen times: three beyond stock.
+    support::oversold::seed(&pool, 77, 10, 13, 1250, "L").await;
     // Three people, three MySQL accounts: the workflow's four eyes are the database's, keyed on
     // who is connected.
     let config = tempfile::tempdir().unwrap();

@@ -24,19 +24,7 @@ fn ok(out: &std::process::Output) -> String {
 
 #[sqlx::test(migrations = "./migrations")]
 async fn a_case_goes_from_its_maker_through_a_checker_to_an_executor(pool: sqlx::MySqlPool) {
-    sqlx::query(
-        "INSERT INTO inventory (product_id, name, initial_stock, stock, price_cents) VALUES (4, 'x', 2, -1, 999)",
-    )
-    .execute(&pool)
-    .await
-    .unwrap();
-    sqlx::query(
-        "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, source, pay_deadline) VALUES \
-         ('A1', 1, 4, 1, 'PAID', 'DB', NOW()), ('A2', 2, 4, 1, 'PAID', 'DB', NOW()), ('A3', 3, 4, 1, 'PAID', 'DB', NOW())",
-    )
-    .execute(&pool)
-    .await
-    .unwrap();
+    crate::support::oversold::seed(&pool, 4, 2, 3, 999, "A").await;
     let env = sale_env(&pool).await;
     let maker = as_person(&env, &accounts::account(&pool, "maker").await);
     let checker = as_person(&env, &accounts::account(&pool, "checker").await);
@@ -55,7 +43,7 @@ async fn a_case_goes_from_its_maker_through_a_checker_to_an_executor(pool: sqlx:
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(rows.len(), 2, "{csv}");
     assert!(rows[0].starts_with("case_id,product_id,order_no"), "{csv}");
-    assert!(rows[1].contains(",A3,") && rows[1].contains("CANCEL_REFUND,999,DONE"), "{csv}");
+    assert!(rows[1].contains(",A003,") && rows[1].contains("CANCEL_REFUND,999,DONE"), "{csv}");
     let stock: i32 =
         sqlx::query_scalar("SELECT stock FROM inventory WHERE product_id = 4").fetch_one(&pool).await.unwrap();
     assert_eq!(stock, 0);
@@ -77,23 +65,7 @@ async fn an_executor_killed_in_the_middle_of_a_line_and_run_again_gives_one_effe
     use std::io::BufRead as _;
 
     // Five units, nine paid orders: the last four are beyond stock (stock -4).
-    sqlx::query(
-        "INSERT INTO inventory (product_id, name, initial_stock, stock, price_cents) VALUES (6, 'x', 5, -4, 700)",
-    )
-    .execute(&pool)
-    .await
-    .unwrap();
-    for n in 1..=9 {
-        sqlx::query(
-            "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, source, pay_deadline) \
-             VALUES (?, ?, 6, 1, 'PAID', 'DB', NOW())",
-        )
-        .bind(format!("B{n:03}"))
-        .bind(n)
-        .execute(&pool)
-        .await
-        .unwrap();
-    }
+    crate::support::oversold::seed(&pool, 6, 5, 9, 700, "B").await;
     let env = sale_env(&pool).await;
     let maker = as_person(&env, &accounts::account(&pool, "maker").await);
     let checker = as_person(&env, &accounts::account(&pool, "checker").await);

@@ -24,24 +24,7 @@ const PRICE: i64 = 1999;
 async fn oversold_sale(pool: &MySqlPool, redis: &TestRedis) -> stockguard_core::connect::Connections {
     let conns = support::connections(pool, redis, EnvironmentKind::Sandbox).await;
     sale::put_on_sale(pool, &mut conns.redis.clone(), &conns.keys, P, (10, 0), 1).await;
-    sqlx::query("UPDATE inventory SET stock = -7, price_cents = ? WHERE product_id = ?")
-        .bind(PRICE)
-        .bind(P)
-        .execute(pool)
-        .await
-        .unwrap();
-    for n in 1..=17u64 {
-        sqlx::query(
-            "INSERT INTO orders (order_no, user_id, product_id, buy_count, status, source, pay_deadline) \
-             VALUES (?, ?, ?, 1, 'WAIT_PAY', 'DB', NOW() + INTERVAL 1 HOUR)",
-        )
-        .bind(format!("O{n:03}"))
-        .bind(100 + n)
-        .bind(P)
-        .execute(pool)
-        .await
-        .unwrap();
-    }
+    support::oversold::seed(pool, P, 10, 17, PRICE, "O").await;
     for n in 1..=2u64 {
         sqlx::query("INSERT INTO order_failures (order_no, product_id, user_id, qty, reason) VALUES (?, ?, ?, 1, 'DB_REFUSED_STOCK')")
             .bind(format!("F{n:03}"))

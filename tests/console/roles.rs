@@ -522,16 +522,7 @@ async fn compensation_runs_on_role_accounts_an_oncall_makes_an_approver_checks_a
 
     // Two units sold three times: the last order is beyond stock.
     crate::sale::put_on_sale(&pool, &mut admin.redis.clone(), &admin.keys, P, (2, 0), 1).await;
-    sqlx::query("UPDATE inventory SET stock = -1, price_cents = 500 WHERE product_id = ?")
-        .bind(P)
-        .execute(&pool)
-        .await
-        .unwrap();
-    let rows: Vec<String> = (1..=3)
-        .map(|n| format!("('R{n:03}', {}, {P}, 1, 'WAIT_PAY', 'DB', NOW() + INTERVAL 1 HOUR)", 300 + n))
-        .collect();
-    let columns = "order_no, user_id, product_id, buy_count, status, source, pay_deadline";
-    sqlx::raw_sql(&format!("INSERT INTO orders ({columns}) VALUES {}", rows.join(", "))).execute(&pool).await.unwrap();
+    support::oversold::seed(&pool, P, 2, 3, 500, "R").await;
 
     let maker = people.connect(SaleRole::Oncall, &pool, &redis).await.mysql;
     let checker = people.connect(SaleRole::Approver, &pool, &redis).await.mysql;
@@ -595,7 +586,7 @@ async fn compensation_runs_on_role_accounts_an_oncall_makes_an_approver_checks_a
     assert_eq!(born, "DRAFT");
     let event = sqlx::query(
         "INSERT INTO compensation_events (idempotency_key, kind, case_id, order_no, user_id, action, amount_cents) \
-         VALUES ('forged', 'compensation.executed', ?, 'R001', 301, 'CANCEL_REFUND', 500)",
+         VALUES ('forged', 'compensation.executed', ?, 'R001', 1001, 'CANCEL_REFUND', 500)",
     )
     .bind(case_id)
     .execute(&maker)

@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod drill_run;
 pub mod mariadb_server;
+pub mod oversold;
 pub mod redis_server;
 pub mod waits;
 

@@ -12,7 +12,7 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use sqlx::MySqlPool;
 
-use super::{whoami, CompensationError, LineReason};
+use super::{CompensationError, LineReason};
 
 /// What opening did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -68,7 +68,6 @@ impl OnOversold {
 /// Opens the product's case, or returns its open one with any newly affected orders added
 /// (while it is a draft). Two openers at once serialise on the product's inventory row.
 pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, CompensationError> {
-    let actor = whoami(pool).await?;
     let mut tx = pool.begin().await?;
     let product: Option<(i64, i64, i64)> = sqlx::query_as(
         "SELECT CAST(initial_stock AS SIGNED), CAST(stock AS SIGNED), price_cents FROM inventory \
@@ -102,10 +101,9 @@ pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, Comp
         Some((id, status)) => (id, false, status),
         None if candidates.is_empty() => return Err(CompensationError::NothingToCompensate(product_id)),
         None => {
-            // `opened_by` is the trigger's to set (the server's word): the value here is overridden.
-            let id = sqlx::query("INSERT INTO compensation_cases (product_id, opened_by) VALUES (?, ?)")
+            // `opened_by` is the trigger's to set: the connected account, as the server knows it.
+            let id = sqlx::query("INSERT INTO compensation_cases (product_id, opened_by) VALUES (?, '')")
                 .bind(product_id)
-                .bind(&actor)
                 .execute(&mut *tx)
                 .await?
                 .last_insert_id();

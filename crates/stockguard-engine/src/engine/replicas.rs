@@ -59,8 +59,6 @@ impl Links {
 pub struct ReplicaGate {
     links: Arc<Links>,
     queue: mpsc::UnboundedSender<Waiter>,
-    replicas: usize,
-    timeout: Duration,
 }
 
 impl ReplicaGate {
@@ -73,15 +71,7 @@ impl ReplicaGate {
             Arc::new(Links { client, current: Mutex::new(None), generations: std::sync::atomic::AtomicU64::new(0) });
         let (queue, waiting) = mpsc::unbounded_channel();
         tokio::spawn(vouch_in_groups(links.clone(), waiting, replicas, timeout));
-        Ok(Self { links, queue, replicas, timeout })
-    }
-
-    pub fn replicas(&self) -> usize {
-        self.replicas
-    }
-
-    pub fn timeout(&self) -> Duration {
-        self.timeout
+        Ok(Self { links, queue })
     }
 
     /// The current link, connecting a new one when there is none.
