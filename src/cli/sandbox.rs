@@ -16,6 +16,10 @@ pub enum SandboxCommand {
         /// Sandbox folder (data of private servers, state, env file).
         #[arg(long, env = "STOCKGUARD_SANDBOX_DIR", default_value = ".sandbox")]
         dir: PathBuf,
+        /// Start a private Redis Cluster (three masters with a replica each) on loopback
+        /// instead of using one Redis server; the profile's Redis URL lists its nodes.
+        #[arg(long)]
+        redis_cluster: bool,
         #[arg(long)]
         json: bool,
     },
@@ -33,8 +37,8 @@ pub enum SandboxCommand {
 
 pub async fn run(cmd: SandboxCommand, profile: Option<&str>) -> Result<(), CliError> {
     match cmd {
-        SandboxCommand::Up { dir, json } => {
-            let opts = UpOptions::from_env(dir, Some(ProfileStore::default_path()?));
+        SandboxCommand::Up { dir, redis_cluster, json } => {
+            let opts = UpOptions { redis_cluster, ..UpOptions::from_env(dir, Some(ProfileStore::default_path()?)) };
             let report = sandbox::up(&opts, &mut |line| eprintln!("{line}")).await?;
             if json {
                 output::json(&report);
@@ -68,7 +72,12 @@ pub async fn run(cmd: SandboxCommand, profile: Option<&str>) -> Result<(), CliEr
         SandboxCommand::Down { dir } => {
             let report = sandbox::down(&dir).await?;
             let said = |stopped| if stopped { "stopped" } else { "nothing of ours was running" };
-            say!("private MySQL: {}; private Redis: {}", said(report.mysql_stopped), said(report.redis_stopped));
+            say!(
+                "private MySQL: {}; private Redis: {}; private Redis Cluster: {}",
+                said(report.mysql_stopped),
+                said(report.redis_stopped),
+                said(report.redis_cluster_stopped)
+            );
             Ok(())
         }
     }

@@ -86,6 +86,7 @@ async fn sandbox_up_reuses_reachable_servers_and_starts_nothing() {
         redis_url: redis.url.clone(),
         key_prefix: redis.keys.prefix().to_string(),
         profile_store: Some(dir.path().join("profiles.toml")),
+        redis_cluster: false,
     };
 
     let report = sandbox::up(&opts, &mut |_| {}).await.expect("up");
@@ -113,6 +114,7 @@ async fn sandbox_up_starts_private_servers_when_none_answer_and_down_stops_them(
         redis_url: format!("redis://127.0.0.1:{dead_redis}/"),
         key_prefix: "sg".into(),
         profile_store: Some(dir.path().join("profiles.toml")),
+        redis_cluster: false,
     };
 
     let report = sandbox::up(&opts, &mut |_| {}).await.expect("up with private servers");
@@ -182,6 +184,7 @@ async fn sandbox_up_never_writes_a_urls_password_into_its_folder() {
         redis_url: redis_url.to_string(),
         key_prefix: redis.keys.prefix().to_string(),
         profile_store: Some(dir.path().join("profiles.toml")),
+        redis_cluster: false,
     };
 
     let result = sandbox::up(&opts, &mut |_| {}).await;

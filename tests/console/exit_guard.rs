@@ -230,8 +230,8 @@ async fn drift_found_by_the_exit_verification_puts_the_sale_back_in_db_mode(pool
     let progress = |step: &ExitStep| {
         if let ExitStep::Resumed { .. } = step {
             // Something writes Redis stock behind the exit's back.
-            let mut c = redis::Client::open(url.as_str()).unwrap().get_connection().unwrap();
-            let _: i64 = redis::cmd("INCRBY").arg(&key).arg(2).query(&mut c).unwrap();
+            let mut c = support::blocking_conn(&url);
+            let _: i64 = redis::cmd("INCRBY").arg(&key).arg(2).query(&mut *c).unwrap();
         }
     };
     let result = switch::guided_exit(&conns, &quick_exit("Redis is back"), &progress).await;

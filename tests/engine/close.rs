@@ -25,7 +25,7 @@ async fn sale_with_orders(
     pool: &MySqlPool,
     redis: &TestRedis,
     buyers: u64,
-) -> (redis::aio::MultiplexedConnection, Vec<String>) {
+) -> (stockguard_core::redis_link::RedisLink, Vec<String>) {
     sqlx::query(
         "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, 'x', 10, 10, 1)",
     )
@@ -70,11 +70,11 @@ async fn db_stock(pool: &MySqlPool) -> i64 {
     sqlx::query_scalar("SELECT stock FROM inventory WHERE product_id = ?").bind(PRODUCT).fetch_one(pool).await.unwrap()
 }
 
-async fn redis_stock(conn: &mut redis::aio::MultiplexedConnection, keys: &Keys) -> i64 {
+async fn redis_stock(conn: &mut stockguard_core::redis_link::RedisLink, keys: &Keys) -> i64 {
     conn.get(keys.stock(PRODUCT)).await.unwrap()
 }
 
-async fn assert_conserved(pool: &MySqlPool, conn: &mut redis::aio::MultiplexedConnection, keys: &Keys) {
+async fn assert_conserved(pool: &MySqlPool, conn: &mut stockguard_core::redis_link::RedisLink, keys: &Keys) {
     let r = &read_products(pool, conn, keys, &[PRODUCT]).await.unwrap()[0];
     assert_eq!(r.status, DriftStatus::Ok, "{r:?}");
     assert_eq!(r.drift, Some(0), "{r:?}");

@@ -101,7 +101,10 @@ fn consumer_cfg() -> ConsumerConfig {
 }
 
 /// A sale whose group was destroyed after one reservation was appended.
-async fn sale_without_its_group(pool: &MySqlPool, redis: &TestRedis) -> (redis::aio::MultiplexedConnection, String) {
+async fn sale_without_its_group(
+    pool: &MySqlPool,
+    redis: &TestRedis,
+) -> (stockguard_core::redis_link::RedisLink, String) {
     let conns = support::connections(pool, redis, EnvironmentKind::Sandbox).await;
     sale::open_sale(&conns, PRODUCT, 10, 5).await;
     let mut conn = redis.conn().await;

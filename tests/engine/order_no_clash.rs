@@ -20,7 +20,7 @@ const CLASHING_NO: &str = "2a-18c0000000000abcd0000001";
 
 /// The product on sale, five units a buyer (see `sale::put_on_sale`), and a connection to
 /// its Redis.
-async fn open_sale(pool: &MySqlPool, redis: &TestRedis, stock: i64) -> redis::aio::MultiplexedConnection {
+async fn open_sale(pool: &MySqlPool, redis: &TestRedis, stock: i64) -> stockguard_core::redis_link::RedisLink {
     let mut conn = redis.conn().await;
     sale::put_on_sale(pool, &mut conn, &redis.keys, PRODUCT, (stock, stock), 5).await;
     conn
@@ -28,7 +28,7 @@ async fn open_sale(pool: &MySqlPool, redis: &TestRedis, stock: i64) -> redis::ai
 
 /// Calls the reserve script itself with a chosen order number, as an engine whose numbers
 /// clash with another's would: the script's first answer code.
-async fn reserve_as(conn: &mut redis::aio::MultiplexedConnection, keys: &Keys, order_no: &str, user: u64) -> i64 {
+async fn reserve_as(conn: &mut stockguard_core::redis_link::RedisLink, keys: &Keys, order_no: &str, user: u64) -> i64 {
     let (code, _, _, _): (i64, String, u64, String) = redis::Script::new(Reserver::source())
         .key(keys.stock(PRODUCT))
         .key(keys.inflight(PRODUCT))

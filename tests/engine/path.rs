@@ -24,7 +24,7 @@ async fn open_sale(
     db_stock: i64,
     redis_stock: i64,
     limit: i64,
-) -> redis::aio::MultiplexedConnection {
+) -> stockguard_core::redis_link::RedisLink {
     let mut conn = redis.conn().await;
     sale::put_on_sale(pool, &mut conn, &redis.keys, PRODUCT, (db_stock, redis_stock), limit).await;
     conn
@@ -44,7 +44,7 @@ fn consumer_named(name: &str) -> ConsumerConfig {
 }
 
 /// Runs consumers until a pass finds nothing to do.
-async fn drain(pool: &MySqlPool, conn: &mut redis::aio::MultiplexedConnection, keys: &Keys, cfg: &ConsumerConfig) {
+async fn drain(pool: &MySqlPool, conn: &mut stockguard_core::redis_link::RedisLink, keys: &Keys, cfg: &ConsumerConfig) {
     for _ in 0..1000 {
         let o = consumer::run_once(pool, conn, keys, &[PRODUCT], cfg).await.unwrap();
         if o.persisted.is_empty() && o.duplicates.is_empty() && o.failed.is_empty() {
@@ -59,7 +59,7 @@ async fn count(pool: &MySqlPool, sql: &str) -> i64 {
 }
 
 /// Both identities of the contract hold for the product, and nothing is left in flight.
-async fn assert_conserved(pool: &MySqlPool, conn: &mut redis::aio::MultiplexedConnection, keys: &Keys) {
+async fn assert_conserved(pool: &MySqlPool, conn: &mut stockguard_core::redis_link::RedisLink, keys: &Keys) {
     let r = &read_products(pool, conn, keys, &[PRODUCT]).await.unwrap()[0];
     assert_eq!(r.initial_stock, r.db_stock + r.live_orders_qty, "DB ledger: {r:?}");
     assert_eq!(r.drift, Some(0), "Redis side: {r:?}");

@@ -12,11 +12,13 @@ pub mod redis_server;
 pub mod waits;
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use sqlx::MySqlPool;
 use stockguard_core::connect::Connections;
 use stockguard_core::keys::Keys;
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
+use stockguard_core::redis_link::{LinkTimeouts, RedisLink};
 
 /// The environment variables that override a profile's servers. `make test` exports some of
 /// them for the test run itself; a binary a test starts on profiles of its own must not see
@@ -60,8 +62,8 @@ pub struct TestRedis {
 impl TestRedis {
     pub async fn new(tag: &str) -> Self {
         let url = redis_url();
-        let client = redis::Client::open(url.as_str()).expect("valid Redis URL");
-        let mut conn = client.get_multiplexed_async_connection().await.unwrap_or_else(|e| {
+        let timeouts = LinkTimeouts { connect: Duration::from_secs(5), response: Duration::from_secs(5) };
+        let mut conn = RedisLink::open(&url, timeouts).await.unwrap_or_else(|e| {
             panic!(
                 "Redis is not reachable at {url}: {e}. Start it (`make test` does), e.g. \
                  `redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no`"
@@ -71,16 +73,37 @@ impl TestRedis {
         Self { url, keys: Keys::new(unique_prefix(tag)) }
     }
 
-    pub async fn conn(&self) -> redis::aio::MultiplexedConnection {
-        redis::Client::open(self.url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap()
+    /// A link to the test Redis: one server, or the cluster when the URL lists its nodes.
+    pub async fn conn(&self) -> RedisLink {
+        let timeouts = LinkTimeouts { connect: Duration::from_secs(5), response: Duration::from_secs(5) };
+        RedisLink::open(&self.url, timeouts).await.expect("the test Redis is reachable")
+    }
+}
+
+/// True when the test run's Redis is a cluster (`make test` runs some suites on both).
+pub fn on_cluster() -> bool {
+    stockguard_core::redis_link::is_cluster_url(&redis_url())
+}
+
+/// A blocking connection to the Redis at `url` (one server, or the cluster its seeds name),
+/// for callbacks that cannot await.
+pub fn blocking_conn(url: &str) -> Box<dyn redis::ConnectionLike> {
+    let seeds = stockguard_core::redis_link::seeds(url);
+    if seeds.len() > 1 {
+        let client = redis::cluster::ClusterClient::new(seeds).expect("valid cluster seeds");
+        Box::new(client.get_connection().expect("the test cluster is reachable"))
+    } else {
+        Box::new(redis::Client::open(url).unwrap().get_connection().expect("the test Redis is reachable"))
     }
 }
 
 impl Drop for TestRedis {
     fn drop(&mut self) {
-        // Tests may use SCAN; the product never does.
+        // Tests may use SCAN; the product never does. On a cluster every node is scanned (a
+        // replica refuses the deletes, its master's copy is the one removed).
         let pattern = format!("{}:*", self.keys.prefix());
-        if let Ok(mut conn) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection()) {
+        for seed in stockguard_core::redis_link::seeds(&self.url) {
+            let Ok(mut conn) = redis::Client::open(seed).and_then(|c| c.get_connection()) else { continue };
             let keys: Vec<String> = redis::cmd("SCAN")
                 .cursor_arg(0)
                 .arg("MATCH")
@@ -91,8 +114,13 @@ impl Drop for TestRedis {
                 .iter(&mut conn)
                 .map(|it| it.collect())
                 .unwrap_or_default();
+            // One key per command: a cluster node refuses a DEL across slots.
+            let mut pipe = redis::pipe();
+            for key in &keys {
+                pipe.del(key).ignore();
+            }
             if !keys.is_empty() {
-                let _: redis::RedisResult<()> = redis::cmd("DEL").arg(keys).query(&mut conn);
+                let _: redis::RedisResult<()> = pipe.query(&mut conn);
             }
         }
     }

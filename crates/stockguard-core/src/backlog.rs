@@ -12,6 +12,7 @@
 use redis::Value;
 
 use crate::keys::{Keys, PERSIST_GROUP};
+use crate::redis_link::{per_product, Link};
 
 /// The backlog summed over the products asked about.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -27,21 +28,17 @@ pub struct Backlog {
 
 /// Reads the backlog of `products` in at most three round trips (one more per stream that
 /// vanished between the first two).
-pub async fn sample<C>(redis: &mut C, keys: &Keys, products: &[u64]) -> redis::RedisResult<Backlog>
-where
-    C: redis::aio::ConnectionLike + Send,
-{
+pub async fn sample<C: Link>(redis: &mut C, keys: &Keys, products: &[u64]) -> redis::RedisResult<Backlog> {
     let mut backlog = Backlog::default();
     if products.is_empty() {
         return Ok(backlog);
     }
-    let mut pipe = redis::pipe();
-    for &p in products {
+    let replies = per_product(&*redis, products, |pipe, p| {
         pipe.exists(keys.orders_stream(p)).hvals(keys.inflight(p));
-    }
-    let replies: Vec<Value> = pipe.query_async(redis).await?;
+    })
+    .await?;
     let mut present = Vec::with_capacity(products.len());
-    for (&p, pair) in products.iter().zip(replies.chunks(2)) {
+    for (&p, pair) in products.iter().zip(&replies) {
         let exists: bool = redis::from_redis_value(&pair[0])?;
         let qtys: Vec<i64> = redis::from_redis_value(&pair[1])?;
         backlog.inflight_units += qtys.iter().sum::<i64>();
@@ -62,19 +59,16 @@ where
 }
 
 /// Each stream's backlog; `None` for one that vanished since it was seen.
-async fn stream_backlogs<C>(redis: &mut C, keys: &Keys, products: &[u64]) -> redis::RedisResult<Vec<(u64, Option<i64>)>>
-where
-    C: redis::aio::ConnectionLike + Send,
-{
+async fn stream_backlogs<C: Link>(
+    redis: &mut C,
+    keys: &Keys,
+    products: &[u64],
+) -> redis::RedisResult<Vec<(u64, Option<i64>)>> {
     // Per stream: its groups, and its length (the backlog when the group is missing).
     let ask = |pipe: &mut redis::Pipeline, p: u64| {
         pipe.cmd("XINFO").arg("GROUPS").arg(keys.orders_stream(p)).xlen(keys.orders_stream(p));
     };
-    let mut all = redis::pipe();
-    for &p in products {
-        ask(&mut all, p);
-    }
-    let replies: Vec<Value> = match all.query_async(redis).await {
+    let replies = match per_product(&*redis, products, ask).await {
         Ok(replies) => replies,
         // A stream deleted since it was seen fails the whole pipeline: ask one at a time.
         Err(e) if e.kind() == redis::ErrorKind::ResponseError => {
@@ -93,7 +87,7 @@ where
         }
         Err(e) => return Err(e),
     };
-    products.iter().zip(replies.chunks(2)).map(|(&p, pair)| Ok((p, Some(group_backlog(&pair[0], &pair[1])?)))).collect()
+    products.iter().zip(&replies).map(|(&p, pair)| Ok((p, Some(group_backlog(&pair[0], &pair[1])?)))).collect()
 }
 
 /// The `persist` group's pending entries plus its lag, from an `XINFO GROUPS` reply; the

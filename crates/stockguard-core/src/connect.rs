@@ -11,6 +11,7 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
 
 use crate::keys::Keys;
 use crate::profile::ConnectionSettings;
+use crate::redis_link::{LinkTimeouts, RedisLink};
 
 /// How long to wait for a server before calling it unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -61,7 +62,8 @@ const NEED_SUPER_FOR_TRIGGER: u16 = 1419;
 #[derive(Clone)]
 pub struct Connections {
     pub mysql: MySqlPool,
-    pub redis: redis::aio::ConnectionManager,
+    /// One server or a cluster (a comma-separated URL): [`RedisLink`].
+    pub redis: RedisLink,
     pub keys: Keys,
     pub settings: ConnectionSettings,
 }
@@ -205,20 +207,22 @@ pub fn classify_mysql_error(url: &str, err: sqlx::Error) -> ConnectError {
     }
 }
 
-/// Opens a Redis connection manager (it reconnects by itself) after one PING.
-pub async fn connect_redis(settings: &ConnectionSettings) -> Result<redis::aio::ConnectionManager, ConnectError> {
+/// Opens the sale's Redis (one server, or a cluster when the URL lists several seed nodes)
+/// after one PING. The link reconnects, and on a cluster follows the topology, by itself.
+pub async fn connect_redis(settings: &ConnectionSettings) -> Result<RedisLink, ConnectError> {
     let display = settings.redis_display();
-    let client = redis::Client::open(settings.redis_url.expose_secret())
-        .map_err(|e| ConnectError::MalformedRedisUrl { url: display.clone(), reason: e.to_string() })?;
+    let url = settings.redis_url.expose_secret();
+    for seed in crate::redis_link::seeds(url) {
+        redis::Client::open(seed)
+            .map_err(|e| ConnectError::MalformedRedisUrl { url: display.clone(), reason: e.to_string() })?;
+    }
     let unreachable = |reason: String| ConnectError::RedisUnreachable { url: display.clone(), reason };
-    let config = redis::aio::ConnectionManagerConfig::new()
-        .set_connection_timeout(CONNECT_TIMEOUT)
-        .set_response_timeout(CONNECT_TIMEOUT)
-        .set_number_of_retries(1);
-    let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, client.get_connection_manager_with_config(config))
+    let timeouts = LinkTimeouts { connect: CONNECT_TIMEOUT, response: CONNECT_TIMEOUT };
+    let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, RedisLink::open(url, timeouts))
         .await
         .map_err(|_| unreachable("timed out".into()))?
         .map_err(|e| unreachable(e.to_string()))?;
+    // On a cluster PING goes to every node: all of them must answer.
     let _: String = redis::cmd("PING").query_async(&mut conn).await.map_err(|e| unreachable(e.to_string()))?;
     Ok(conn)
 }

@@ -13,6 +13,8 @@
 //!   rule on who may write ([`profile::ConnectionSettings::may_operate`]).
 //! - [`connect`]: opening MySQL and Redis from resolved settings, classified connect errors,
 //!   the embedded migrations ([`connect::MIGRATOR`]).
+//! - [`redis_link`]: one Redis link whether the sale runs on one server or a Redis Cluster
+//!   (a comma-separated URL of seed nodes), and pipelines split by hash slot.
 //! - [`keys`]: the Redis key names of the stock contract (`sg:{P}:stock`, ...).
 //! - [`reservation`]: the reservation message the reserve step puts on a product's stream.
 //! - [`backlog`]: how much of the streams is not yet persisted (health strip, engine
@@ -50,6 +52,7 @@ pub mod health;
 pub mod keys;
 pub mod profile;
 pub mod recon;
+pub mod redis_link;
 pub mod reservation;
 pub mod rewrite;
 pub mod roles;

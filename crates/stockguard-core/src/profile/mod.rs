@@ -194,8 +194,31 @@ pub fn parse_url(what: &'static str, url: &str, schemes: &[&str]) -> Result<url:
 pub const MYSQL_SCHEMES: &[&str] = &["mysql", "mariadb"];
 pub const REDIS_SCHEMES: &[&str] = &["redis", "rediss"];
 
+/// Parses a Redis URL: one server, or a comma-separated list of a cluster's seed nodes
+/// ([`crate::redis_link`]), each a Redis URL of its own.
+pub fn parse_redis_url(what: &'static str, url: &str) -> Result<Vec<url::Url>, ProfileError> {
+    let seeds = crate::redis_link::seeds(url);
+    if seeds.is_empty() {
+        return Err(ProfileError::MalformedUrl { what, url: redact(url), reason: "no server named".into() });
+    }
+    seeds.into_iter().map(|seed| parse_url(what, seed, REDIS_SCHEMES)).collect()
+}
+
+/// [`parse_redis_url`], refusing a password in any seed (profiles keep them in the keychain).
+pub fn validate_redis_url(what: &'static str, url: &str) -> Result<Vec<url::Url>, ProfileError> {
+    let seeds = parse_redis_url(what, url)?;
+    if seeds.iter().any(|u| u.password().is_some()) {
+        return Err(ProfileError::PasswordInUrl { what });
+    }
+    Ok(seeds)
+}
+
 /// A URL with any password replaced by `***`, safe for messages and logs.
 pub fn redact(url: &str) -> String {
+    // A cluster's seed list: each seed on its own.
+    if url.contains(',') {
+        return crate::redis_link::seeds(url).into_iter().map(redact).collect::<Vec<_>>().join(",");
+    }
     match url::Url::parse(url) {
         Ok(mut u) if u.password().is_some() => {
             let _ = u.set_password(Some("***"));
@@ -217,7 +240,7 @@ impl Profile {
         if let Some(replica) = &self.mysql_replica_url {
             validate_url("MySQL replica", replica, MYSQL_SCHEMES)?;
         }
-        validate_url("Redis", &self.redis_url, REDIS_SCHEMES)?;
+        validate_redis_url("Redis", &self.redis_url)?;
         validate_prefix(&self.key_prefix)
     }
 }
@@ -238,6 +261,16 @@ mod tests {
         let err = parse_url("Redis", "http://u:secret@host:1", REDIS_SCHEMES).unwrap_err();
         assert!(matches!(err, ProfileError::MalformedUrl { .. }));
         assert!(!err.to_string().contains("secret"), "{err}");
+    }
+
+    #[test]
+    fn a_cluster_url_is_a_list_of_seeds_each_checked_and_redacted() {
+        let seeds = parse_redis_url("Redis", "redis://127.0.0.1:7000,redis://127.0.0.1:7001").unwrap();
+        assert_eq!(seeds.len(), 2);
+        assert!(parse_redis_url("Redis", "redis://a:1,http://b:2").is_err());
+        let err = validate_redis_url("Redis", "redis://a:1,redis://u:pw@b:2").unwrap_err();
+        assert!(matches!(err, ProfileError::PasswordInUrl { .. }));
+        assert_eq!(redact("redis://u:pw@a:1,redis://u:pw@b:2"), "redis://u:***@a:1,redis://u:***@b:2");
     }
 
     #[test]

@@ -12,7 +12,8 @@ use secrecy::{ExposeSecret as _, SecretString};
 
 use super::secrets::{SecretLookup, SecretSlot, SecretStore};
 use super::{
-    parse_url, redact, validate_prefix, EnvironmentKind, ProfileError, ProfileStore, Role, MYSQL_SCHEMES, REDIS_SCHEMES,
+    parse_redis_url, parse_url, redact, validate_prefix, EnvironmentKind, ProfileError, ProfileStore, Role,
+    MYSQL_SCHEMES, REDIS_SCHEMES,
 };
 
 /// The environment variables that override a profile.
@@ -139,17 +140,25 @@ pub fn resolve(
     let mut settings = match name {
         Some(name) => {
             let profile = store.get(&name)?.clone();
+            // A Redis URL may list a cluster's seed nodes: each gets the password.
             let mut with_secret = |url: &str, what: &'static str, schemes: &[&str], slot: SecretSlot| {
-                let mut parsed = parse_url(what, url, schemes)?;
+                let mut seeds = if schemes == REDIS_SCHEMES {
+                    parse_redis_url(what, url)?
+                } else {
+                    vec![parse_url(what, url, schemes)?]
+                };
                 if profile.secrets.contains(&slot) {
                     let pw = fetch_secret(&name, slot, env, secrets, &mut notices)?;
-                    parsed.set_password(Some(pw.expose_secret())).map_err(|()| ProfileError::MalformedUrl {
-                        what,
-                        url: redact(url),
-                        reason: "cannot hold a password".into(),
-                    })?;
+                    for parsed in &mut seeds {
+                        parsed.set_password(Some(pw.expose_secret())).map_err(|()| ProfileError::MalformedUrl {
+                            what,
+                            url: redact(url),
+                            reason: "cannot hold a password".into(),
+                        })?;
+                    }
                 }
-                Ok::<_, ProfileError>(SecretString::from(parsed.to_string()))
+                let text = seeds.iter().map(url::Url::to_string).collect::<Vec<_>>().join(",");
+                Ok::<_, ProfileError>(SecretString::from(text))
             };
             // An overridden URL is taken whole, so its profile password is not looked up.
             let mysql_url = match &env.mysql_url {
@@ -207,7 +216,7 @@ pub fn resolve(
         settings.key_prefix = prefix.clone();
     }
     parse_url("MySQL", settings.mysql_url.expose_secret(), MYSQL_SCHEMES)?;
-    parse_url("Redis", settings.redis_url.expose_secret(), REDIS_SCHEMES)?;
+    parse_redis_url("Redis", settings.redis_url.expose_secret())?;
     if let Some(replica) = &settings.mysql_replica_url {
         parse_url("MySQL replica", replica.expose_secret(), MYSQL_SCHEMES)?;
     }

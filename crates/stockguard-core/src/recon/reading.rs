@@ -46,6 +46,7 @@ use sqlx::MySqlPool;
 
 use super::status::DriftStatus;
 use crate::keys::Keys;
+use crate::redis_link::{per_product, Link};
 
 /// One product's stock, everywhere it is. JSON field names are stable (`docs/json.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,33 +135,35 @@ struct Cut {
 /// (first use, or after `SCRIPT FLUSH`) is it loaded, so a reading costs no `SCRIPT LOAD`.
 static CUT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("cut.lua")));
 
-async fn redis_cuts<C>(redis: &mut C, keys: &Keys, ids: &[u64]) -> Result<Vec<Cut>, ReconError>
-where
-    C: redis::aio::ConnectionLike + Send,
-{
-    let pipeline = |load: bool| {
-        let mut pipe = redis::pipe();
-        if load {
-            pipe.load_script(&CUT).ignore();
-        }
-        for &id in ids {
+async fn redis_cuts<C: Link>(redis: &C, keys: &Keys, ids: &[u64]) -> Result<Vec<Cut>, ReconError> {
+    // One pipeline (one per slot on a cluster); each product's cut is one atomic script, so
+    // splitting the products by slot changes nothing about any product's cut.
+    let cuts = |load: bool| {
+        per_product(redis, ids, move |pipe, id| {
+            if load {
+                // Its reply (the SHA) is dropped below with the others of its product.
+                pipe.load_script(&CUT);
+            }
             pipe.invoke_script(CUT.key(keys.stock(id)).key(keys.seq(id)).key(keys.inflight(id)).key(keys.epoch(id)));
-        }
-        pipe
+        })
     };
-    let raw: Vec<(i64, i64, u64, Vec<String>, u64)> = match pipeline(false).query_async(redis).await {
-        Err(e) if e.kind() == redis::ErrorKind::NoScriptError => pipeline(true).query_async(redis).await?,
+    let replies = match cuts(false).await {
+        Err(e) if e.kind() == redis::ErrorKind::NoScriptError => cuts(true).await?,
         other => other?,
     };
-    Ok(raw
+    replies
         .into_iter()
-        .map(|(exists, stock, seq, flat, epoch)| Cut {
-            stock: (exists == 1).then_some(stock),
-            seq,
-            epoch,
-            inflight: flat.chunks(2).map(|kv| (kv[0].clone(), kv[1].parse().unwrap_or(0))).collect(),
+        .map(|replies| {
+            let reply = replies.last().cloned().unwrap_or(redis::Value::Nil);
+            let (exists, stock, seq, flat, epoch): (i64, i64, u64, Vec<String>, u64) = redis::from_redis_value(&reply)?;
+            Ok(Cut {
+                stock: (exists == 1).then_some(stock),
+                seq,
+                epoch,
+                inflight: flat.chunks(2).map(|kv| (kv[0].clone(), kv[1].parse().unwrap_or(0))).collect(),
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// One product's row of the DB statement.
@@ -265,41 +268,33 @@ struct AfterDb {
     now: Vec<(u64, u64)>,
 }
 
-async fn after_db<C>(
-    redis: &mut C,
+async fn after_db<C: Link>(
+    redis: &C,
     keys: &Keys,
     ids: &[u64],
     cuts: &[Cut],
     side: &DbSide,
-) -> Result<AfterDb, ReconError>
-where
-    C: redis::aio::ConnectionLike + Send,
-{
-    let mut asked = Vec::new();
-    let mut pipe = redis::pipe();
-    for &id in ids {
+) -> Result<AfterDb, ReconError> {
+    let replies = per_product(redis, ids, |pipe, id| {
         pipe.get(keys.seq(id)).get(keys.epoch(id));
-    }
-    for (id, cut) in ids.iter().zip(cuts) {
-        if let Some(releases) = side.releases.get(id) {
+        if let Some(releases) = side.releases.get(&id) {
             let nos: Vec<&str> = releases.iter().map(|(no, _)| no.as_str()).collect();
-            pipe.cmd("HMGET").arg(keys.released(*id)).arg(&nos);
-            asked.push((cut.seq, nos));
+            pipe.cmd("HMGET").arg(keys.released(id)).arg(&nos);
         }
-    }
-    let replies: Vec<redis::Value> = pipe.query_async(redis).await?;
-    let mut replies = replies.into_iter();
+    })
+    .await?;
     let mut now = Vec::with_capacity(ids.len());
-    for _ in ids {
+    let mut applied = HashMap::new();
+    for ((id, cut), replies) in ids.iter().zip(cuts).zip(replies) {
+        let mut replies = replies.into_iter();
         let seq: Option<u64> = redis::from_redis_value(&replies.next().unwrap_or(redis::Value::Nil))?;
         let epoch: Option<u64> = redis::from_redis_value(&replies.next().unwrap_or(redis::Value::Nil))?;
         now.push((seq.unwrap_or(0), epoch.unwrap_or(0)));
-    }
-    let mut applied = HashMap::new();
-    for (cut, nos) in asked {
-        let seqs: Vec<Option<u64>> = redis::from_redis_value(&replies.next().unwrap_or(redis::Value::Nil))?;
-        for (no, seq) in nos.into_iter().zip(seqs) {
-            applied.insert(no.to_string(), seq.is_some_and(|s| s <= cut));
+        if let Some(releases) = side.releases.get(id) {
+            let seqs: Vec<Option<u64>> = redis::from_redis_value(&replies.next().unwrap_or(redis::Value::Nil))?;
+            for ((no, _), seq) in releases.iter().zip(seqs) {
+                applied.insert(no.clone(), seq.is_some_and(|s| s <= cut.seq));
+            }
         }
     }
     Ok(AfterDb { applied, now })
@@ -324,7 +319,7 @@ pub async fn read_products<C>(
     only: &[u64],
 ) -> Result<Vec<Reading>, ReconError>
 where
-    C: redis::aio::ConnectionLike + Send,
+    C: Link,
 {
     Ok(read_products_timed(pool, redis, keys, only, None).await?.0)
 }
@@ -340,7 +335,7 @@ pub async fn read_products_light<C>(
     gaps: &LedgerGaps,
 ) -> Result<Vec<Reading>, ReconError>
 where
-    C: redis::aio::ConnectionLike + Send,
+    C: Link,
 {
     Ok(read_products_timed(pool, redis, keys, only, Some(gaps)).await?.0)
 }
@@ -364,7 +359,7 @@ pub async fn read_products_timed<C>(
     gaps: Option<&LedgerGaps>,
 ) -> Result<(Vec<Reading>, ReadTimings), ReconError>
 where
-    C: redis::aio::ConnectionLike + Send,
+    C: Link,
 {
     let ids = if only.is_empty() { product_ids(pool).await? } else { only.to_vec() };
     if ids.is_empty() {
@@ -373,13 +368,13 @@ where
     let gaps = gaps.filter(|g| g.covers(&ids));
     let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1000.0;
     let t = std::time::Instant::now();
-    let cuts = redis_cuts(redis, keys, &ids).await?;
+    let cuts = redis_cuts(&*redis, keys, &ids).await?;
     let mut timings = ReadTimings { redis_ms: ms(t), db_ms: 0.0 };
     let t = std::time::Instant::now();
     let side = db_side(pool, &ids, &cuts, gaps.is_none()).await?;
     timings.db_ms = ms(t);
     let t = std::time::Instant::now();
-    let AfterDb { applied, now } = after_db(redis, keys, &ids, &cuts, &side).await?;
+    let AfterDb { applied, now } = after_db(&*redis, keys, &ids, &cuts, &side).await?;
     timings.redis_ms += ms(t);
 
     let mut readings = Vec::with_capacity(ids.len());

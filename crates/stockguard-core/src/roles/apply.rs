@@ -117,7 +117,7 @@ pub async fn apply(plan: &Plan, conns: &Connections, reason: &str) -> Result<App
 async fn run(
     plan: &Plan,
     mysql: &mut sqlx::MySqlConnection,
-    redis: &mut redis::aio::ConnectionManager,
+    redis: &mut crate::redis_link::RedisLink,
     existing: &BTreeSet<Account>,
     revokes: &[String],
 ) -> Result<Applied, RolesError> {
@@ -202,7 +202,7 @@ async fn stale_roles(plan: &Plan, mysql: &mut sqlx::MySqlConnection) -> Result<V
 
 async fn exists(
     mysql: &mut sqlx::MySqlConnection,
-    redis: &mut redis::aio::ConnectionManager,
+    redis: &mut crate::redis_link::RedisLink,
     account: &Account,
 ) -> Result<bool, RolesError> {
     match account {

@@ -241,7 +241,7 @@ pub(crate) fn show_grants_sql(current_roles: Option<&str>) -> String {
 
 /// `ACL DRYRUN user <command...>`: "OK", or the reason Redis would refuse it; `None` when the
 /// account may not run `ACL DRYRUN` itself.
-async fn dry_run(redis: &mut redis::aio::ConnectionManager, user: &str, command: &[&str]) -> Option<Answer> {
+async fn dry_run(redis: &mut crate::redis_link::RedisLink, user: &str, command: &[&str]) -> Option<Answer> {
     let reply: redis::RedisResult<redis::Value> =
         redis::cmd("ACL").arg("DRYRUN").arg(user).arg(command).query_async(redis).await;
     let what = format!("{} {}", command[0], command[1]);
@@ -267,7 +267,7 @@ struct Probe<'a> {
 }
 
 impl Probe<'_> {
-    async fn ask(&mut self, redis: &mut redis::aio::ConnectionManager, command: &[&str]) -> Answer {
+    async fn ask(&mut self, redis: &mut crate::redis_link::RedisLink, command: &[&str]) -> Answer {
         match dry_run(redis, self.user, command).await {
             Some(answer) => answer,
             None => self.queue(command).await,

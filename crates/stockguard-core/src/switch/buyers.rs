@@ -27,7 +27,7 @@ struct UserCount {
 /// number of users written.
 pub async fn rebuild(
     pool: &MySqlPool,
-    redis: &mut redis::aio::ConnectionManager,
+    redis: &mut crate::redis_link::RedisLink,
     keys: &Keys,
     product_id: u64,
 ) -> Result<usize, SwitchError> {

@@ -35,6 +35,7 @@ use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
 use crate::profile::EnvironmentKind;
 use crate::recon::{read_products, reading::product_ids};
+use crate::redis_link::per_product;
 use crate::rewrite::{self, Outcome, RewriteRequest, RewriteResult};
 
 #[derive(Debug, Clone)]
@@ -349,15 +350,14 @@ async fn rebuild_and_resume(
 
 /// Waits until no reservation of `products` is in flight in Redis, or fails after `timeout`.
 async fn drain(conns: &Connections, products: &[u64], timeout: Duration) -> Result<(), SwitchError> {
-    let mut redis = conns.redis.clone();
+    let redis = conns.redis.clone();
     let deadline = Instant::now() + timeout;
     loop {
-        let mut pipe = redis::pipe();
-        for &p in products {
+        let replies = per_product(&redis, products, |pipe, p| {
             pipe.hlen(conns.keys.inflight(p));
-        }
-        let left: Vec<i64> = pipe.query_async(&mut redis).await?;
-        let left: i64 = left.iter().sum();
+        })
+        .await?;
+        let left: i64 = replies.iter().flatten().map(redis::from_redis_value::<i64>).sum::<Result<_, _>>()?;
         if left == 0 {
             return Ok(());
         }

@@ -3,7 +3,7 @@
 //! request after the exit would get a second order number from Redis (ACCEPTED, later FAILED
 //! by the DB's unique key) instead of the first.
 
-use redis::aio::ConnectionManager;
+use crate::redis_link::RedisLink;
 use sqlx::MySqlPool;
 
 use super::SwitchError;
@@ -18,7 +18,7 @@ const CHUNK: usize = 1000;
 /// number of entries written.
 pub async fn rebuild(
     pool: &MySqlPool,
-    redis: &mut ConnectionManager,
+    redis: &mut RedisLink,
     keys: &Keys,
     product_id: u64,
 ) -> Result<usize, SwitchError> {

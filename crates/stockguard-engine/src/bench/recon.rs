@@ -183,11 +183,10 @@ async fn measure(
     let keys = stockguard_core::keys::Keys::new(format!("benchrecon{:x}", rand::random::<u32>()));
     let mut redis = conns.redis.clone();
     let ids: Vec<u64> = (1..=1000).collect();
-    let mut pipe = redis::pipe();
-    for &id in &ids {
-        pipe.set(keys.stock(id), 100).ignore();
-    }
-    let _: () = pipe.query_async(&mut redis).await?;
+    stockguard_core::redis_link::per_product(&redis, &ids, |pipe, id| {
+        pipe.set(keys.stock(id), 100);
+    })
+    .await?;
     // Full readings (live orders summed) and light ones (the sampler's ticks between ledger
     // passes), interleaved so both see the same machine.
     let mut full: Vec<ReadTimings> = Vec::new();

@@ -3,8 +3,9 @@
 //!
 //! New messages of many products are read with one `XREADGROUP` over up to
 //! [`STREAMS_PER_READ`] streams, so an idle sale of thousands of products costs a few
-//! commands per pass, not thousands. (On Redis Cluster such a read must stay within one slot;
-//! the streams would be grouped by slot first. The sandbox and the tests run one Redis.)
+//! commands per pass, not thousands. On Redis Cluster such a read must stay within one hash
+//! slot, so the streams are grouped by slot first and the groups read [`READS_AT_ONCE`] at a
+//! time.
 //! Reclaiming (`XAUTOCLAIM`) is per product and runs less often.
 
 use std::time::Duration;
@@ -14,7 +15,9 @@ use redis::Value;
 use sqlx::MySqlPool;
 
 use super::persist::{persist_batch, BatchOutcome, PersistError, StreamMessage};
+use futures_util::{StreamExt as _, TryStreamExt as _};
 use stockguard_core::keys::{Keys, PERSIST_GROUP};
+use stockguard_core::redis_link::{group_by_slot, Link};
 use stockguard_core::reservation::ReservationMessage;
 
 #[derive(Debug, Clone)]
@@ -168,7 +171,7 @@ pub async fn read_new<C>(
     cfg: &ConsumerConfig,
 ) -> redis::RedisResult<Vec<StreamMessage>>
 where
-    C: redis::aio::ConnectionLike + Send,
+    C: Link,
 {
     Ok(read_new_many(redis, keys, &[product_id], cfg).await?.into_iter().flat_map(|(_, m)| m).collect())
 }
@@ -184,7 +187,7 @@ pub async fn read_new_many<C>(
     cfg: &ConsumerConfig,
 ) -> redis::RedisResult<Vec<(u64, Vec<StreamMessage>)>>
 where
-    C: redis::aio::ConnectionLike + Send,
+    C: Link,
 {
     read_many(redis, keys, products, cfg, ">").await
 }
@@ -200,7 +203,7 @@ pub async fn recover_own<C>(
     cfg: &ConsumerConfig,
 ) -> Result<BatchOutcome, PersistError>
 where
-    C: redis::aio::ConnectionLike + Send,
+    C: Link,
 {
     let mut total = BatchOutcome::default();
     loop {
@@ -226,23 +229,36 @@ async fn read_many<C>(
     from: &str,
 ) -> redis::RedisResult<Vec<(u64, Vec<StreamMessage>)>>
 where
-    C: redis::aio::ConnectionLike + Send,
+    C: Link,
 {
-    let mut out = Vec::new();
-    for chunk in products.chunks(STREAMS_PER_READ) {
-        let streams: Vec<String> = chunk.iter().map(|&p| keys.orders_stream(p)).collect();
-        let ids = vec![from; chunk.len()];
-        let opts = StreamReadOptions::default().group(PERSIST_GROUP, &cfg.name).count(cfg.batch_size);
-        let read = redis::Cmd::xread_options(&streams, &ids, &opts);
-        let reply = with_groups(redis, keys, chunk, &read).await?;
-        for (key, messages) in parse_read_reply(reply) {
-            if let Some(i) = streams.iter().position(|s| s.as_bytes() == key.as_slice()) {
-                out.push((chunk[i], messages));
+    let chunks: Vec<Vec<u64>> = group_by_slot(&*redis, products)
+        .iter()
+        .flat_map(|group| group.chunks(STREAMS_PER_READ).map(<[u64]>::to_vec))
+        .collect();
+    let reads = chunks.into_iter().map(|chunk| {
+        let mut redis = redis.clone();
+        async move {
+            let streams: Vec<String> = chunk.iter().map(|&p| keys.orders_stream(p)).collect();
+            let ids = vec![from; chunk.len()];
+            let opts = StreamReadOptions::default().group(PERSIST_GROUP, &cfg.name).count(cfg.batch_size);
+            let read = redis::Cmd::xread_options(&streams, &ids, &opts);
+            let reply = with_groups(&mut redis, keys, &chunk, &read).await?;
+            let mut out = Vec::new();
+            for (key, messages) in parse_read_reply(reply) {
+                if let Some(i) = streams.iter().position(|s| s.as_bytes() == key.as_slice()) {
+                    out.push((chunk[i], messages));
+                }
             }
+            Ok::<_, redis::RedisError>(out)
         }
-    }
-    Ok(out)
+    });
+    let read: Vec<_> = futures_util::stream::iter(reads).buffered(READS_AT_ONCE).try_collect().await?;
+    Ok(read.into_iter().flatten().collect())
 }
+
+/// Reads in flight at once on a cluster (one per slot group); a single server gets one read
+/// per [`STREAMS_PER_READ`] products.
+pub const READS_AT_ONCE: usize = 32;
 
 fn add(total: &mut BatchOutcome, o: BatchOutcome) {
     total.persisted.extend(o.persisted);
@@ -263,7 +279,7 @@ pub async fn run_pass<C>(
     reclaim_idle: bool,
 ) -> Result<BatchOutcome, PersistError>
 where
-    C: redis::aio::ConnectionLike + Send,
+    C: Link,
 {
     let mut total = BatchOutcome::default();
     if reclaim_idle {
@@ -287,7 +303,7 @@ pub async fn run_once<C>(
     cfg: &ConsumerConfig,
 ) -> Result<BatchOutcome, PersistError>
 where
-    C: redis::aio::ConnectionLike + Send,
+    C: Link,
 {
     run_pass(pool, redis, keys, products, cfg, true).await
 }

@@ -66,6 +66,15 @@ impl ReplicaGate {
     /// `timeout`; its `WAIT`s run on a task of their own until the gate is dropped. It
     /// connects on first use.
     pub fn start(url: &str, replicas: usize, timeout: Duration) -> redis::RedisResult<Self> {
+        // A `WAIT` vouches only for writes made on its own connection to one server; on a
+        // cluster the reservation's connection belongs to the cluster client, so there is no
+        // connection of ours to ask. Refused rather than vouching for nothing.
+        if stockguard_core::redis_link::is_cluster_url(url) {
+            return Err(redis::RedisError::from((
+                redis::ErrorKind::InvalidClientConfig,
+                "replica acknowledgements work with one Redis server and its replicas, not yet with Redis Cluster",
+            )));
+        }
         let client = redis::Client::open(url)?;
         let links =
             Arc::new(Links { client, current: Mutex::new(None), generations: std::sync::atomic::AtomicU64::new(0) });

@@ -98,7 +98,7 @@ impl std::ops::Deref for EngineState {
 
 pub struct Shared {
     pub pool: MySqlPool,
-    pub redis: redis::aio::ConnectionManager,
+    pub redis: stockguard_core::redis_link::RedisLink,
     /// With replicas to wait for, the order path reserves through this gate instead.
     replicas: Option<ReplicaGate>,
     pub keys: Keys,
@@ -119,7 +119,12 @@ pub struct Shared {
 }
 
 impl EngineState {
-    pub fn new(pool: MySqlPool, redis: redis::aio::ConnectionManager, keys: Keys, config: EngineConfig) -> Self {
+    pub fn new(
+        pool: MySqlPool,
+        redis: stockguard_core::redis_link::RedisLink,
+        keys: Keys,
+        config: EngineConfig,
+    ) -> Self {
         Self::with_replicas(pool, redis, keys, config, None)
     }
 
@@ -127,7 +132,7 @@ impl EngineState {
     /// reservation ([`super::replicas`]).
     pub fn with_replicas(
         pool: MySqlPool,
-        redis: redis::aio::ConnectionManager,
+        redis: stockguard_core::redis_link::RedisLink,
         keys: Keys,
         config: EngineConfig,
         replicas: Option<ReplicaGate>,

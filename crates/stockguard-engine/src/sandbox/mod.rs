@@ -1,10 +1,12 @@
 //! The sandbox: a local sale to try everything on.
 //!
+//! - [`cluster`]: a private Redis Cluster (three masters, three replicas) on loopback.
 //! - [`process`]: starting and stopping private `mariadbd` / `redis-server` processes.
 //! - [`state`]: what `up` started, recorded under the sandbox folder so `down` stops only that.
 //! - [`up`] / [`down`]: bring the sandbox up (reusing reachable servers) and down.
 //! - [`seed`]: a demo sale with every order state and one product in each drift status.
 
+pub mod cluster;
 pub mod process;
 pub mod seed;
 pub mod state;

@@ -31,7 +31,7 @@ fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
-fn spawn_detached(mut cmd: Command, log: &Path, what: &'static str) -> Result<u32, SandboxError> {
+pub(crate) fn spawn_detached(mut cmd: Command, log: &Path, what: &'static str) -> Result<u32, SandboxError> {
     use std::os::unix::process::CommandExt as _;
     let log_file = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(io_err(log))?;
     let err_file = log_file.try_clone().map_err(io_err(log))?;
@@ -46,7 +46,13 @@ fn spawn_detached(mut cmd: Command, log: &Path, what: &'static str) -> Result<u3
 }
 
 /// Waits until something accepts TCP connections on the port, or the process dies.
-async fn wait_for_port(port: u16, pid: u32, what: &'static str, log: &Path, secs: u64) -> Result<(), SandboxError> {
+pub(crate) async fn wait_for_port(
+    port: u16,
+    pid: u32,
+    what: &'static str,
+    log: &Path,
+    secs: u64,
+) -> Result<(), SandboxError> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
     while tokio::time::Instant::now() < deadline {
         if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {

@@ -22,6 +22,9 @@ pub struct SandboxState {
     pub redis_url: Option<String>,
     pub mysql: Option<StartedServer>,
     pub redis: Option<StartedServer>,
+    /// The nodes of a private Redis Cluster (`up --redis-cluster`), masters first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis_cluster: Option<Vec<StartedServer>>,
 }
 
 impl SandboxState {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use sqlx::{Connection as _, MySqlConnection};
 
 use super::state::SandboxState;
-use super::{process, SandboxError};
+use super::{cluster, process, SandboxError};
 use stockguard_core::connect::{self, mysql_options, ConnectError};
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind, Profile, ProfileStore, Role};
 
@@ -19,6 +19,8 @@ pub struct UpOptions {
     pub mysql_url: String,
     pub redis_url: String,
     pub key_prefix: String,
+    /// Start (or reuse) a private Redis Cluster instead of using one Redis server.
+    pub redis_cluster: bool,
     /// Where to write the `sandbox` profile; `None` writes none.
     pub profile_store: Option<PathBuf>,
 }
@@ -33,6 +35,7 @@ impl UpOptions {
             mysql_url: var("STOCKGUARD_MYSQL_URL").unwrap_or_else(|| "mysql://root@127.0.0.1:3306/stockguard".into()),
             redis_url: var("STOCKGUARD_REDIS_URL").unwrap_or_else(|| "redis://127.0.0.1:6379/".into()),
             key_prefix: var("STOCKGUARD_KEY_PREFIX").unwrap_or_else(|| stockguard_core::keys::DEFAULT_PREFIX.into()),
+            redis_cluster: false,
             profile_store,
         }
     }
@@ -52,6 +55,7 @@ pub struct UpReport {
 pub struct DownReport {
     pub mysql_stopped: bool,
     pub redis_stopped: bool,
+    pub redis_cluster_stopped: bool,
 }
 
 fn without_database(url: &str) -> String {
@@ -104,12 +108,18 @@ async fn mysql_reachable(url: &str) -> Result<bool, SandboxError> {
 }
 
 async fn redis_reachable(url: &str) -> Result<bool, SandboxError> {
-    let client = redis::Client::open(url).map_err(|e| ConnectError::MalformedRedisUrl {
-        url: stockguard_core::profile::redact(url),
-        reason: e.to_string(),
-    })?;
+    for seed in stockguard_core::redis_link::seeds(url) {
+        redis::Client::open(seed).map_err(|e| ConnectError::MalformedRedisUrl {
+            url: stockguard_core::profile::redact(url),
+            reason: e.to_string(),
+        })?;
+    }
+    let timeouts = stockguard_core::redis_link::LinkTimeouts {
+        connect: std::time::Duration::from_secs(3),
+        response: std::time::Duration::from_secs(3),
+    };
     let attempt = async {
-        let mut conn = client.get_multiplexed_async_connection().await?;
+        let mut conn = stockguard_core::redis_link::RedisLink::open(url, timeouts).await?;
         redis::cmd("PING").query_async::<String>(&mut conn).await
     };
     Ok(matches!(tokio::time::timeout(std::time::Duration::from_secs(3), attempt).await, Ok(Ok(_))))
@@ -119,7 +129,7 @@ async fn redis_reachable(url: &str) -> Result<bool, SandboxError> {
 /// the database, migrates, and writes the `sandbox` profile. Running it twice is harmless.
 pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpReport, SandboxError> {
     stockguard_core::profile::parse_url("MySQL", &opts.mysql_url, stockguard_core::profile::MYSQL_SCHEMES)?;
-    stockguard_core::profile::parse_url("Redis", &opts.redis_url, stockguard_core::profile::REDIS_SCHEMES)?;
+    stockguard_core::profile::parse_redis_url("Redis", &opts.redis_url)?;
     // Refused before anything is started or written: a reused server's URL goes whole into
     // `.sandbox/env` and the profile.
     refuse_password("MySQL", &opts.mysql_url)?;
@@ -144,7 +154,18 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
             (url, true)
         }
     };
+    let reused_cluster = state.redis_cluster.clone().map(|nodes| cluster::Cluster { nodes }).filter(cluster::is_ours);
     let (redis_url, redis_private) = match state.redis.as_ref().filter(|s| process::is_ours(s)) {
+        _ if opts.redis_cluster => match reused_cluster {
+            Some(running) => (running.url(), true),
+            None => {
+                progress("starting a private Redis Cluster (3 masters, 3 replicas)");
+                let started = cluster::start(&opts.dir).await?;
+                state.redis_cluster = Some(started.nodes.clone());
+                state.save(&opts.dir)?;
+                (started.url(), true)
+            }
+        },
         Some(server) => (with_port(&opts.redis_url, server.port, None), true),
         None if redis_reachable(&opts.redis_url).await? => (opts.redis_url.clone(), false),
         None => {
@@ -209,12 +230,13 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
 
 /// A sandbox URL must not hold a password: the sandbox keeps its URLs in plain files.
 fn refuse_password(what: &'static str, url: &str) -> Result<(), SandboxError> {
-    match url::Url::parse(url) {
-        Ok(u) if u.password().is_some() => {
-            Err(SandboxError::PasswordInUrl { what, url: stockguard_core::profile::redact(url) })
-        }
-        _ => Ok(()),
+    let with_password = stockguard_core::redis_link::seeds(url)
+        .into_iter()
+        .any(|seed| url::Url::parse(seed).is_ok_and(|u| u.password().is_some()));
+    if with_password {
+        return Err(SandboxError::PasswordInUrl { what, url: stockguard_core::profile::redact(url) });
     }
+    Ok(())
 }
 
 /// `.sandbox/env`: shell exports for scripts and `make test` (no secrets: the sandbox has none,
@@ -235,12 +257,15 @@ fn write_env_file(dir: &Path, settings: &ConnectionSettings) -> Result<(), Sandb
 /// Stops only what `up` started; leaves machine services alone. Data folders are kept.
 pub async fn down(dir: &Path) -> Result<DownReport, SandboxError> {
     let mut state = SandboxState::load(dir)?;
-    let mut report = DownReport { mysql_stopped: false, redis_stopped: false };
+    let mut report = DownReport { mysql_stopped: false, redis_stopped: false, redis_cluster_stopped: false };
     if let Some(server) = state.mysql.take() {
         report.mysql_stopped = process::stop(&server).await?;
     }
     if let Some(server) = state.redis.take() {
         report.redis_stopped = process::stop(&server).await?;
+    }
+    if let Some(nodes) = state.redis_cluster.take() {
+        report.redis_cluster_stopped = cluster::stop(&cluster::Cluster { nodes }).await?;
     }
     state.mysql_url = None;
     state.redis_url = None;

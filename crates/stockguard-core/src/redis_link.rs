@@ -1,0 +1,245 @@
+//! One Redis link for the whole code base, whether the sale's Redis is one server or a Redis
+//! Cluster.
+//!
+//! A Redis URL holding a comma-separated list of seed nodes
+//! (`redis://127.0.0.1:7000,redis://127.0.0.1:7001`) means a cluster; one URL means a single
+//! server. [`RedisLink`] is a `redis-rs` connection either way (the reconnecting
+//! `ConnectionManager`, or the cluster client's connection, which follows `MOVED`/`ASK` and
+//! topology changes by itself), so the rest of the code does not care which.
+//!
+//! The one thing a cluster asks of callers: a pipeline (and a script, and a multi-key
+//! command) must stay within one hash slot. Every product's keys carry the hash tag `{P}`, so
+//! one product's commands always may; [`per_product`] splits a many-product pipeline by slot
+//! and runs the parts at once. That slot arithmetic ([`slot`]) is the only cluster logic of
+//! our own; routing, redirects and failover are the `redis` crate's.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
+use redis::cluster_async::ClusterConnection;
+use redis::{Cmd, Pipeline, RedisFuture, RedisResult, Value};
+
+/// A link to the sale's Redis: one server or a cluster.
+#[derive(Clone)]
+pub enum RedisLink {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+/// How long to wait to connect and for an answer.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkTimeouts {
+    pub connect: Duration,
+    pub response: Duration,
+}
+
+/// The seed nodes of a Redis URL: one for a single server, several for a cluster.
+pub fn seeds(url: &str) -> Vec<&str> {
+    url.split(',').map(str::trim).filter(|s| !s.is_empty()).collect()
+}
+
+/// True when the URL names a cluster (more than one seed node).
+pub fn is_cluster_url(url: &str) -> bool {
+    seeds(url).len() > 1
+}
+
+impl RedisLink {
+    /// Connects to the server or cluster `url` names. A cluster connection reads the
+    /// topology from the first seed that answers.
+    pub async fn open(url: &str, timeouts: LinkTimeouts) -> RedisResult<Self> {
+        let nodes = seeds(url);
+        if nodes.len() > 1 {
+            let client = redis::cluster::ClusterClientBuilder::new(nodes)
+                .connection_timeout(timeouts.connect)
+                .response_timeout(timeouts.response)
+                // A failover takes the cluster a few seconds (node timeout plus election);
+                // requests retry through it instead of failing at once.
+                .retries(6)
+                .build()?;
+            Ok(Self::Cluster(client.get_async_connection().await?))
+        } else {
+            let client = redis::Client::open(url)?;
+            let config = ConnectionManagerConfig::new()
+                .set_connection_timeout(timeouts.connect)
+                .set_response_timeout(timeouts.response)
+                .set_number_of_retries(1);
+            Ok(Self::Single(client.get_connection_manager_with_config(config).await?))
+        }
+    }
+
+    pub fn is_cluster(&self) -> bool {
+        matches!(self, Self::Cluster(_))
+    }
+}
+
+impl ConnectionLike for RedisLink {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Self::Single(c) => c.req_packed_command(cmd),
+            Self::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Self::Single(c) => c.req_packed_commands(pipeline, offset, count),
+            Self::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Self::Single(c) => c.get_db(),
+            Self::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+/// A connection that knows whether a pipeline must stay within one slot. Plain single-server
+/// connections (tests and drills open them to their own servers) never need to split.
+pub trait Link: ConnectionLike + Clone + Send + Sync + 'static {
+    fn spans_one_slot_per_pipeline(&self) -> bool;
+}
+
+impl Link for RedisLink {
+    fn spans_one_slot_per_pipeline(&self) -> bool {
+        self.is_cluster()
+    }
+}
+
+impl Link for ConnectionManager {
+    fn spans_one_slot_per_pipeline(&self) -> bool {
+        false
+    }
+}
+
+impl Link for MultiplexedConnection {
+    fn spans_one_slot_per_pipeline(&self) -> bool {
+        false
+    }
+}
+
+/// The cluster hash slot of a key: CRC16 (XMODEM) of its hash tag (the part between the first
+/// `{` and the next `}`, when not empty), else of the whole key, modulo 16384.
+pub fn slot(key: &[u8]) -> u16 {
+    let tagged = key
+        .iter()
+        .position(|&b| b == b'{')
+        .and_then(|open| {
+            let rest = &key[open + 1..];
+            rest.iter().position(|&b| b == b'}').filter(|&len| len > 0).map(|len| &rest[..len])
+        })
+        .unwrap_or(key);
+    crc16::State::<crc16::XMODEM>::calculate(tagged) % 16384
+}
+
+/// The slot every key of `product_id` lives on (they all carry the tag `{P}`).
+pub fn product_slot(product_id: u64) -> u16 {
+    slot(format!("{{{product_id}}}").as_bytes())
+}
+
+/// Runs `build(pipe, item)` for every item in one pipeline on a single server, or in one
+/// pipeline per hash slot, all at once, on a cluster; returns each item's replies (one per
+/// command it added), in the items' order. `slot_of` names an item's slot. Commands added by
+/// `build` must not be `ignore()`d: the replies are split by command count.
+pub async fn per_item<C, T>(
+    redis: &C,
+    items: &[T],
+    slot_of: impl Fn(&T) -> u16,
+    build: impl Fn(&mut Pipeline, &T),
+) -> RedisResult<Vec<Vec<Value>>>
+where
+    C: Link,
+{
+    let groups: Vec<Vec<usize>> = if redis.spans_one_slot_per_pipeline() {
+        let mut by_slot: BTreeMap<u16, Vec<usize>> = BTreeMap::new();
+        for (i, item) in items.iter().enumerate() {
+            by_slot.entry(slot_of(item)).or_default().push(i);
+        }
+        by_slot.into_values().collect()
+    } else {
+        vec![(0..items.len()).collect()]
+    };
+    let mut out: Vec<Vec<Value>> = vec![Vec::new(); items.len()];
+    let runs = groups.into_iter().filter(|g| !g.is_empty()).map(|group| {
+        let mut pipe = redis::pipe();
+        let mut counts = Vec::with_capacity(group.len());
+        for &i in &group {
+            let before = pipe.len();
+            build(&mut pipe, &items[i]);
+            counts.push(pipe.len() - before);
+        }
+        let mut redis = redis.clone();
+        async move {
+            let replies: Vec<Value> = if pipe.is_empty() { Vec::new() } else { pipe.query_async(&mut redis).await? };
+            Ok::<_, redis::RedisError>((group, counts, replies))
+        }
+    });
+    for result in futures_util::future::join_all(runs).await {
+        let (group, counts, replies) = result?;
+        let mut replies = replies.into_iter();
+        for (i, n) in group.into_iter().zip(counts) {
+            out[i] = replies.by_ref().take(n).collect();
+        }
+    }
+    Ok(out)
+}
+
+/// The products grouped so that each group may share one multi-key command or pipeline: one
+/// group on a single server, one per hash slot on a cluster.
+pub fn group_by_slot<C: Link>(redis: &C, products: &[u64]) -> Vec<Vec<u64>> {
+    if !redis.spans_one_slot_per_pipeline() {
+        return if products.is_empty() { Vec::new() } else { vec![products.to_vec()] };
+    }
+    let mut by_slot: BTreeMap<u16, Vec<u64>> = BTreeMap::new();
+    for &p in products {
+        by_slot.entry(product_slot(p)).or_default().push(p);
+    }
+    by_slot.into_values().collect()
+}
+
+/// [`per_item`] over product ids, each on its product's slot.
+pub async fn per_product<C: Link>(
+    redis: &C,
+    products: &[u64],
+    build: impl Fn(&mut Pipeline, u64),
+) -> RedisResult<Vec<Vec<Value>>> {
+    per_item(redis, products, |&p| product_slot(p), |pipe, &p| build(pipe, p)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comma_separated_url_is_a_cluster_and_one_url_is_not() {
+        assert!(is_cluster_url("redis://127.0.0.1:7000,redis://127.0.0.1:7001"));
+        assert_eq!(seeds("redis://a:1, redis://b:2,"), vec!["redis://a:1", "redis://b:2"]);
+        assert!(!is_cluster_url("redis://127.0.0.1:6379/"));
+    }
+
+    #[test]
+    fn slots_follow_the_cluster_specification() {
+        // The examples of the Redis Cluster specification and `CLUSTER KEYSLOT`.
+        assert_eq!(slot(b"123456789"), 12739);
+        assert_eq!(slot(b"foo"), 12182);
+        assert_eq!(slot(b"{user1000}.following"), slot(b"{user1000}.followers"));
+        assert_eq!(slot(b"foo{}{bar}"), slot(b"foo{}{bar}"));
+        assert_ne!(slot(b"foo{}{bar}"), slot(b"bar"), "an empty tag hashes the whole key");
+        assert_eq!(slot(b"foo{{bar}}zap"), slot(b"{bar"));
+    }
+
+    #[test]
+    fn every_key_of_a_product_is_on_the_products_slot() {
+        let keys = crate::keys::Keys::new("sg");
+        for key in keys.all_for_product(42) {
+            assert_eq!(slot(key.as_bytes()), product_slot(42), "{key}");
+        }
+    }
+}
