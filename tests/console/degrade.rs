@@ -31,7 +31,12 @@ fn engine_config(n: usize) -> EngineConfig {
         close_interval: Duration::from_millis(50),
         switch_poll: Duration::from_millis(50),
         redis_timeout: Duration::from_millis(300),
-        breaker: BreakerConfig { trip_after: 5, probe_interval: Duration::from_millis(100), healthy_probes: 3 },
+        breaker: BreakerConfig {
+            trip_after: 5,
+            probe_interval: Duration::from_millis(100),
+            healthy_probes: 3,
+            grace: Duration::ZERO,
+        },
         ..EngineConfig::default()
     }
 }

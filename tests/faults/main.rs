@@ -9,6 +9,7 @@ mod sale;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cluster_failover;
 mod fault_proxy;
 mod outage_backoff;
 mod proxy_service;

@@ -14,7 +14,10 @@
 //! our own; routing, redirects and failover are the `redis` crate's.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
 
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
@@ -24,7 +27,53 @@ use redis::{Cmd, Pipeline, RedisFuture, RedisResult, Value};
 #[derive(Clone)]
 pub enum RedisLink {
     Single(ConnectionManager),
-    Cluster(ClusterConnection),
+    Cluster(Arc<ClusterLink>),
+}
+
+/// A cluster connection that starts over from the seed nodes when its nodes stop answering.
+pub struct ClusterLink {
+    client: redis::cluster::ClusterClient,
+    current: ArcSwap<ClusterConnection>,
+    /// When the last fresh connection was asked for.
+    reconnected: Mutex<Option<Instant>>,
+}
+
+/// How often a cluster link may start over from its seeds.
+pub const RECONNECT_EVERY: Duration = Duration::from_millis(500);
+
+impl ClusterLink {
+    fn connection(&self) -> ClusterConnection {
+        (**self.current.load()).clone()
+    }
+
+    /// After a failure that says a node is gone: a fresh connection, in the background.
+    fn node_failed(self: &Arc<Self>, err: &redis::RedisError) {
+        let gone = err.is_connection_dropped()
+            || err.is_connection_refusal()
+            || err.is_timeout()
+            || err.is_io_error()
+            || err.kind() == redis::ErrorKind::ClusterConnectionNotFound;
+        if !gone {
+            return;
+        }
+        {
+            let mut last = self.reconnected.lock().unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|t| t.elapsed() < RECONNECT_EVERY) {
+                return;
+            }
+            *last = Some(Instant::now());
+        }
+        let link = self.clone();
+        tokio::spawn(async move {
+            match link.client.get_async_connection().await {
+                Ok(fresh) => {
+                    tracing::info!("cluster link: reconnected from the seed nodes (topology re-read)");
+                    link.current.store(Arc::new(fresh));
+                }
+                Err(e) => tracing::warn!(error = %e, "cluster link: no seed node answered; trying again later"),
+            }
+        });
+    }
 }
 
 /// How long to wait to connect and for an answer.
@@ -57,7 +106,12 @@ impl RedisLink {
                 // requests retry through it instead of failing at once.
                 .retries(6)
                 .build()?;
-            Ok(Self::Cluster(client.get_async_connection().await?))
+            let first = client.get_async_connection().await?;
+            Ok(Self::Cluster(Arc::new(ClusterLink {
+                client,
+                current: ArcSwap::from_pointee(first),
+                reconnected: Mutex::new(None),
+            })))
         } else {
             let client = redis::Client::open(url)?;
             let config = ConnectionManagerConfig::new()
@@ -77,7 +131,13 @@ impl ConnectionLike for RedisLink {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {
             Self::Single(c) => c.req_packed_command(cmd),
-            Self::Cluster(c) => c.req_packed_command(cmd),
+            Self::Cluster(link) => Box::pin(async move {
+                let result = link.connection().req_packed_command(cmd).await;
+                if let Err(e) = &result {
+                    link.node_failed(e);
+                }
+                result
+            }),
         }
     }
 
@@ -89,14 +149,20 @@ impl ConnectionLike for RedisLink {
     ) -> RedisFuture<'a, Vec<Value>> {
         match self {
             Self::Single(c) => c.req_packed_commands(pipeline, offset, count),
-            Self::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+            Self::Cluster(link) => Box::pin(async move {
+                let result = link.connection().req_packed_commands(pipeline, offset, count).await;
+                if let Err(e) = &result {
+                    link.node_failed(e);
+                }
+                result
+            }),
         }
     }
 
     fn get_db(&self) -> i64 {
         match self {
             Self::Single(c) => c.get_db(),
-            Self::Cluster(c) => c.get_db(),
+            Self::Cluster(_) => 0,
         }
     }
 }

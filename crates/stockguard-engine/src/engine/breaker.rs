@@ -2,7 +2,10 @@
 //! instance stops using it and takes orders through the DB path by itself.
 //!
 //! It never flaps. Tripping needs `trip_after` qualifying failures in a row (one success
-//! resets the count). Once tripped it stays on the DB path: it probes Redis and reports
+//! resets the count), lasting at least `grace`. On Redis Cluster the grace covers a failover:
+//! while a failed master's replica is promoted (the node timeout plus an election), the
+//! reservations of its slots fail, and the cluster heals by itself; tripping would take the
+//! whole instance, every product, to the DB path until someone runs the guided exit. Once tripped it stays on the DB path: it probes Redis and reports
 //! `OPEN` (still failing) or `HALF_OPEN` (answering `healthy_probes` times in a row), but it
 //! goes back to Redis only when the switch's global row returns to `NORMAL` at a revision
 //! newer than the trip, which only the guided exit writes. Why not close by itself: while it
@@ -28,13 +31,19 @@ pub struct BreakerConfig {
     pub probe_interval: Duration,
     /// Successful probes in a row before a tripped breaker reports Redis healthy.
     pub healthy_probes: u32,
+    /// How long failures must go on, in a row, before they trip it (0: at once).
+    pub grace: Duration,
 }
 
 impl Default for BreakerConfig {
     fn default() -> Self {
-        Self { trip_after: 5, probe_interval: Duration::from_millis(250), healthy_probes: 3 }
+        Self { trip_after: 5, probe_interval: Duration::from_millis(250), healthy_probes: 3, grace: Duration::ZERO }
     }
 }
+
+/// The grace of an engine on Redis Cluster: a failover takes the node timeout (15 s by
+/// default) plus an election of about a second.
+pub const CLUSTER_FAILOVER_GRACE: Duration = Duration::from_secs(20);
 
 /// The kinds of Redis failure that mean "Redis is unreachable or too slow".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,12 +94,20 @@ pub struct Breaker {
     config: BreakerConfig,
     state: AtomicU8,
     failures_in_a_row: AtomicU32,
+    /// When the current run of failures began.
+    failing_since: Mutex<Option<std::time::Instant>>,
     trip: Mutex<Trip>,
 }
 
 impl Breaker {
     pub fn new(config: BreakerConfig) -> Self {
-        Self { config, state: AtomicU8::new(CLOSED), failures_in_a_row: AtomicU32::new(0), trip: Mutex::default() }
+        Self {
+            config,
+            state: AtomicU8::new(CLOSED),
+            failures_in_a_row: AtomicU32::new(0),
+            failing_since: Mutex::default(),
+            trip: Mutex::default(),
+        }
     }
 
     pub fn config(&self) -> &BreakerConfig {
@@ -114,6 +131,7 @@ impl Breaker {
     pub fn record_success(&self) {
         if self.failures_in_a_row.load(Ordering::Relaxed) != 0 {
             self.failures_in_a_row.store(0, Ordering::Relaxed);
+            *self.failing_since.lock().unwrap_or_else(|e| e.into_inner()) = None;
         }
     }
 
@@ -121,7 +139,11 @@ impl Breaker {
     /// tripped the breaker.
     pub fn record_failure(&self, fault: RedisFault, global_revision: u64) -> bool {
         let n = self.failures_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
-        if self.config.trip_after == 0 || n < self.config.trip_after {
+        let failing_for = {
+            let mut since = self.failing_since.lock().unwrap_or_else(|e| e.into_inner());
+            since.get_or_insert_with(std::time::Instant::now).elapsed()
+        };
+        if self.config.trip_after == 0 || n < self.config.trip_after || failing_for < self.config.grace {
             return false;
         }
         if self.state.compare_exchange(CLOSED, OPEN, Ordering::AcqRel, Ordering::Acquire).is_err() {
@@ -187,7 +209,35 @@ mod tests {
     use super::*;
 
     fn breaker() -> Breaker {
-        Breaker::new(BreakerConfig { trip_after: 3, probe_interval: Duration::from_millis(1), healthy_probes: 2 })
+        Breaker::new(BreakerConfig {
+            trip_after: 3,
+            probe_interval: Duration::from_millis(1),
+            healthy_probes: 2,
+            grace: Duration::ZERO,
+        })
+    }
+
+    #[test]
+    fn within_its_grace_it_does_not_trip_however_many_failures() {
+        let b = Breaker::new(BreakerConfig { grace: Duration::from_millis(150), ..BreakerConfig::default() });
+        for _ in 0..50 {
+            assert!(!b.record_failure(RedisFault::Timeout, 1));
+        }
+        std::thread::sleep(Duration::from_millis(160));
+        assert!(b.record_failure(RedisFault::Timeout, 1), "past the grace, the next failure trips it");
+    }
+
+    #[test]
+    fn a_success_starts_the_grace_over() {
+        let b = Breaker::new(BreakerConfig { grace: Duration::from_millis(100), ..BreakerConfig::default() });
+        for _ in 0..10 {
+            b.record_failure(RedisFault::Connection, 1);
+        }
+        std::thread::sleep(Duration::from_millis(110));
+        b.record_success();
+        for _ in 0..10 {
+            assert!(!b.record_failure(RedisFault::Connection, 1), "a new run of failures has a new grace");
+        }
     }
 
     #[test]

@@ -18,6 +18,13 @@
 //! reservation whose answer came back before it was sent (group commit), so a stalled replica
 //! costs each order the timeout once instead of serialising the connection behind one `WAIT`
 //! per order.
+//!
+//! On Redis Cluster the connections are the cluster client's, so there is no connection of
+//! ours to keep: each reservation is sent with its own `WAIT` in one pipeline
+//! ([`super::reserve::Reserver::reserve_and_wait`]), which the client sends as a whole to the
+//! master of the product's slot, on one connection. If the client retries the pipeline on
+//! the promoted replica after a failover, the `WAIT` there again follows the script it
+//! vouches for.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,6 +66,9 @@ impl Links {
 pub struct ReplicaGate {
     links: Arc<Links>,
     queue: mpsc::UnboundedSender<Waiter>,
+    /// On a cluster: (replicas, timeout) for the `WAIT` sent with each reservation; the links
+    /// and the queue are then unused.
+    per_reservation: Option<(usize, Duration)>,
 }
 
 impl ReplicaGate {
@@ -66,21 +76,17 @@ impl ReplicaGate {
     /// `timeout`; its `WAIT`s run on a task of their own until the gate is dropped. It
     /// connects on first use.
     pub fn start(url: &str, replicas: usize, timeout: Duration) -> redis::RedisResult<Self> {
-        // A `WAIT` vouches only for writes made on its own connection to one server; on a
-        // cluster the reservation's connection belongs to the cluster client, so there is no
-        // connection of ours to ask. Refused rather than vouching for nothing.
-        if stockguard_core::redis_link::is_cluster_url(url) {
-            return Err(redis::RedisError::from((
-                redis::ErrorKind::InvalidClientConfig,
-                "replica acknowledgements work with one Redis server and its replicas, not yet with Redis Cluster",
-            )));
-        }
-        let client = redis::Client::open(url)?;
+        let cluster = stockguard_core::redis_link::is_cluster_url(url);
+        // On a cluster the links are never used; the client is only there to have one.
+        let first_seed = stockguard_core::redis_link::seeds(url).first().copied().unwrap_or(url);
+        let client = redis::Client::open(first_seed)?;
         let links =
             Arc::new(Links { client, current: Mutex::new(None), generations: std::sync::atomic::AtomicU64::new(0) });
         let (queue, waiting) = mpsc::unbounded_channel();
-        tokio::spawn(vouch_in_groups(links.clone(), waiting, replicas, timeout));
-        Ok(Self { links, queue })
+        if !cluster {
+            tokio::spawn(vouch_in_groups(links.clone(), waiting, replicas, timeout));
+        }
+        Ok(Self { links, queue, per_reservation: cluster.then_some((replicas, timeout)) })
     }
 
     /// The current link, connecting a new one when there is none.
@@ -175,24 +181,24 @@ pub async fn reserve_vouched(
     request: &super::reserve::ReserveRequest,
 ) -> Result<super::ReserveOutcome, VouchedError> {
     use super::persist::{write_batch, StreamMessage};
-    let link = state.redis_call(gate.link()).await?;
-    let mut conn = link.conn.clone();
-    let reserved = super::metrics::timed(
-        &super::metrics::get().redis_seconds,
-        state.redis_call(reserver.reserve_message(&mut conn, &state.keys, request)),
-    )
-    .await;
-    let (outcome, message) = match reserved {
-        Ok(answer) => answer,
-        Err(e) => {
-            gate.broken(link.generation).await;
-            return Err(e.into());
+    let (outcome, message, vouched) = match gate.per_reservation {
+        Some((replicas, timeout)) => {
+            let mut conn = state.redis.clone();
+            let millis = timeout.as_millis().max(1) as u64;
+            let reserved = super::metrics::timed(
+                &super::metrics::get().redis_seconds,
+                state.redis_call(reserver.reserve_and_wait(&mut conn, &state.keys, request, replicas, millis)),
+            )
+            .await?;
+            let (outcome, message, acked) = reserved;
+            (outcome, message, acked >= replicas as i64)
         }
+        None => reserve_on_link(state, gate, reserver, request).await?,
     };
     let Some(message) = message else {
         return Ok(outcome);
     };
-    if gate.vouch(link.generation).await {
+    if vouched {
         return Ok(outcome);
     }
     super::metrics::get().written_through.inc();
@@ -208,4 +214,34 @@ pub async fn reserve_vouched(
     } else {
         Err(VouchedError::Clashed(order_no))
     }
+}
+
+/// One server: reserves on the gate's link, then waits for the group `WAIT` of its
+/// generation. Returns the outcome, the message of a new reservation and whether replicas
+/// vouched for it.
+async fn reserve_on_link(
+    state: &super::state::EngineState,
+    gate: &ReplicaGate,
+    reserver: &super::reserve::Reserver,
+    request: &super::reserve::ReserveRequest,
+) -> Result<(super::ReserveOutcome, Option<stockguard_core::reservation::ReservationMessage>, bool), VouchedError> {
+    let link = state.redis_call(gate.link()).await?;
+    let mut conn = link.conn.clone();
+    let reserved = super::metrics::timed(
+        &super::metrics::get().redis_seconds,
+        state.redis_call(reserver.reserve_message(&mut conn, &state.keys, request)),
+    )
+    .await;
+    let (outcome, message) = match reserved {
+        Ok(answer) => answer,
+        Err(e) => {
+            gate.broken(link.generation).await;
+            return Err(e.into());
+        }
+    };
+    if message.is_none() {
+        return Ok((outcome, None, true));
+    }
+    let vouched = gate.vouch(link.generation).await;
+    Ok((outcome, message, vouched))
 }

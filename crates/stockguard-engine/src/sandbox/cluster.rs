@@ -56,6 +56,8 @@ pub async fn start(dir: &Path) -> Result<Cluster, SandboxError> {
         cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
             .args(["--cluster-enabled", "yes", "--cluster-port", &bus.to_string()])
             .args(["--cluster-node-timeout", &NODE_TIMEOUT_MS.to_string()])
+            // A replica's first sync starts at once (the default waits 5 s for more replicas).
+            .args(["--repl-diskless-sync-delay", "0"])
             .args(["--cluster-config-file", "nodes.conf", "--daemonize", "no"])
             .arg("--dir")
             .arg(&data_dir);
@@ -95,7 +97,8 @@ pub fn is_ours(cluster: &Cluster) -> bool {
 }
 
 /// Waits until every node reports `cluster_state:ok` with all 16384 slots served and sees
-/// [`MASTERS`] replicas, and [`MASTERS`] masters each have a connected replica.
+/// [`MASTERS`] replicas, [`MASTERS`] masters each have a connected replica, and every
+/// replica has finished syncing.
 pub async fn wait_healthy(cluster: &Cluster, timeout: Duration) -> Result<(), SandboxError> {
     let deadline = tokio::time::Instant::now() + timeout;
     let mut last = String::new();
@@ -133,6 +136,11 @@ async fn health(cluster: &Cluster) -> redis::RedisResult<Option<String>> {
         let replication: String = redis::cmd("INFO").arg("replication").query_async(&mut conn).await?;
         if replication.contains("role:master") && !replication.contains("connected_slaves:0") {
             masters_with_replica += 1;
+        }
+        // A replica that has not finished its first sync has nothing to take over with: the
+        // cluster would refuse to promote it.
+        if replication.contains("role:slave") && !replication.contains("master_link_status:up") {
+            return Ok(Some(format!("replica {} has not synced with its master yet", node.port)));
         }
     }
     Ok((masters_with_replica < MASTERS).then(|| format!("{masters_with_replica} of {MASTERS} masters have a replica")))
