@@ -32,6 +32,15 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Redis Cluster beside the profile's one Redis server, in one run: the reserve script
+    /// (one hot product, twelve products) and engines through HTTP (one on each, three on
+    /// the cluster). Starts a private cluster for the run.
+    Cluster {
+        #[arg(long)]
+        quick: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// One hot product (stock 1,000, 5,000 buyers) at 8, 32 and 128 connections, 5 rounds:
     /// conditional update, SELECT ... FOR UPDATE, optimistic version, naive read-then-write.
     Deduct {
@@ -53,6 +62,12 @@ pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliErro
             let exe = std::env::current_exe()
                 .map_err(|e| CliError::Refused(format!("cannot find the stockguard binary: {e}")))?;
             show(&stockguard_engine::bench::engine::run(&conns, &exe, quick).await?, json)
+        }
+        BenchCommand::Cluster { quick, json } => {
+            let exe = std::env::current_exe()
+                .map_err(|e| CliError::Refused(format!("cannot find the stockguard binary: {e}")))?;
+            let mut progress = |step: &str| eprintln!("bench cluster: {step}");
+            show(&stockguard_engine::bench::cluster::run(&conns, &exe, quick, &mut progress).await?, json)
         }
         BenchCommand::Recon { quick, json } => show(
             &stockguard_engine::bench::recon::run(&conns, quick, &mut |step| eprintln!("bench recon: {step}")).await?,

@@ -185,3 +185,16 @@ async fn the_reserve_benchmark_never_puts_the_redis_password_on_a_command_line(p
     assert!(!out.status.success() && stderr.contains("password"), "refused, saying why: {stderr}");
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_cluster_benchmark_runs_beside_one_server_and_drops_its_scratch_database(pool: MySqlPool) {
+    let redis = TestRedis::new("bench5").await;
+    let report = bench(&pool, &redis, "cluster").await;
+    let names: Vec<&str> = report["figures"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert!(names.iter().any(|n| n.starts_with("cluster, three engines")), "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("one server, one engine")), "{names:?}");
+    assert_positive_figures(&report);
+    assert_scratch_database_dropped(&pool, &report, "sg_bench_cluster_").await;
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM inventory").fetch_one(&pool).await.unwrap();
+    assert_eq!(left, 0, "the profile's own database is untouched");
+}

@@ -17,13 +17,13 @@ use stockguard_core::connect::Connections;
 const CLIENTS: u32 = 50;
 
 /// An engine in its own process (as in production), stopped with SIGINT on drop.
-struct EngineProcess {
+pub(super) struct EngineProcess {
     child: tokio::process::Child,
-    url: String,
+    pub(super) url: String,
 }
 
 impl EngineProcess {
-    async fn start(exe: &Path, conns: &Connections) -> Result<Self, BenchError> {
+    pub(super) async fn start(exe: &Path, conns: &Connections) -> Result<Self, BenchError> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|e| BenchError::Engine(e.to_string()))?
@@ -52,7 +52,7 @@ impl EngineProcess {
         Err(BenchError::Engine("did not become healthy within 10 s".into()))
     }
 
-    async fn stop(mut self) {
+    pub(super) async fn stop(mut self) {
         if let Some(pid) = self.child.id() {
             let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGINT);
         }

@@ -12,8 +12,12 @@
 //! - [`deduct`]: four ways to deduct one hot product in the DB (conditional update, `FOR
 //!   UPDATE`, optimistic version, naive read-then-write) at 8, 32 and 128 connections.
 //!
+//! - [`cluster`]: Redis Cluster beside one server in one run: the reserve script on one hot
+//!   product and spread over twelve, one engine on each, three engines on the cluster.
+//!
 //! `recon` and `deduct` work in a [`ScratchDatabase`] of their own beside the profile's.
 
+pub mod cluster;
 pub mod deduct;
 pub mod engine;
 pub mod recon;

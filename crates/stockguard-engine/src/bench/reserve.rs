@@ -22,8 +22,12 @@ pub async fn ceiling(
     clients: u32,
     pipeline: u32,
 ) -> Result<f64, BenchError> {
-    let url = url::Url::parse(conns.settings.redis_url.expose_secret())
-        .map_err(|e| BenchError::RedisBenchmark(e.to_string()))?;
+    // On a cluster, one seed: `--cluster` has redis-benchmark read the slots from it and send
+    // each call to the master of its key's hash tag.
+    let redis_url = conns.settings.redis_url.expose_secret();
+    let cluster = stockguard_core::redis_link::is_cluster_url(redis_url);
+    let seed = stockguard_core::redis_link::seeds(redis_url).first().copied().unwrap_or(redis_url);
+    let url = url::Url::parse(seed).map_err(|e| BenchError::RedisBenchmark(e.to_string()))?;
     // Checked on the installed redis-benchmark 7.0: it authenticates only with `-a` (and
     // `-u`), both on its command line; REDISCLI_AUTH, which redis-cli reads, it ignores.
     if url.password().is_some() {
@@ -49,6 +53,9 @@ pub async fn ceiling(
         &pipeline.to_string(),
     ])
     .args(["-r", "1000000000", "--csv"]);
+    if cluster {
+        cmd.arg("--cluster");
+    }
     cmd.args(["EVALSHA", &Reserver::sha(), "7"])
         .args([
             keys.stock(product),
@@ -129,6 +136,52 @@ pub async fn reserve_many(
     Ok(started.elapsed())
 }
 
+/// Like [`reserve_many`], with the requests spread round-robin over `products`.
+pub async fn reserve_spread(
+    conns: &Connections,
+    products: &[u64],
+    requests: u64,
+    clients: u32,
+    tag: &str,
+) -> Result<std::time::Duration, BenchError> {
+    let instance = InstanceTag::claim(&conns.mysql, &format!("bench-{tag}")).await?;
+    let reserver = Arc::new(Reserver::new(instance));
+    let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let products: Arc<[u64]> = products.into();
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..clients {
+        let (reserver, next, keys, mut redis, tag, products) = (
+            reserver.clone(),
+            next.clone(),
+            conns.keys.clone(),
+            conns.redis.clone(),
+            tag.to_string(),
+            products.clone(),
+        );
+        workers.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= requests {
+                    return Ok::<(), redis::RedisError>(());
+                }
+                let req = ReserveRequest {
+                    user_id: 2_000_000_000 + i,
+                    product_id: products[i as usize % products.len()],
+                    qty: 1,
+                    idempotency_key: format!("{tag}{i}"),
+                    per_user_limit: 1_000_000_000,
+                };
+                reserver.reserve(&mut redis, &keys, &req).await?;
+            }
+        }));
+    }
+    for w in workers {
+        w.await.expect("bench worker")?;
+    }
+    Ok(started.elapsed())
+}
+
 /// Our Rust client's rate: requests per second.
 pub async fn ours(conns: &Connections, product: u64, requests: u64, clients: u32) -> Result<f64, BenchError> {
     let took = reserve_many(conns, product, requests, clients, "b").await?;
@@ -139,7 +192,8 @@ pub async fn ours(conns: &Connections, product: u64, requests: u64, clients: u32
 pub async fn run(conns: &Connections, quick: bool) -> Result<BenchReport, BenchError> {
     let requests = if quick { 5_000 } else { 200_000 };
     // Refused before anything is written (the ceiling would refuse it after).
-    if url::Url::parse(conns.settings.redis_url.expose_secret()).is_ok_and(|u| u.password().is_some()) {
+    let seeds = stockguard_core::redis_link::seeds(conns.settings.redis_url.expose_secret());
+    if seeds.iter().any(|seed| url::Url::parse(seed).is_ok_and(|u| u.password().is_some())) {
         return Err(BenchError::PasswordOnCommandLine);
     }
     let product = BenchProduct::create(conns, 1_000_000_000, 1_000_000_000).await?;

@@ -1,0 +1,219 @@
+//! Redis Cluster beside one Redis server, in one run: the reserve script (the
+//! `redis-benchmark` ceiling and our client, on one hot product and spread over twelve), and
+//! engines through HTTP (one engine on the server, one on the cluster, three on the cluster).
+//!
+//! The cluster is a private one the benchmark starts for itself (three masters with a replica
+//! each, [`crate::sandbox::cluster`]) on the same machine as the profile's Redis, and stops at
+//! the end. Both sides share the machine's cores, so this measures what the cluster costs a
+//! sale and where it spreads load (across masters, per hash slot), not a cluster spread over
+//! machines.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::engine::EngineProcess;
+use super::{reserve, BenchError, BenchProduct, BenchReport, Figure, ScratchDatabase};
+use crate::load::{self, LoadConfig};
+use crate::sandbox::cluster;
+use stockguard_core::connect::Connections;
+use stockguard_core::profile::ConnectionSettings;
+
+/// Products the "spread" figures sell: twelve hash slots, spread over the three masters.
+const SPREAD: usize = 12;
+/// Outstanding requests, as in `bench reserve` and `bench engine`.
+const CLIENTS: u32 = 50;
+
+struct Plan {
+    reserve_requests: u64,
+    http_orders: u64,
+}
+
+/// The `cluster` benchmark. `engine_exe` is the `stockguard` binary (engines run in their own
+/// processes). Works in a scratch database of its own.
+pub async fn run(
+    conns: &Connections,
+    engine_exe: &Path,
+    quick: bool,
+    progress: &mut (dyn FnMut(&str) + Send),
+) -> Result<BenchReport, BenchError> {
+    let plan = if quick {
+        Plan { reserve_requests: 2_000, http_orders: 1_200 }
+    } else {
+        Plan { reserve_requests: 100_000, http_orders: 60_000 }
+    };
+    let scratch = ScratchDatabase::create(&conns.settings, "cluster").await?;
+    let dir = tempfile::tempdir().map_err(|e| BenchError::Engine(format!("a folder for the cluster: {e}")))?;
+    progress("starting a private Redis Cluster (3 masters, 3 replicas)");
+    let started = cluster::start(dir.path()).await.map_err(|e| BenchError::Engine(e.to_string()))?;
+    let result = async {
+        let mysql = scratch.migrated_pool().await?;
+        let single = Connections { mysql: mysql.clone(), settings: scratch.settings.clone(), ..conns.clone() };
+        let settings = ConnectionSettings { redis_url: started.url().into(), ..scratch.settings.clone() };
+        let redis =
+            stockguard_core::connect::connect_redis(&settings).await.map_err(|e| BenchError::Engine(e.to_string()))?;
+        let on_cluster = Connections { mysql, redis, settings, keys: conns.keys.clone() };
+        let report = measure(&single, &on_cluster, engine_exe, &plan, progress).await;
+        single.mysql.close().await;
+        report
+    }
+    .await;
+    let _ = cluster::stop(&started).await;
+    let dropped = scratch.drop_database().await?;
+    let mut report = result?;
+    report.notes.push(dropped);
+    Ok(report)
+}
+
+async fn measure(
+    single: &Connections,
+    on_cluster: &Connections,
+    engine_exe: &Path,
+    plan: &Plan,
+    progress: &mut (dyn FnMut(&str) + Send),
+) -> Result<BenchReport, BenchError> {
+    let n = plan.reserve_requests;
+    let mut figures = Vec::new();
+    let mut ratios = Vec::new();
+    let rate = |took: Duration| n as f64 / took.as_secs_f64();
+
+    for (side, conns) in [("one server", single), ("cluster", on_cluster)] {
+        progress(&format!("reserve script on the {side}"));
+        let hot = BenchProduct::create(conns, 1_000_000_000, 1_000_000_000).await?;
+        let mut spread = Vec::with_capacity(SPREAD);
+        for _ in 0..SPREAD {
+            spread.push(BenchProduct::create(conns, 1_000_000_000, 1_000_000_000).await?);
+        }
+        let ids: Vec<u64> = spread.iter().map(|p| p.id).collect();
+        let measured = async {
+            // `redis-benchmark --cluster` puts hash tags of its own in place of `{tag}` in
+            // a key, so it cannot aim at one product's keys: the ceiling is the server's.
+            let ceiling = if conns.redis.is_cluster() {
+                None
+            } else {
+                Some(reserve::ceiling(conns, hot.id, n, CLIENTS, 1).await?)
+            };
+            let one = rate(reserve::reserve_many(conns, hot.id, n, CLIENTS, &format!("{side}h")).await?);
+            let many = rate(reserve::reserve_spread(conns, &ids, n, CLIENTS, &format!("{side}s")).await?);
+            Ok::<_, BenchError>((ceiling, one, many))
+        }
+        .await;
+        hot.drop_keys(conns).await?;
+        for p in spread {
+            p.drop_keys(conns).await?;
+        }
+        let (ceiling, one, many) = measured?;
+        if let Some(ceiling) = ceiling {
+            figures.push(Figure::new(
+                &format!("{side}: redis-benchmark EVALSHA reserve, one product, -c {CLIENTS}"),
+                ceiling,
+                "req/s",
+            ));
+        }
+        figures.push(Figure::new(&format!("{side}: our client, one hot product"), one, "req/s"));
+        figures.push(Figure::new(&format!("{side}: our client, {SPREAD} products"), many, "req/s"));
+    }
+    let pick = |side: &str, what: &str| {
+        figures.iter().find(|f| f.name.starts_with(side) && f.name.contains(what)).map_or(f64::NAN, |f| f.value)
+    };
+    ratios.push(Figure::new(
+        "cluster / one server: our client, one hot product",
+        pick("cluster", "one hot product") / pick("one server", "one hot product"),
+        "",
+    ));
+    ratios.push(Figure::new(
+        &format!("cluster / one server: our client, {SPREAD} products"),
+        pick("cluster", "products") / pick("one server", "products"),
+        "",
+    ));
+
+    // Engines through HTTP, each selling its own products.
+    let one_server = engines(single, engine_exe, 1, plan.http_orders, progress).await?;
+    let one_cluster = engines(on_cluster, engine_exe, 1, plan.http_orders, progress).await?;
+    let three_cluster = engines(on_cluster, engine_exe, 3, plan.http_orders, progress).await?;
+    figures.push(Figure::new("one server, one engine: accepted orders/s", one_server.0, "orders/s"));
+    figures.push(Figure::new("one server, one engine: p99", one_server.1, "ms"));
+    figures.push(Figure::new("cluster, one engine: accepted orders/s", one_cluster.0, "orders/s"));
+    figures.push(Figure::new("cluster, one engine: p99", one_cluster.1, "ms"));
+    figures.push(Figure::new("cluster, three engines: accepted orders/s (sum)", three_cluster.0, "orders/s"));
+    figures.push(Figure::new("cluster, three engines: p99 (worst engine)", three_cluster.1, "ms"));
+    ratios.push(Figure::new("cluster / one server, one engine", one_cluster.0 / one_server.0, ""));
+    ratios.push(Figure::new("cluster: three engines / one engine", three_cluster.0 / one_cluster.0, ""));
+
+    Ok(BenchReport {
+        bench: "cluster".into(),
+        figures,
+        ratios,
+        notes: vec![
+            format!(
+                "reserve: {n} requests per figure, {CLIENTS} concurrent; {SPREAD} products spread over the hash slots"
+            ),
+            format!(
+                "HTTP: {} orders per engine setup, spread over {SPREAD} products; engines, load generator, MySQL and \
+                 every Redis process share this machine's cores",
+                plan.http_orders
+            ),
+            "the cluster is three masters with a replica each, on loopback; a production cluster spreads its masters \
+             over machines"
+                .into(),
+            "no redis-benchmark ceiling on the cluster: with --cluster it replaces `{tag}` in keys with hash tags of \
+             its own, so it cannot aim at one product's keys"
+                .into(),
+        ],
+    })
+}
+
+/// `count` engines in their own processes, each sold `orders / count` buyers over its own
+/// products at full speed: the accepted orders/s summed and the worst p99.
+async fn engines(
+    conns: &Connections,
+    exe: &Path,
+    count: usize,
+    orders: u64,
+    progress: &mut (dyn FnMut(&str) + Send),
+) -> Result<(f64, f64), BenchError> {
+    progress(&format!(
+        "{count} engine(s) through HTTP on {}",
+        if conns.redis.is_cluster() { "the cluster" } else { "one server" }
+    ));
+    let mut products = Vec::new();
+    for _ in 0..SPREAD {
+        products.push(BenchProduct::create(conns, orders as i64, 1_000).await?);
+    }
+    let ids: Vec<u64> = products.iter().map(|p| p.id).collect();
+    let mut running = Vec::new();
+    for _ in 0..count {
+        running.push(EngineProcess::start(exe, conns).await?);
+    }
+    let per_engine = ids.len() / count;
+    let loads = running.iter().enumerate().map(|(i, engine)| {
+        let cfg = LoadConfig {
+            target: engine.url.clone(),
+            products: ids[i * per_engine..(i + 1) * per_engine].to_vec(),
+            buyers: orders / count as u64 / per_engine as u64,
+            rate: 1_000_000,
+            duration: Duration::from_secs(300),
+            concurrency: CLIENTS as usize,
+            drain_timeout: Duration::from_secs(120),
+        };
+        let pool = conns.mysql.clone();
+        async move { load::run(&pool, &cfg, &|_, _| {}).await }
+    });
+    let reports = futures_util::future::join_all(loads).await;
+    for engine in running {
+        engine.stop().await;
+    }
+    for p in products {
+        p.drop_keys(conns).await?;
+    }
+    let mut accepted = 0.0;
+    let mut p99: f64 = 0.0;
+    for report in reports {
+        let report = report?;
+        if !report.holds() {
+            return Err(BenchError::Engine(format!("an HTTP run did not hold:\n{}", report.to_text())));
+        }
+        accepted += report.accepted_per_sec;
+        p99 = p99.max(report.latency_p99_ms);
+    }
+    Ok((accepted, p99))
+}
