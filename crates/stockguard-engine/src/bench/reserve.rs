@@ -104,36 +104,7 @@ pub async fn reserve_many(
     clients: u32,
     tag: &str,
 ) -> Result<std::time::Duration, BenchError> {
-    // A registered instance tag, as an engine has: the numbers never clash with an engine's.
-    let instance = InstanceTag::claim(&conns.mysql, &format!("bench-{tag}")).await?;
-    let reserver = Arc::new(Reserver::new(instance));
-    let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..clients {
-        let (reserver, next, keys, mut redis, tag) =
-            (reserver.clone(), next.clone(), conns.keys.clone(), conns.redis.clone(), tag.to_string());
-        workers.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= requests {
-                    return Ok::<(), redis::RedisError>(());
-                }
-                let req = ReserveRequest {
-                    user_id: 2_000_000_000 + i,
-                    product_id: product,
-                    qty: 1,
-                    idempotency_key: format!("{tag}{i}"),
-                    per_user_limit: 1_000_000_000,
-                };
-                reserver.reserve(&mut redis, &keys, &req).await?;
-            }
-        }));
-    }
-    for w in workers {
-        w.await.expect("bench worker")?;
-    }
-    Ok(started.elapsed())
+    reserve_spread(conns, &[product], requests, clients, tag).await
 }
 
 /// Like [`reserve_many`], with the requests spread round-robin over `products`.
@@ -144,6 +115,7 @@ pub async fn reserve_spread(
     clients: u32,
     tag: &str,
 ) -> Result<std::time::Duration, BenchError> {
+    // A registered instance tag, as an engine has: the numbers never clash with an engine's.
     let instance = InstanceTag::claim(&conns.mysql, &format!("bench-{tag}")).await?;
     let reserver = Arc::new(Reserver::new(instance));
     let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
