@@ -251,7 +251,7 @@ pub async fn finish_batch(
 
 /// The whole rewrite of many products, in one span: each product its own lock, token, fence
 /// and audit rows; a round trip per step for all of them. Results in the requests' order.
-#[tracing::instrument(name = "rewrite_batch", skip_all, fields(products = requests.len(), batch = Empty))]
+#[tracing::instrument(name = "rewrite_batch", skip_all, fields(products = requests.len(), batch = Empty, outcome = Empty))]
 pub async fn rewrite_batch(
     conns: &Connections,
     requests: &[RewriteRequest],
