@@ -153,7 +153,9 @@ impl From<RewriteError> for DesktopError {
             RewriteError::ConfirmationRequired(id) => Self::ConfirmationRequired(id),
             RewriteError::ReadOnly | RewriteError::RoleNotAllowed(_) => Self::Refused(e.to_string()),
             RewriteError::NoReason => Self::Invalid(e.to_string()),
-            RewriteError::Recon(_) | RewriteError::Db(_) | RewriteError::Redis(_) => Self::Query(e.to_string()),
+            RewriteError::Recon(_) | RewriteError::Db(_) | RewriteError::Redis(_) | RewriteError::RunMissing { .. } => {
+                Self::Query(e.to_string())
+            }
         }
     }
 }
@@ -174,6 +176,7 @@ impl From<SwitchError> for DesktopError {
             SwitchError::NoReason => Self::Invalid(e.to_string()),
             SwitchError::RedisUnreachable(_) | SwitchError::ReadTimedOut(_) => Self::Connect(e.to_string()),
             SwitchError::Rewrite(..)
+            | SwitchError::RewriteBatch { .. }
             | SwitchError::Corrupt(_)
             | SwitchError::Recon(_)
             | SwitchError::Db(_)

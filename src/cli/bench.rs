@@ -1,4 +1,4 @@
-//! `stockguard bench reserve|engine|recon|deduct`.
+//! `stockguard bench reserve|engine|recon|exit|deduct`.
 
 use clap::Subcommand;
 
@@ -41,6 +41,15 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// How long the guided exit from DB mode pauses sales at 20, 1,000 and 5,000 products:
+    /// the per-product rebuild against the batched one, and the drift after each.
+    Exit {
+        /// 5 and 40 products.
+        #[arg(long)]
+        quick: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// One hot product (stock 1,000, 5,000 buyers) at 8, 32 and 128 connections, 5 rounds:
     /// conditional update, SELECT ... FOR UPDATE, optimistic version, naive read-then-write.
     Deduct {
@@ -71,6 +80,10 @@ pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliErro
         }
         BenchCommand::Recon { quick, json } => show(
             &stockguard_engine::bench::recon::run(&conns, quick, &mut |step| eprintln!("bench recon: {step}")).await?,
+            json,
+        ),
+        BenchCommand::Exit { quick, json } => show(
+            &stockguard_engine::bench::exit::run(&conns, quick, &mut |step| eprintln!("bench exit: {step}")).await?,
             json,
         ),
         BenchCommand::Deduct { quick, json } => {

@@ -198,3 +198,25 @@ async fn the_cluster_benchmark_runs_beside_one_server_and_drops_its_scratch_data
     let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM inventory").fetch_one(&pool).await.unwrap();
     assert_eq!(left, 0, "the profile's own database is untouched");
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_exit_benchmark_measures_both_rebuild_paths_with_no_drift_and_drops_its_scratch_database(pool: MySqlPool) {
+    let redis = TestRedis::new("bench6").await;
+    let report = bench(&pool, &redis, "exit").await;
+    let figures = report["figures"].as_array().unwrap();
+    let paused: Vec<&serde_json::Value> =
+        figures.iter().filter(|f| f["name"].as_str().unwrap().contains("sales paused")).collect();
+    let drifting: Vec<&serde_json::Value> =
+        figures.iter().filter(|f| f["name"].as_str().unwrap().contains("drifting")).collect();
+    assert_eq!(paused.len(), 4, "two sizes, two paths");
+    assert!(paused.iter().all(|f| f["value"].as_f64().unwrap() > 0.0), "{paused:?}");
+    assert_eq!(drifting.len(), 4);
+    assert!(drifting.iter().all(|f| f["value"].as_f64() == Some(0.0)), "no drift after any exit: {drifting:?}");
+    assert_eq!(report["ratios"].as_array().unwrap().len(), 2);
+    assert_positive(&report["ratios"]);
+    assert_scratch_database_dropped(&pool, &report, "sg_bench_exit_").await;
+    let mut r = redis.conn().await;
+    let keys: Vec<String> =
+        redis::cmd("KEYS").arg(format!("{}:*", redis.keys.prefix())).query_async(&mut r).await.unwrap();
+    assert!(keys.is_empty(), "the bench products' Redis keys are gone: {keys:?}");
+}

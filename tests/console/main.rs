@@ -14,6 +14,7 @@ mod compensation;
 mod degrade;
 mod drill_report;
 mod drill_runs;
+mod exit_batch;
 mod exit_guard;
 mod ledger;
 mod profile_manage;

@@ -21,7 +21,7 @@ use arc_swap::ArcSwap;
 
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, Pipeline, RedisFuture, RedisResult, Value};
+use redis::{Cmd, Pipeline, RedisFuture, RedisResult, Script, ScriptInvocation, Value};
 
 /// A link to the sale's Redis: one server or a cluster.
 #[derive(Clone)]
@@ -277,6 +277,67 @@ pub async fn per_product<C: Link>(
     build: impl Fn(&mut Pipeline, u64),
 ) -> RedisResult<Vec<Vec<Value>>> {
     per_item(redis, products, |&p| product_slot(p), |pipe, &p| build(pipe, p)).await
+}
+
+/// One call of `script` per item through [`per_item`], for a script that may run twice with
+/// the same arguments (a claim, a compare-and-delete, a rewrite of a hash from the DB). It is
+/// sent by SHA; when a server does not know it (first use, a restart, `SCRIPT FLUSH`) it is
+/// loaded within the same pipelines and every call is sent again, so on a cluster the parts
+/// whose server knew it run twice: hence idempotent scripts only. Returns each item's reply.
+pub async fn idempotent_script_per_item<'s, C: Link, T>(
+    redis: &C,
+    items: &[T],
+    slot_of: impl Fn(&T) -> u16,
+    script: &'s Script,
+    call: impl Fn(&T) -> ScriptInvocation<'s>,
+) -> RedisResult<Vec<Value>> {
+    match script_calls(redis, items, &slot_of, script, &call, false).await {
+        Err(e) if e.kind() == redis::ErrorKind::NoScriptError => {
+            script_calls(redis, items, &slot_of, script, &call, true).await
+        }
+        other => other,
+    }
+}
+
+/// One call of `script` per item through [`per_item`], for a script that must never run twice
+/// (a write by `INCRBY`): it is loaded before it is called, once on a single server, and in
+/// each item's own pipeline on a cluster (where the pipelines go to several servers), and a
+/// `NOSCRIPT` is an error, never a reason to send the calls again.
+pub async fn script_once_per_item<'s, C: Link, T>(
+    redis: &C,
+    items: &[T],
+    slot_of: impl Fn(&T) -> u16,
+    script: &'s Script,
+    call: impl Fn(&T) -> ScriptInvocation<'s>,
+) -> RedisResult<Vec<Value>> {
+    if items.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cluster = redis.spans_one_slot_per_pipeline();
+    if !cluster {
+        script.prepare_invoke().load_async(&mut redis.clone()).await?;
+    }
+    script_calls(redis, items, &slot_of, script, &call, cluster).await
+}
+
+/// The calls, each preceded by a `SCRIPT LOAD` when `load`; each item's call's reply.
+async fn script_calls<'s, C: Link, T>(
+    redis: &C,
+    items: &[T],
+    slot_of: &impl Fn(&T) -> u16,
+    script: &'s Script,
+    call: &impl Fn(&T) -> ScriptInvocation<'s>,
+    load: bool,
+) -> RedisResult<Vec<Value>> {
+    let replies = per_item(redis, items, slot_of, |pipe, item| {
+        if load {
+            pipe.load_script(script);
+        }
+        pipe.invoke_script(&call(item));
+    })
+    .await?;
+    // The reply of a SCRIPT LOAD (the SHA) comes first; the call's is last.
+    Ok(replies.into_iter().map(|r| r.into_iter().last().unwrap_or(Value::Nil)).collect())
 }
 
 #[cfg(test)]

@@ -87,6 +87,49 @@ where
     Ok(result.last_insert_id())
 }
 
+/// Appends many entries with one multi-row INSERT (the triggers run per row, as for
+/// [`record`]). Their ids are not returned: InnoDB need not number the rows of one statement
+/// consecutively (`innodb_autoinc_lock_mode = 2` interleaves them with other inserts), so a
+/// caller that needs them puts a key of its own in the details and reads them back
+/// ([`ids_by_detail`]). Returns the first row's id (the lower bound of all of them).
+pub async fn record_many<'e, E>(executor: E, entries: &[AuditEntry]) -> Result<u64, sqlx::Error>
+where
+    E: sqlx::MySqlExecutor<'e>,
+{
+    if entries.is_empty() {
+        return Ok(0);
+    }
+    let mut insert = sqlx::QueryBuilder::new(
+        "INSERT INTO audit_log (actor, role, environment, action, target, reason, outcome, details) ",
+    );
+    insert.push_values(entries, |mut row, e| {
+        row.push_bind(&e.actor)
+            .push_bind(&e.role)
+            .push_bind(&e.environment)
+            .push_bind(&e.action)
+            .push_bind(&e.target)
+            .push_bind(&e.reason)
+            .push_bind(&e.outcome)
+            .push_bind(sqlx::types::Json(&e.details));
+    });
+    Ok(insert.build().execute(executor).await?.last_insert_id())
+}
+
+/// The ids, in order, of the rows from id `from` on whose details hold `key = value`: the
+/// rows written by one [`record_many`] (which returned `from`) with that key in their
+/// details, numbered in the order of its entries.
+pub async fn ids_by_detail(pool: &MySqlPool, from: u64, key: &str, value: &str) -> Result<Vec<u64>, sqlx::Error> {
+    // A range of the primary key: the scan starts at the statement's first row.
+    sqlx::query_scalar(
+        "SELECT id FROM audit_log WHERE id >= ? AND JSON_UNQUOTE(JSON_EXTRACT(details, CONCAT('$.', ?))) = ? ORDER BY id",
+    )
+    .bind(from)
+    .bind(key)
+    .bind(value)
+    .fetch_all(pool)
+    .await
+}
+
 /// The newest entries first, optionally only one action kind.
 pub async fn recent(pool: &MySqlPool, action: Option<&str>, limit: u32) -> Result<Vec<AuditRecord>, sqlx::Error> {
     sqlx::query_as(

@@ -18,13 +18,20 @@
 //! first: its successor claimed the fence before reading, and a write lands only under its
 //! own fence (Kleppmann's rule: the storage refuses every older holder). A dry run claims
 //! nothing and stops after step 3.
+//!
+//! [`batch`] takes the same steps for many products at once (each still its own lock, token,
+//! fence and audit rows), a round trip per step instead of per product and step: the guided
+//! exit's rebuild of thousands of products.
 
+pub mod batch;
 pub mod lock;
+
+pub use batch::{rewrite_batch, BatchHolder, Started};
 
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::Script;
+use redis::{Script, ScriptInvocation};
 use serde::{Deserialize, Serialize};
 use tracing::field::Empty;
 use tracing::{Instrument as _, Span};
@@ -89,6 +96,23 @@ pub struct RewriteResult {
     pub outcome: Outcome,
 }
 
+impl RewriteResult {
+    /// The result when another holder has the product's lock: no run, no token.
+    pub fn lock_busy(product_id: u64) -> Self {
+        Self {
+            product_id,
+            reading: None,
+            before: None,
+            after: None,
+            delta: 0,
+            drift_after: None,
+            fence_token: 0,
+            audit_id: 0,
+            outcome: Outcome::LockBusy,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RewriteError {
     #[error("this profile is read-only: rewrites are refused (dry runs are allowed)")]
@@ -105,6 +129,8 @@ pub enum RewriteError {
     Db(#[from] sqlx::Error),
     #[error("Redis: {0}")]
     Redis(#[from] redis::RedisError),
+    #[error("the run of product {product_id} in batch {batch} is missing after its INSERT")]
+    RunMissing { batch: String, product_id: u64 },
 }
 
 /// What to rewrite and how.
@@ -158,7 +184,8 @@ fn check_allowed(conns: &Connections, req: &RewriteRequest) -> Result<(), Rewrit
     Ok(())
 }
 
-async fn audit_rewrite(conns: &Connections, req: &RewriteRequest, result: &RewriteResult) -> Result<u64, sqlx::Error> {
+/// The audit entry of a finished rewrite (`rewrite`, or `rewrite.dry_run`).
+fn rewrite_entry(conns: &Connections, req: &RewriteRequest, result: &RewriteResult) -> AuditEntry {
     let details = serde_json::json!({
         "before": result.before,
         "after": result.after,
@@ -169,18 +196,18 @@ async fn audit_rewrite(conns: &Connections, req: &RewriteRequest, result: &Rewri
         "expected_redis": result.reading.as_ref().map(|r| r.expected_redis),
     });
     let action = if req.dry_run { "rewrite.dry_run" } else { "rewrite" };
-    audit::record(
-        &conns.mysql,
-        &AuditEntry::by(
-            &conns.settings,
-            action,
-            &format!("product:{}", req.product_id),
-            &req.reason,
-            result.outcome.as_str(),
-            details,
-        ),
+    AuditEntry::by(
+        &conns.settings,
+        action,
+        &format!("product:{}", req.product_id),
+        &req.reason,
+        result.outcome.as_str(),
+        details,
     )
-    .await
+}
+
+async fn audit_rewrite(conns: &Connections, req: &RewriteRequest, result: &RewriteResult) -> Result<u64, sqlx::Error> {
+    audit::record(&conns.mysql, &rewrite_entry(conns, req, result)).await
 }
 
 /// Steps 1 and 2: the lock, the run row whose id is the fencing token, the fence claimed,
@@ -260,46 +287,69 @@ fn span(req: &RewriteRequest, fence_token: Option<u64>) -> Span {
     )
 }
 
-/// Step 4: the write the reading calls for, under the holder's fence. Runs inside [`span`].
-async fn apply(conns: &Connections, holder: &Holder, reading: &Reading) -> Result<Outcome, RewriteError> {
-    let p = holder.request.product_id;
+/// What a reading calls for: a write in `mode` of `delta`, or an outcome with no write.
+struct Plan {
+    mode: &'static str,
+    delta: i64,
+    without_write: Option<Outcome>,
+}
+
+fn plan(holder: &Holder, reading: &Reading) -> Plan {
     let delta = reading.expected_redis - reading.redis_stock.unwrap_or(0);
     let mode = match reading.redis_stock {
         None => "rebuild",
         Some(_) if reading.history_lost => "reset",
         Some(_) => "delta",
     };
-    Span::current().record("mode", mode);
-    if holder.request.dry_run {
-        return Ok(Outcome::DryRun);
-    }
-    if !holder.claimed {
-        return Ok(Outcome::RefusedFence);
-    }
-    // A lost history needs its new epoch even when the numbers happen to agree.
-    if reading.redis_stock.is_some() && delta == 0 && !reading.history_lost {
-        return Ok(Outcome::Noop);
-    }
-    let mut redis = conns.redis.clone();
-    let (code, _value): (i64, i64) = APPLY
-        .key(conns.keys.stock(p))
-        .key(conns.keys.fence(p))
-        .key(conns.keys.seq(p))
-        .key(conns.keys.epoch(p))
+    let without_write = if holder.request.dry_run {
+        Some(Outcome::DryRun)
+    } else if !holder.claimed {
+        Some(Outcome::RefusedFence)
+    } else if reading.redis_stock.is_some() && delta == 0 && !reading.history_lost {
+        // A lost history needs its new epoch even when the numbers happen to agree.
+        Some(Outcome::Noop)
+    } else {
+        None
+    };
+    Plan { mode, delta, without_write }
+}
+
+/// The `apply.lua` call of a planned write, under the holder's fence.
+fn apply_call<'a>(keys: &crate::keys::Keys, holder: &Holder, reading: &Reading, plan: &Plan) -> ScriptInvocation<'a> {
+    let p = holder.request.product_id;
+    let mut call = APPLY.key(keys.stock(p));
+    call.key(keys.fence(p))
+        .key(keys.seq(p))
+        .key(keys.epoch(p))
         .arg(holder.fence_token)
-        .arg(delta)
+        .arg(plan.delta)
         .arg(reading.expected_redis)
-        .arg(mode)
+        .arg(plan.mode)
         .arg(reading.cut_seq)
-        .arg(reading.cut_epoch)
-        .invoke_async(&mut redis)
-        .await?;
-    Ok(match code {
+        .arg(reading.cut_epoch);
+    call
+}
+
+/// The outcome `apply.lua` answered with its code.
+fn applied(code: i64) -> Outcome {
+    match code {
         1 => Outcome::Applied,
         2 => Outcome::Rebuilt,
         -1 => Outcome::RefusedFence,
         _ => Outcome::Changed,
-    })
+    }
+}
+
+/// Step 4: the write the reading calls for, under the holder's fence. Runs inside [`span`].
+async fn apply(conns: &Connections, holder: &Holder, reading: &Reading) -> Result<Outcome, RewriteError> {
+    let plan = plan(holder, reading);
+    Span::current().record("mode", plan.mode);
+    if let Some(outcome) = plan.without_write {
+        return Ok(outcome);
+    }
+    let mut redis = conns.redis.clone();
+    let (code, _value): (i64, i64) = apply_call(&conns.keys, holder, reading, &plan).invoke_async(&mut redis).await?;
+    Ok(applied(code))
 }
 
 /// Steps 4 to 6 (or, for a dry run, the record of step 3): write under the fence, read
@@ -379,17 +429,7 @@ pub async fn rewrite(conns: &Connections, req: &RewriteRequest) -> Result<Rewrit
 async fn rewrite_steps(conns: &Connections, req: &RewriteRequest) -> Result<RewriteResult, RewriteError> {
     let Some(holder) = begin(conns, req).await? else {
         Span::current().record("outcome", Outcome::LockBusy.as_str());
-        let mut result = RewriteResult {
-            product_id: req.product_id,
-            reading: None,
-            before: None,
-            after: None,
-            delta: 0,
-            drift_after: None,
-            fence_token: 0,
-            audit_id: 0,
-            outcome: Outcome::LockBusy,
-        };
+        let mut result = RewriteResult::lock_busy(req.product_id);
         result.audit_id = audit_rewrite(conns, req, &result).await?;
         return Ok(result);
     };

@@ -20,7 +20,7 @@ pub mod store;
 pub mod toggle;
 
 pub use acks::{Acknowledgement, InstanceAck};
-pub use exit::{guided_exit, ExitOptions, ExitReport, ExitStep, ProductDrift, ScopeLeft};
+pub use exit::{guided_exit, ExitOptions, ExitReport, ExitStep, ProductDrift, RebuildPath, ScopeLeft};
 pub use mode::{Mode, Scope, SwitchView};
 pub use store::{Change, Changer, ScopeState};
 pub use toggle::{enter_db_mode, status, SwitchStatus, Toggled};
@@ -49,6 +49,8 @@ pub enum SwitchError {
     NotDrained(i64),
     #[error("the rewrite of product {0} failed: {1}")]
     Rewrite(u64, #[source] Box<RewriteError>),
+    #[error("the batch rewrite of {count} products from product {first} on failed: {source}")]
+    RewriteBatch { first: u64, count: usize, source: Box<RewriteError> },
     #[error("the rewrite of product {0} ended {1:?}; Redis stock was not rebuilt")]
     RewriteNotClean(u64, Outcome),
     #[error(

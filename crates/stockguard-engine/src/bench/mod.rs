@@ -9,17 +9,20 @@
 //!   ceiling, and persisted orders/s with batched against single-order transactions.
 //! - [`recon`]: the ledger query over millions of orders with and without the covering
 //!   index, the chunked check, one drift reading of 1,000 products.
+//! - [`exit`]: how long the guided exit from DB mode pauses sales at 20, 1,000 and 5,000
+//!   products, the per-product rebuild against the batched one.
 //! - [`deduct`]: four ways to deduct one hot product in the DB (conditional update, `FOR
 //!   UPDATE`, optimistic version, naive read-then-write) at 8, 32 and 128 connections.
 //!
 //! - [`cluster`]: Redis Cluster beside one server in one run: the reserve script on one hot
 //!   product and spread over twelve, one engine on each, three engines on the cluster.
 //!
-//! `recon` and `deduct` work in a [`ScratchDatabase`] of their own beside the profile's.
+//! `recon`, `exit` and `deduct` work in a [`ScratchDatabase`] of their own beside the profile's.
 
 pub mod cluster;
 pub mod deduct;
 pub mod engine;
+pub mod exit;
 pub mod recon;
 pub mod reserve;
 
@@ -136,6 +139,13 @@ impl ScratchDatabase {
         let pool = connect::connect_mysql(&self.settings).await.map_err(|e| BenchError::Engine(e.to_string()))?;
         connect::migrate(&pool, "bench").await.map_err(|e| BenchError::Engine(e.to_string()))?;
         Ok(pool)
+    }
+
+    /// Drops it whatever became of the measurement `result`; returns the report (when the
+    /// measurement succeeded) with the note that says so.
+    pub async fn drop_after<R>(self, result: Result<R, BenchError>) -> Result<(R, String), BenchError> {
+        let dropped = self.drop_database().await?;
+        Ok((result?, dropped))
     }
 
     /// Drops it; the note a report carries to say so.

@@ -58,8 +58,7 @@ pub async fn run(conns: &Connections, quick: bool, progress: &mut dyn FnMut(&str
     let sizes: &[u64] = if quick { &[100_000] } else { &[1_000_000, 10_000_000] };
     let scratch = ScratchDatabase::create(&conns.settings, "recon").await?;
     let result = measure(&scratch, conns, sizes, progress).await;
-    let dropped = scratch.drop_database().await?;
-    let mut report = result?;
+    let (mut report, dropped) = scratch.drop_after(result).await?;
     report.notes.push(dropped);
     Ok(report)
 }

@@ -122,8 +122,7 @@ pub async fn run(
 ) -> Result<DeductReport, BenchError> {
     let scratch = ScratchDatabase::create(&conns.settings, "deduct").await?;
     let result = measure(&scratch.settings, plan, progress).await;
-    let dropped = scratch.drop_database().await?;
-    let mut report = result?;
+    let (mut report, dropped) = scratch.drop_after(result).await?;
     report.notes.push(dropped);
     Ok(report)
 }
