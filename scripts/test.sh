@@ -64,7 +64,7 @@ if [ $# -eq 0 ]; then
   echo "test: the cluster suites, on $cluster_url"
   STOCKGUARD_TEST_REDIS_URL="$cluster_url" cargo test --no-fail-fast -p stockguard --test engine || status=$?
   STOCKGUARD_TEST_REDIS_URL="$cluster_url" cargo test --no-fail-fast -p stockguard --test console -- \
-    degrade:: exit_guard:: ledger:: recon_exact:: recon_inject:: rewrite:: cluster:: \
+    degrade:: exit_guard:: exit_batch:: ledger:: recon_exact:: recon_inject:: rewrite:: \
     --skip degrade::redis_cut_off_mid_sale_trips_the_engines_and_the_guided_exit_brings_them_back_with_nothing_lost \
     || status=$?
   STOCKGUARD_SANDBOX_DIR="$cluster_dir" "${CARGO_TARGET_DIR:-target}/debug/stockguard" sandbox down || true
