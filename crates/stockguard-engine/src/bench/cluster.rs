@@ -1,6 +1,7 @@
 //! Redis Cluster beside one Redis server, in one run: the reserve script (the
-//! `redis-benchmark` ceiling and our client, on one hot product and spread over twelve), and
-//! engines through HTTP (one engine on the server, one on the cluster, three on the cluster).
+//! `redis-benchmark` ceiling and our client, on one hot product and spread over twelve), an
+//! exact reading of 5,000 products, and engines through HTTP (one engine on the server, one
+//! on the cluster, three on the cluster).
 //!
 //! The cluster is a private one the benchmark starts for itself (three masters with a replica
 //! each, [`crate::sandbox::cluster`]) on the same machine as the profile's Redis, and stops at
@@ -112,17 +113,35 @@ async fn measure(
         figures.push(Figure::new(&format!("{side}: our client, one hot product"), one, "req/s"));
         figures.push(Figure::new(&format!("{side}: our client, {SPREAD} products"), many, "req/s"));
     }
-    let pick = |side: &str, what: &str| {
-        figures.iter().find(|f| f.name.starts_with(side) && f.name.contains(what)).map_or(f64::NAN, |f| f.value)
-    };
     ratios.push(Figure::new(
         "cluster / one server: our client, one hot product",
-        pick("cluster", "one hot product") / pick("one server", "one hot product"),
+        pick(&figures, "cluster", "one hot product") / pick(&figures, "one server", "one hot product"),
         "",
     ));
     ratios.push(Figure::new(
         &format!("cluster / one server: our client, {SPREAD} products"),
-        pick("cluster", "products") / pick("one server", "products"),
+        pick(&figures, "cluster", "products") / pick(&figures, "one server", "products"),
+        "",
+    ));
+
+    // One exact reading of 5,000 products on each side (what the sampler does every second).
+    for (side, conns) in [("one server", single), ("cluster", on_cluster)] {
+        progress(&format!("readings of {READ_PRODUCTS} products on the {side}"));
+        let (full, light) = readings(conns).await?;
+        figures.push(Figure::new(
+            &format!("{side}: exact reading of {READ_PRODUCTS} products, ledger sums (median of 5)"),
+            full,
+            "ms",
+        ));
+        figures.push(Figure::new(
+            &format!("{side}: exact reading of {READ_PRODUCTS} products, sampler tick (median of 5)"),
+            light,
+            "ms",
+        ));
+    }
+    ratios.push(Figure::new(
+        &format!("cluster / one server: sampler tick over {READ_PRODUCTS} products"),
+        pick(&figures, "cluster", "sampler tick") / pick(&figures, "one server", "sampler tick"),
         "",
     ));
 
@@ -160,6 +179,60 @@ async fn measure(
                 .into(),
         ],
     })
+}
+
+/// The figure of `side` whose name holds `what`.
+fn pick(figures: &[Figure], side: &str, what: &str) -> f64 {
+    figures.iter().find(|f| f.name.starts_with(side) && f.name.contains(what)).map_or(f64::NAN, |f| f.value)
+}
+
+/// Products of the readings' figures.
+const READ_PRODUCTS: u64 = 5_000;
+
+/// Five full readings of [`READ_PRODUCTS`] products and five light ones (the sampler's ticks
+/// between ledger passes), interleaved: their medians, in ms.
+async fn readings(conns: &Connections) -> Result<(f64, f64), BenchError> {
+    use stockguard_core::recon::reading::{read_products_timed, LedgerGaps};
+    let first = 9_500_000_000 + u64::from(rand::random::<u16>()) * 10_000;
+    let ids: Vec<u64> = (first..first + READ_PRODUCTS).collect();
+    for chunk in ids.chunks(1_000) {
+        let rows = chunk.iter().map(|id| format!("({id}, 'bench reading', 100, 100, 1)")).collect::<Vec<_>>().join(",");
+        sqlx::query(&format!(
+            "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES {rows}"
+        ))
+        .execute(&conns.mysql)
+        .await?;
+    }
+    stockguard_core::redis_link::per_product(&conns.redis, &ids, |pipe, id| {
+        pipe.set(conns.keys.stock(id), 100);
+    })
+    .await?;
+    let mut redis = conns.redis.clone();
+    let (mut full, mut light) = (Vec::new(), Vec::new());
+    let ms = |t: stockguard_core::recon::reading::ReadTimings| t.db_ms + t.redis_ms;
+    let failed = |e: stockguard_core::recon::ReconError| BenchError::Engine(e.to_string());
+    for _ in 0..5 {
+        let (read, t) = read_products_timed(&conns.mysql, &mut redis, &conns.keys, &ids, None).await.map_err(failed)?;
+        full.push(ms(t));
+        let gaps = LedgerGaps::from_readings(&read);
+        let (_, t) =
+            read_products_timed(&conns.mysql, &mut redis, &conns.keys, &ids, Some(&gaps)).await.map_err(failed)?;
+        light.push(ms(t));
+    }
+    stockguard_core::redis_link::per_product(&conns.redis, &ids, |pipe, id| {
+        pipe.del(conns.keys.stock(id));
+    })
+    .await?;
+    sqlx::query("DELETE FROM inventory WHERE product_id BETWEEN ? AND ?")
+        .bind(first)
+        .bind(first + READ_PRODUCTS)
+        .execute(&conns.mysql)
+        .await?;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Ok((median(full), median(light)))
 }
 
 /// `count` engines in their own processes, each sold `orders / count` buyers over its own
