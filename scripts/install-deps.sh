@@ -4,6 +4,9 @@
 #   servers: mariadb-server redis-server (used only when no MySQL/Redis is reachable)
 #   e2e:     xvfb xauth webkit2gtk-driver fonts-noto-cjk, and tauri-driver (cargo install)
 #   types:   nodejs npm, for the front end's type check (any Node.js with npm will do)
+#   rules:   promtool, to check deploy/prometheus/alerts.yml: taken out of Debian's
+#            `prometheus` package into ~/.cache/stockguard/bin (installing the package would
+#            start a Prometheus server on the machine)
 set -euo pipefail
 
 packages=(pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
@@ -17,10 +20,10 @@ done
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 if ((${#missing[@]})); then
   echo "install-deps: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
@@ -42,4 +45,15 @@ fi
 if ! command -v tauri-driver >/dev/null; then
   echo "install-deps: installing tauri-driver (cargo install tauri-driver --locked)"
   cargo install tauri-driver --locked --quiet
+fi
+
+promtool_home="${XDG_CACHE_HOME:-$HOME/.cache}/stockguard/bin"
+if ! command -v promtool >/dev/null && [ ! -x "$promtool_home/promtool" ]; then
+  echo "install-deps: fetching promtool (Debian's prometheus package, unpacked, not installed)"
+  work="$(mktemp -d)"
+  (cd "$work" && apt-get download -qq prometheus 2>/dev/null || { $sudo apt-get update -qq && apt-get download -qq prometheus; })
+  dpkg-deb -x "$work"/prometheus_*.deb "$work/x"
+  mkdir -p "$promtool_home"
+  cp "$work/x/usr/bin/promtool" "$promtool_home/promtool"
+  rm -rf "$work"
 fi

@@ -163,7 +163,7 @@ async fn consume(
 }
 
 /// Ctrl-C, or SIGTERM (how a supervisor, or a drill runner, stops a process).
-async fn shutdown_signal() {
+pub(super) async fn shutdown_signal() {
     #[cfg(unix)]
     {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())

@@ -33,6 +33,8 @@ pub enum CliError {
     Roles(#[from] stockguard_core::roles::RolesError),
     #[error(transparent)]
     DrillReport(#[from] stockguard_core::drills::report::ReportError),
+    #[error(transparent)]
+    Watch(#[from] stockguard_engine::watch::WatchError),
     #[error("cannot write {path}: {source}")]
     Write { path: String, source: std::io::Error },
     #[error("database error: {0}")]

@@ -14,6 +14,7 @@ mod recon;
 mod rewrite;
 mod roles;
 mod sandbox;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use output::say;
@@ -67,6 +68,9 @@ enum Command {
     Engine(engine::EngineCommand),
     /// Drive an engine with buyers, then check every answer against the DB.
     Load(load::LoadArgs),
+    /// Serve the readings as Prometheus metrics (drift, status, in flight, pending release,
+    /// reading latency), a reading every second.
+    Watch(watch::WatchArgs),
     /// Benchmarks, measured side by side in one run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -118,6 +122,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Drill(cmd) => drill::run(cmd, profile).await,
         Command::Roles(cmd) => roles::run(cmd, profile).await,
         Command::Load(args) => load::run(args, profile).await,
+        Command::Watch(args) => watch::run(args, profile).await,
         Command::Bench(cmd) => bench::run(cmd, profile).await,
     }
 }

@@ -2,6 +2,8 @@
 //!
 //! One test binary per area, so that linking costs less on two cores; each file is a module.
 
+#[path = "../support/sale.rs"]
+mod sale;
 #[path = "../support/mod.rs"]
 mod support;
 
@@ -10,3 +12,4 @@ mod commands;
 mod compensation;
 mod drill_report;
 mod sandbox;
+mod watch;

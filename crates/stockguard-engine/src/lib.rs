@@ -15,11 +15,14 @@
 //! - [`drill`]: fault injection for tests and drills: TCP proxies that refuse, delay, throttle,
 //!   black-hole, reset and cut, in process or as a service behind Toxiproxy's HTTP API; and
 //!   the drill runner, which runs a drill file end to end on a rig of its own.
-//! - [`sandbox`]: a local sale (private MariaDB/Redis when none is reachable) and its demo
-//!   seed.
+//! - [`sandbox`]: a local sale (private MariaDB/Redis when none is reachable, or a private
+//!   Redis Cluster) and its demo seed.
+//! - [`watch`]: the headless watcher: readings served as Prometheus metrics for a team's own
+//!   monitoring (`stockguard watch`).
 
 pub mod bench;
 pub mod drill;
 pub mod engine;
 pub mod load;
 pub mod sandbox;
+pub mod watch;

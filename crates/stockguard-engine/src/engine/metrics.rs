@@ -25,6 +25,7 @@ pub struct Metrics {
     pub http_in_flight: IntGauge,
     stream_backlog: IntGauge,
     inflight_units: IntGauge,
+    breaker_open: IntGauge,
 }
 
 fn histogram(name: &str, help: &str) -> Histogram {
@@ -54,6 +55,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
             .unwrap(),
         inflight_units: IntGauge::new("stockguard_inflight_units", "Units reserved in Redis, not yet in the DB")
             .unwrap(),
+        breaker_open: IntGauge::new(
+            "stockguard_breaker_open",
+            "1 while this instance's Redis breaker is tripped (it sells through the DB path)",
+        )
+        .unwrap(),
         registry,
     };
     m.registry.register(Box::new(m.requests.clone())).unwrap();
@@ -63,7 +69,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     for c in [&m.persisted, &m.failed_orders, &m.written_through] {
         m.registry.register(Box::new(c.clone())).unwrap();
     }
-    for g in [&m.http_in_flight, &m.stream_backlog, &m.inflight_units] {
+    for g in [&m.http_in_flight, &m.stream_backlog, &m.inflight_units, &m.breaker_open] {
         m.registry.register(Box::new(g.clone())).unwrap();
     }
     m
@@ -102,8 +108,9 @@ pub async fn timed<T>(histogram: &Histogram, f: impl std::future::Future<Output 
 }
 
 /// The text exposition, after refreshing the scrape-time gauges.
-pub fn render(backlog: Option<(i64, i64)>) -> String {
+pub fn render(backlog: Option<(i64, i64)>, breaker_open: bool) -> String {
     let m = get();
+    m.breaker_open.set(i64::from(breaker_open));
     if let Some((backlog, inflight)) = backlog {
         m.stream_backlog.set(backlog);
         m.inflight_units.set(inflight);

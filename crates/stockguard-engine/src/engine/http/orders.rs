@@ -172,7 +172,10 @@ pub async fn metrics_text(State(state): State<EngineState>) -> ([(axum::http::He
     .ok()
     .and_then(Result::ok)
     .map(|b| (b.messages, b.inflight_units));
-    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render(sampled))
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        metrics::render(sampled, state.breaker.is_tripped()),
+    )
 }
 
 /// Where an order is: in the DB (its status), refused by the DB (FAILED), or still in flight

@@ -1,0 +1,203 @@
+//! `stockguard watch --metrics-listen ADDR`: the headless watcher for a team's own
+//! monitoring. It takes an exact reading of every product each interval (the desktop board's
+//! sampler, without a window) and serves the latest one as Prometheus metrics, so Prometheus
+//! rules (`deploy/prometheus/alerts.yml`) and Grafana (`deploy/grafana/`) see what the console
+//! sees.
+//!
+//! Labels are bounded to products (and, for the status, the seven statuses): never orders or
+//! users, whose numbers grow without bound. A drift is "confirmed" when two readings in a row
+//! agree on it (`recon::sampler::DriftTracker`, the console's own rule).
+//!
+//! It lives beside the engine because it is an HTTP server (the core has none); it only
+//! reads.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use prometheus::{Encoder as _, Gauge, GaugeVec, IntCounter, Opts, Registry, TextEncoder};
+use tokio::sync::watch;
+
+use stockguard_core::connect::Connections;
+use stockguard_core::recon::reading::read_products;
+use stockguard_core::recon::sampler::DriftTracker;
+use stockguard_core::recon::{DriftStatus, Reading};
+
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: String, source: std::io::Error },
+    #[error("the metrics server failed: {0}")]
+    Serve(std::io::Error),
+}
+
+/// The watcher's gauges, refreshed after each reading.
+struct Gauges {
+    registry: Registry,
+    drift: GaugeVec,
+    confirmed: GaugeVec,
+    status: GaugeVec,
+    inflight: GaugeVec,
+    pending_release: GaugeVec,
+    redis_stock: GaugeVec,
+    db_stock: GaugeVec,
+    reading_seconds: Gauge,
+    revision: Gauge,
+    last_reading: Gauge,
+    errors: IntCounter,
+}
+
+const STATUSES: [DriftStatus; 7] = [
+    DriftStatus::Ok,
+    DriftStatus::RedisHigh,
+    DriftStatus::RedisLow,
+    DriftStatus::KeyMissing,
+    DriftStatus::HistoryLost,
+    DriftStatus::LedgerMismatch,
+    DriftStatus::Oversold,
+];
+
+impl Gauges {
+    fn new() -> Self {
+        let registry = Registry::new();
+        let per_product = |name: &str, help: &str| {
+            let g = GaugeVec::new(Opts::new(name, help), &["product"]).expect("valid gauge");
+            registry.register(Box::new(g.clone())).expect("registered once");
+            g
+        };
+        let single = |name: &str, help: &str| {
+            let g = Gauge::new(name, help).expect("valid gauge");
+            registry.register(Box::new(g.clone())).expect("registered once");
+            g
+        };
+        let status = GaugeVec::new(
+            Opts::new(
+                "stockguard_product_status",
+                "1 for the product's status in the latest reading, 0 for the others",
+            ),
+            &["product", "status"],
+        )
+        .expect("valid gauge");
+        registry.register(Box::new(status.clone())).expect("registered once");
+        let errors = IntCounter::new("stockguard_watch_reading_errors_total", "Readings that failed").expect("valid");
+        registry.register(Box::new(errors.clone())).expect("registered once");
+        Self {
+            drift: per_product(
+                "stockguard_drift_units",
+                "Redis stock minus what it should hold, as of the reading's cut (absent: no stock key)",
+            ),
+            confirmed: per_product("stockguard_drift_confirmed", "1 when two readings in a row agree on a drift"),
+            inflight: per_product("stockguard_inflight_pending_units", "Units reserved in Redis, not yet in the DB"),
+            pending_release: per_product(
+                "stockguard_pending_release_units",
+                "Units released in the DB, not yet in Redis",
+            ),
+            redis_stock: per_product("stockguard_redis_stock_units", "Redis stock at the reading's cut"),
+            db_stock: per_product("stockguard_db_stock_units", "The DB's stock (the ledger)"),
+            reading_seconds: single("stockguard_reading_duration_seconds", "How long the latest reading took"),
+            revision: single("stockguard_reading_revision", "Readings taken since the watcher started"),
+            last_reading: single("stockguard_last_reading_timestamp_seconds", "When the latest reading finished"),
+            status,
+            errors,
+            registry,
+        }
+    }
+
+    fn show(&self, readings: &[Reading], confirmed: &[u64], took: Duration, revision: u64) {
+        for gauge in
+            [&self.drift, &self.confirmed, &self.inflight, &self.pending_release, &self.redis_stock, &self.db_stock]
+        {
+            // Products that left the sale leave the metrics too.
+            gauge.reset();
+        }
+        self.status.reset();
+        for r in readings {
+            let p = r.product_id.to_string();
+            if let Some(drift) = r.drift {
+                self.drift.with_label_values(&[&p]).set(drift as f64);
+            }
+            if let Some(stock) = r.redis_stock {
+                self.redis_stock.with_label_values(&[&p]).set(stock as f64);
+            }
+            self.confirmed.with_label_values(&[&p]).set(if confirmed.contains(&r.product_id) { 1.0 } else { 0.0 });
+            self.inflight.with_label_values(&[&p]).set(r.inflight_pending as f64);
+            self.pending_release.with_label_values(&[&p]).set(r.pending_release as f64);
+            self.db_stock.with_label_values(&[&p]).set(r.db_stock as f64);
+            for s in STATUSES {
+                self.status.with_label_values(&[&p, s.as_str()]).set(if s == r.status { 1.0 } else { 0.0 });
+            }
+        }
+        self.reading_seconds.set(took.as_secs_f64());
+        self.revision.set(revision as f64);
+        self.last_reading.set(chrono::Utc::now().timestamp_millis() as f64 / 1000.0);
+    }
+
+    fn render(&self) -> String {
+        let mut out = Vec::new();
+        TextEncoder::new().encode(&self.registry.gather(), &mut out).expect("metrics encode");
+        String::from_utf8(out).expect("metrics are UTF-8")
+    }
+}
+
+/// Reads every product each `interval` and serves the latest reading at `GET /metrics` on
+/// `listener`, until `stop` resolves.
+pub async fn run(
+    conns: Connections,
+    listener: tokio::net::TcpListener,
+    interval: Duration,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), WatchError> {
+    let gauges = Arc::new(Gauges::new());
+    let (stopping, stopped) = watch::channel(false);
+    let reader = tokio::spawn(read_forever(conns, gauges.clone(), interval, stopped.clone()));
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let gauges = gauges.clone();
+            async move { ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], gauges.render()) }
+        }),
+    );
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            stop.await;
+            let _ = stopping.send(true);
+        })
+        .await;
+    let _ = reader.await;
+    served.map_err(WatchError::Serve)
+}
+
+/// Binds `addr` for [`run`], with a clear error.
+pub async fn bind(addr: &str) -> Result<tokio::net::TcpListener, WatchError> {
+    tokio::net::TcpListener::bind(addr).await.map_err(|source| WatchError::Listen { addr: addr.into(), source })
+}
+
+async fn read_forever(conns: Connections, gauges: Arc<Gauges>, interval: Duration, mut stopped: watch::Receiver<bool>) {
+    let mut tracker = DriftTracker::default();
+    let mut revision = 0u64;
+    let mut redis = conns.redis.clone();
+    loop {
+        let started = Instant::now();
+        match read_products(&conns.mysql, &mut redis, &conns.keys, &[]).await {
+            Ok(readings) => {
+                revision += 1;
+                let confirmed: Vec<u64> = tracker.observe(&readings).iter().map(|c| c.product_id).collect();
+                gauges.show(&readings, &confirmed, started.elapsed(), revision);
+            }
+            Err(e) => {
+                gauges.errors.inc();
+                tracing::warn!(error = %e, "watch: reading failed");
+            }
+        }
+        let next = interval.saturating_sub(started.elapsed());
+        tokio::select! {
+            _ = tokio::time::sleep(next) => {}
+            _ = stopped.changed() => return,
+        }
+    }
+}
+
+/// The address a listener serves on, for the message a person reads.
+pub fn served_on(listener: &tokio::net::TcpListener) -> Option<SocketAddr> {
+    listener.local_addr().ok()
+}
