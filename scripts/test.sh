@@ -54,6 +54,8 @@ under_display "${run[@]}" "$@" || status=$?
 # sandbox starts (three masters, three replicas on loopback). One test is left out, by name:
 # it cuts a single Redis off through a TCP proxy, and a cluster's clients reach its nodes at
 # the addresses the cluster hands out, past any proxy.
+# `--workspace` as above, so cargo reuses the test binaries it built (the workspace's
+# features are unified; `-p stockguard` alone would build them again).
 if [ $# -eq 0 ]; then
   cluster_dir="$PWD/.sandbox/test-cluster"
   (
@@ -62,8 +64,8 @@ if [ $# -eq 0 ]; then
   )
   cluster_url="$(sed -n "s/^export STOCKGUARD_REDIS_URL='\(.*\)'$/\1/p" "$cluster_dir/env")"
   echo "test: the cluster suites, on $cluster_url"
-  STOCKGUARD_TEST_REDIS_URL="$cluster_url" cargo test --no-fail-fast -p stockguard --test engine || status=$?
-  STOCKGUARD_TEST_REDIS_URL="$cluster_url" cargo test --no-fail-fast -p stockguard --test console -- \
+  STOCKGUARD_TEST_REDIS_URL="$cluster_url" cargo test --no-fail-fast --workspace --test engine || status=$?
+  STOCKGUARD_TEST_REDIS_URL="$cluster_url" cargo test --no-fail-fast --workspace --test console -- \
     degrade:: exit_guard:: exit_batch:: ledger:: recon_exact:: recon_inject:: rewrite:: \
     --skip degrade::redis_cut_off_mid_sale_trips_the_engines_and_the_guided_exit_brings_them_back_with_nothing_lost \
     || status=$?
