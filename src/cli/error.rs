@@ -35,6 +35,8 @@ pub enum CliError {
     DrillReport(#[from] stockguard_core::drills::report::ReportError),
     #[error(transparent)]
     Watch(#[from] stockguard_engine::watch::WatchError),
+    #[error(transparent)]
+    Alerts(#[from] stockguard_core::alerts::AlertError),
     #[error("cannot write {path}: {source}")]
     Write { path: String, source: std::io::Error },
     #[error("database error: {0}")]

@@ -1,5 +1,6 @@
 //! Argument parsing and dispatch. Each subcommand module parses, calls the core and prints.
 
+mod alerts;
 mod bench;
 mod choice;
 mod compensation;
@@ -60,6 +61,9 @@ enum Command {
     /// Oversell compensation: cases from the ledger, a plan, four-eyes approval, execution.
     #[command(subcommand)]
     Compensation(compensation::CompensationCommand),
+    /// What fires now (confirmed drift, oversell, ledger, missing key, backlog) with its
+    /// acknowledgements; `alerts ack KEY --reason ...` takes one.
+    Alerts(alerts::AlertsArgs),
     /// Drift over time.
     #[command(subcommand)]
     Drift(recon::DriftCommand),
@@ -115,6 +119,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Recon(args) => recon::recon(args, profile).await,
         Command::Drift(cmd) => recon::drift(cmd, profile).await,
+        Command::Alerts(args) => alerts::run(args, profile).await,
         Command::Rewrite(args) => rewrite::run(args, profile).await,
         Command::Degrade(cmd) => degrade::run(cmd, profile).await,
         Command::Compensation(cmd) => compensation::run(cmd, profile).await,

@@ -6,7 +6,8 @@ use crate::support;
 use sqlx::{MySqlPool, Row as _};
 use stockguard_core::connect::MIGRATOR;
 
-const TABLES: [&str; 20] = [
+const TABLES: [&str; 21] = [
+    "alert_acks",
     "audit_log",
     "compensation_cases",
     "compensation_effects",

@@ -28,6 +28,8 @@
 //!   releases.
 //! - [`chart`]: drift-over-time charts drawn with `plotters` (SVG for a window, PNG files).
 //! - [`catalog`]: the products of a sale.
+//! - [`alerts`]: alerts raised by a reading (confirmed drift, oversell, ledger, missing key,
+//!   backlog) and their acknowledgements, which close by themselves when the alert clears.
 //! - [`audit`]: the append-only audit log of every write action (its actor is the server's
 //!   word).
 //! - [`compensation`]: oversell compensation: a case from the ledger, a plan per affected
@@ -41,6 +43,7 @@
 //!
 //! The contract these modules implement is restated in `docs/contract.md`.
 
+pub mod alerts;
 pub mod audit;
 pub mod backlog;
 pub mod catalog;

@@ -110,6 +110,7 @@ pub const TABLES: &[&str] = &[
     "compensation_events",
     "drill_runs",
     "drill_events",
+    "alert_acks",
 ];
 
 use Privilege::{Insert, Update};
@@ -136,6 +137,8 @@ const ONCALL: &[(&str, &[Privilege])] = &[
     ("compensation_steps", &[Insert]),
     ("compensation_effects", &[Insert]),
     ("compensation_events", &[Insert]),
+    // Acknowledging an alert, and closing an acknowledgement whose alert cleared.
+    ("alert_acks", &[Insert, Update]),
     ("audit_log", &[Insert]),
 ];
 

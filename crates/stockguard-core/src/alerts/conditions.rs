@@ -1,0 +1,155 @@
+//! Which alerts are firing, from a reading: a pure function, so the desktop app, the CLI and
+//! the headless watcher agree on it.
+
+use serde::Serialize;
+
+use crate::recon::sampler::ConfirmedDrift;
+use crate::recon::{DriftStatus, Reading};
+
+/// What an alert is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AlertKind {
+    /// Two readings in a row agree on a drift between Redis and the ledger.
+    DriftConfirmed,
+    /// More live orders than initial stock: compensation, not a rewrite.
+    Oversold,
+    LedgerMismatch,
+    /// No stock key in Redis: the product cannot sell.
+    KeyMissing,
+    /// More reservations waiting to be persisted than the profile's threshold.
+    Backlog,
+}
+
+impl AlertKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::DriftConfirmed => "DRIFT_CONFIRMED",
+            Self::Oversold => "OVERSOLD",
+            Self::LedgerMismatch => "LEDGER_MISMATCH",
+            Self::KeyMissing => "KEY_MISSING",
+            Self::Backlog => "BACKLOG",
+        }
+    }
+}
+
+/// A firing alert. `key` names it across readings (`drift:1016`, `backlog`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Alert {
+    pub key: String,
+    pub kind: AlertKind,
+    pub product_id: Option<u64>,
+    /// The drift, or the backlog.
+    pub value: Option<i64>,
+}
+
+/// When the backlog alerts.
+#[derive(Debug, Clone, Copy)]
+pub struct Thresholds {
+    pub backlog_messages: i64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self { backlog_messages: 10_000 }
+    }
+}
+
+/// The alerts a reading raises: a confirmed drift (from `confirmed`, the drift tracker's
+/// verdict), a status of the ledger or of the key (at once: they need no second reading, the
+/// reading is exact), and a backlog over the threshold.
+pub fn evaluate(
+    readings: &[Reading],
+    confirmed: &[ConfirmedDrift],
+    backlog: Option<i64>,
+    thresholds: &Thresholds,
+) -> Vec<Alert> {
+    let mut alerts = Vec::new();
+    for r in readings {
+        let kind = match r.status {
+            DriftStatus::Oversold => Some(AlertKind::Oversold),
+            DriftStatus::LedgerMismatch => Some(AlertKind::LedgerMismatch),
+            DriftStatus::KeyMissing => Some(AlertKind::KeyMissing),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            alerts.push(Alert {
+                key: format!("{}:{}", kind.as_str().to_lowercase(), r.product_id),
+                kind,
+                product_id: Some(r.product_id),
+                value: r.drift,
+            });
+        }
+    }
+    for c in confirmed.iter().filter(|c| c.drift.is_some_and(|d| d != 0) || c.status == DriftStatus::HistoryLost) {
+        alerts.push(Alert {
+            key: format!("drift:{}", c.product_id),
+            kind: AlertKind::DriftConfirmed,
+            product_id: Some(c.product_id),
+            value: c.drift,
+        });
+    }
+    if let Some(backlog) = backlog.filter(|b| *b > thresholds.backlog_messages) {
+        alerts.push(Alert { key: "backlog".into(), kind: AlertKind::Backlog, product_id: None, value: Some(backlog) });
+    }
+    alerts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(product_id: u64, status: DriftStatus, drift: Option<i64>) -> Reading {
+        Reading {
+            product_id,
+            name: String::new(),
+            initial_stock: 10,
+            db_stock: 5,
+            live_orders_qty: 5,
+            inflight_pending: 0,
+            pending_release: 0,
+            reserved_after_cut: 0,
+            redis_stock: drift.map(|d| 5 + d),
+            expected_redis: 5,
+            drift,
+            status,
+            cut_seq: 0,
+            cut_epoch: 0,
+            history_lost: false,
+            live_derived: false,
+        }
+    }
+
+    #[test]
+    fn a_drift_alerts_only_once_two_readings_confirm_it() {
+        let readings = [reading(7, DriftStatus::RedisHigh, Some(3))];
+        assert!(evaluate(&readings, &[], None, &Thresholds::default()).is_empty(), "one reading is not enough");
+        let confirmed = [ConfirmedDrift { product_id: 7, status: DriftStatus::RedisHigh, drift: Some(3) }];
+        let alerts = evaluate(&readings, &confirmed, None, &Thresholds::default());
+        assert_eq!(alerts.len(), 1);
+        assert_eq!(
+            (alerts[0].key.as_str(), alerts[0].kind, alerts[0].value),
+            ("drift:7", AlertKind::DriftConfirmed, Some(3))
+        );
+    }
+
+    #[test]
+    fn ledger_and_key_statuses_alert_at_once() {
+        let readings = [
+            reading(1, DriftStatus::Oversold, Some(0)),
+            reading(2, DriftStatus::LedgerMismatch, Some(0)),
+            reading(3, DriftStatus::KeyMissing, None),
+            reading(4, DriftStatus::Ok, Some(0)),
+        ];
+        let keys: Vec<String> =
+            evaluate(&readings, &[], None, &Thresholds::default()).into_iter().map(|a| a.key).collect();
+        assert_eq!(keys, ["oversold:1", "ledger_mismatch:2", "key_missing:3"]);
+    }
+
+    #[test]
+    fn the_backlog_alerts_past_its_threshold_only() {
+        let t = Thresholds { backlog_messages: 100 };
+        assert!(evaluate(&[], &[], Some(100), &t).is_empty());
+        assert_eq!(evaluate(&[], &[], Some(101), &t)[0].key, "backlog");
+    }
+}

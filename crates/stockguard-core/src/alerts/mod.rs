@@ -1,0 +1,34 @@
+//! Alerts with acknowledgement: what fires (a confirmed drift, an oversold product, a ledger
+//! that disagrees with itself, a missing stock key, a backlog past its threshold) and who took
+//! it, why and until when.
+//!
+//! - [`conditions`]: which alerts a reading raises (a pure function shared by the CLI, the
+//!   headless watcher and the desktop app).
+//! - [`now`]: the alerts firing now, for a one-off command (two readings, the backlog).
+//! - [`acks`]: acknowledging one (the account is the server's word), and settling: an
+//!   acknowledgement closes by itself once its alert clears or its time is up, so a forgotten
+//!   acknowledgement never hides the next incident. Every acknowledgement and every close
+//!   leaves an audit row.
+
+pub mod acks;
+pub mod conditions;
+pub mod now;
+
+pub use acks::{Acknowledgement, AlertState};
+pub use conditions::{evaluate, Alert, AlertKind, Thresholds};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AlertError {
+    #[error("a reason is required (it goes to the audit log)")]
+    NoReason,
+    #[error("no alert `{0}` is firing now")]
+    NotFiring(String),
+    #[error("alert `{0}` is already acknowledged")]
+    AlreadyAcknowledged(String),
+    #[error(transparent)]
+    Recon(#[from] crate::recon::ReconError),
+    #[error("Redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+}

@@ -1,0 +1,85 @@
+//! `stockguard alerts` (what fires now, with its acknowledgements; acknowledgements whose
+//! alert cleared are closed) and `stockguard alerts ack KEY --reason ...`.
+
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use super::output::say;
+use super::{connect, output, CliError};
+use stockguard_core::alerts::{self, acks, Thresholds};
+
+#[derive(Debug, Args)]
+pub struct AlertsArgs {
+    #[command(subcommand)]
+    command: Option<AlertsCommand>,
+    /// Reservations waiting to be persisted above which the backlog alerts.
+    #[arg(long, global = true, default_value_t = Thresholds::default().backlog_messages)]
+    backlog_threshold: i64,
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum AlertsCommand {
+    /// Acknowledge a firing alert (its key, as `stockguard alerts` lists it).
+    Ack {
+        key: String,
+        /// Why (required; it goes to the audit log).
+        #[arg(long)]
+        reason: String,
+        /// For how long (e.g. `30m`); by default until the alert clears.
+        #[arg(long = "for", value_parser = humantime::parse_duration)]
+        for_: Option<Duration>,
+    },
+}
+
+/// The two readings that confirm a drift are this far apart.
+const CONFIRM_AFTER: Duration = Duration::from_secs(1);
+
+pub async fn run(args: AlertsArgs, profile: Option<&str>) -> Result<(), CliError> {
+    let conns = connect(profile).await?;
+    let thresholds = Thresholds { backlog_messages: args.backlog_threshold };
+    let firing = alerts::now::firing(&conns, &thresholds, CONFIRM_AFTER).await?;
+    match args.command {
+        Some(AlertsCommand::Ack { key, reason, for_ }) => {
+            let until = match for_ {
+                Some(d) => Some(
+                    chrono::Utc::now().naive_utc()
+                        + chrono::Duration::from_std(d).map_err(|e| CliError::Refused(format!("--for: {e}")))?,
+                ),
+                None => None,
+            };
+            let ack = acks::acknowledge(&conns, &firing, &key, &reason, until).await?;
+            if args.json {
+                output::json(&ack);
+            } else {
+                say!("acknowledged {} by {} (#{})", ack.alert_key, ack.acked_by, ack.id);
+            }
+        }
+        None => {
+            for (ack, why) in acks::settle(&conns, &firing).await? {
+                eprintln!("acknowledgement of {} by {} closed: {why}", ack.alert_key, ack.acked_by);
+            }
+            let states = acks::states(&conns, &firing).await?;
+            if args.json {
+                output::json(&states);
+            } else if states.is_empty() {
+                say!("no alert is firing");
+            } else {
+                for s in &states {
+                    let taken = s.acknowledged.as_ref().map_or("not acknowledged".to_string(), |a| {
+                        format!("acknowledged by {} at {}: {}", a.acked_by, a.acked_at, a.reason)
+                    });
+                    say!(
+                        "{:<24} {:<16} {:>8}  {taken}",
+                        s.alert.key,
+                        s.alert.kind.as_str(),
+                        s.alert.value.map_or("-".into(), |v| v.to_string())
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
