@@ -8,6 +8,13 @@
 //! users, whose numbers grow without bound. A drift is "confirmed" when two readings in a row
 //! agree on it (`recon::sampler::DriftTracker`, the console's own rule).
 //!
+//! It also serves the alerts the reading raises (`stockguard_alert_firing{alert,kind}`) and
+//! which of them someone acknowledged in Stockguard (`stockguard_alert_acknowledged`), so a
+//! Prometheus rule can page only for what nobody has taken (Alertmanager has no
+//! acknowledgement of its own). With `settle_acknowledgements` it also closes the
+//! acknowledgements whose alert cleared or expired, as the console does; that writes to the
+//! DB (an on-call account), so it is asked for, never assumed.
+//!
 //! It lives beside the engine because it is an HTTP server (the core has none); it only
 //! reads.
 
@@ -18,6 +25,7 @@ use std::time::{Duration, Instant};
 use prometheus::{Encoder as _, Gauge, GaugeVec, IntCounter, Opts, Registry, TextEncoder};
 use tokio::sync::watch;
 
+use stockguard_core::alerts::{self, acks, Alert, Thresholds};
 use stockguard_core::connect::Connections;
 use stockguard_core::recon::reading::read_products;
 use stockguard_core::recon::sampler::DriftTracker;
@@ -41,6 +49,8 @@ struct Gauges {
     pending_release: GaugeVec,
     redis_stock: GaugeVec,
     db_stock: GaugeVec,
+    alert_firing: GaugeVec,
+    alert_acknowledged: GaugeVec,
     reading_seconds: Gauge,
     revision: Gauge,
     last_reading: Gauge,
@@ -79,6 +89,14 @@ impl Gauges {
         )
         .expect("valid gauge");
         registry.register(Box::new(status.clone())).expect("registered once");
+        let by_alert = |name: &str, help: &str| {
+            let g = GaugeVec::new(Opts::new(name, help), &["alert", "kind"]).expect("valid gauge");
+            registry.register(Box::new(g.clone())).expect("registered once");
+            g
+        };
+        let alert_firing = by_alert("stockguard_alert_firing", "1 for each alert the latest reading raises");
+        let alert_acknowledged =
+            by_alert("stockguard_alert_acknowledged", "1 for each firing alert someone acknowledged in Stockguard");
         let errors = IntCounter::new("stockguard_watch_reading_errors_total", "Readings that failed").expect("valid");
         registry.register(Box::new(errors.clone())).expect("registered once");
         Self {
@@ -98,6 +116,8 @@ impl Gauges {
             revision: single("stockguard_reading_revision", "Readings taken since the watcher started"),
             last_reading: single("stockguard_last_reading_timestamp_seconds", "When the latest reading finished"),
             status,
+            alert_firing,
+            alert_acknowledged,
             errors,
             registry,
         }
@@ -132,6 +152,17 @@ impl Gauges {
         self.last_reading.set(chrono::Utc::now().timestamp_millis() as f64 / 1000.0);
     }
 
+    fn show_alerts(&self, firing: &[Alert], acknowledged: &[String]) {
+        self.alert_firing.reset();
+        self.alert_acknowledged.reset();
+        for a in firing {
+            let labels = [a.key.as_str(), a.kind.as_str()];
+            self.alert_firing.with_label_values(&labels).set(1.0);
+            let taken = acknowledged.contains(&a.key);
+            self.alert_acknowledged.with_label_values(&labels).set(if taken { 1.0 } else { 0.0 });
+        }
+    }
+
     fn render(&self) -> String {
         let mut out = Vec::new();
         TextEncoder::new().encode(&self.registry.gather(), &mut out).expect("metrics encode");
@@ -144,12 +175,12 @@ impl Gauges {
 pub async fn run(
     conns: Connections,
     listener: tokio::net::TcpListener,
-    interval: Duration,
+    opts: WatchOptions,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), WatchError> {
     let gauges = Arc::new(Gauges::new());
     let (stopping, stopped) = watch::channel(false);
-    let reader = tokio::spawn(read_forever(conns, gauges.clone(), interval, stopped.clone()));
+    let reader = tokio::spawn(read_forever(conns, gauges.clone(), opts, stopped.clone()));
     let app = axum::Router::new().route(
         "/metrics",
         axum::routing::get(move || {
@@ -167,12 +198,22 @@ pub async fn run(
     served.map_err(WatchError::Serve)
 }
 
+/// How the watcher reads.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// A reading of every product this often.
+    pub interval: Duration,
+    pub thresholds: Thresholds,
+    /// Close acknowledgements whose alert cleared or expired (writes to the DB).
+    pub settle_acknowledgements: bool,
+}
+
 /// Binds `addr` for [`run`], with a clear error.
 pub async fn bind(addr: &str) -> Result<tokio::net::TcpListener, WatchError> {
     tokio::net::TcpListener::bind(addr).await.map_err(|source| WatchError::Listen { addr: addr.into(), source })
 }
 
-async fn read_forever(conns: Connections, gauges: Arc<Gauges>, interval: Duration, mut stopped: watch::Receiver<bool>) {
+async fn read_forever(conns: Connections, gauges: Arc<Gauges>, opts: WatchOptions, mut stopped: watch::Receiver<bool>) {
     let mut tracker = DriftTracker::default();
     let mut revision = 0u64;
     let mut redis = conns.redis.clone();
@@ -181,20 +222,45 @@ async fn read_forever(conns: Connections, gauges: Arc<Gauges>, interval: Duratio
         match read_products(&conns.mysql, &mut redis, &conns.keys, &[]).await {
             Ok(readings) => {
                 revision += 1;
-                let confirmed: Vec<u64> = tracker.observe(&readings).iter().map(|c| c.product_id).collect();
-                gauges.show(&readings, &confirmed, started.elapsed(), revision);
+                let confirmed = tracker.observe(&readings);
+                let ids: Vec<u64> = confirmed.iter().map(|c| c.product_id).collect();
+                gauges.show(&readings, &ids, started.elapsed(), revision);
+                let products: Vec<u64> = readings.iter().map(|r| r.product_id).collect();
+                let backlog = stockguard_core::backlog::sample(&mut redis, &conns.keys, &products).await.ok();
+                let firing = alerts::evaluate(&readings, &confirmed, backlog.map(|b| b.messages), &opts.thresholds);
+                if let Err(e) = alerts_tick(&conns, &gauges, &firing, opts.settle_acknowledgements).await {
+                    gauges.errors.inc();
+                    tracing::warn!(error = %e, "watch: alerts failed");
+                }
             }
             Err(e) => {
                 gauges.errors.inc();
                 tracing::warn!(error = %e, "watch: reading failed");
             }
         }
-        let next = interval.saturating_sub(started.elapsed());
+        let next = opts.interval.saturating_sub(started.elapsed());
         tokio::select! {
             _ = tokio::time::sleep(next) => {}
             _ = stopped.changed() => return,
         }
     }
+}
+
+/// Settles acknowledgements (when asked) and shows what fires and who took it.
+async fn alerts_tick(
+    conns: &Connections,
+    gauges: &Gauges,
+    firing: &[Alert],
+    settle: bool,
+) -> Result<(), alerts::AlertError> {
+    if settle {
+        for (ack, why) in acks::settle(conns, firing).await? {
+            tracing::info!(alert = %ack.alert_key, acked_by = %ack.acked_by, why, "acknowledgement closed");
+        }
+    }
+    let taken: Vec<String> = acks::open(conns).await?.into_iter().map(|a| a.alert_key).collect();
+    gauges.show_alerts(firing, &taken);
+    Ok(())
 }
 
 /// The address a listener serves on, for the message a person reads.
