@@ -80,11 +80,6 @@ impl TestRedis {
     }
 }
 
-/// True when the test run's Redis is a cluster (`make test` runs some suites on both).
-pub fn on_cluster() -> bool {
-    stockguard_core::redis_link::is_cluster_url(&redis_url())
-}
-
 /// A blocking connection to the Redis at `url` (one server, or the cluster its seeds name),
 /// for callbacks that cannot await.
 pub fn blocking_conn(url: &str) -> Box<dyn redis::ConnectionLike> {

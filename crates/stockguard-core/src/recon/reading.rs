@@ -46,7 +46,7 @@ use sqlx::MySqlPool;
 
 use super::status::DriftStatus;
 use crate::keys::Keys;
-use crate::redis_link::{per_product, Link};
+use crate::redis_link::{idempotent_script_per_item, per_product, product_slot, Link};
 
 /// One product's stock, everywhere it is. JSON field names are stable (`docs/json.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,25 +137,24 @@ static CUT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("cut.lu
 
 async fn redis_cuts<C: Link>(redis: &C, keys: &Keys, ids: &[u64]) -> Result<Vec<Cut>, ReconError> {
     // One pipeline (one per slot on a cluster); each product's cut is one atomic script, so
-    // splitting the products by slot changes nothing about any product's cut.
-    let cuts = |load: bool| {
-        per_product(redis, ids, move |pipe, id| {
-            if load {
-                // Its reply (the SHA) is dropped below with the others of its product.
-                pipe.load_script(&CUT);
-            }
-            pipe.invoke_script(CUT.key(keys.stock(id)).key(keys.seq(id)).key(keys.inflight(id)).key(keys.epoch(id)));
-        })
-    };
-    let replies = match cuts(false).await {
-        Err(e) if e.kind() == redis::ErrorKind::NoScriptError => cuts(true).await?,
-        other => other?,
-    };
+    // splitting the products by slot changes nothing about any product's cut. The script only
+    // reads, so sending it again after a NOSCRIPT is harmless.
+    let replies = idempotent_script_per_item(
+        redis,
+        ids,
+        |&id| product_slot(id),
+        &CUT,
+        |&id| {
+            let mut call = CUT.key(keys.stock(id));
+            call.key(keys.seq(id)).key(keys.inflight(id)).key(keys.epoch(id));
+            call
+        },
+    )
+    .await?;
     replies
-        .into_iter()
-        .map(|replies| {
-            let reply = replies.last().cloned().unwrap_or(redis::Value::Nil);
-            let (exists, stock, seq, flat, epoch): (i64, i64, u64, Vec<String>, u64) = redis::from_redis_value(&reply)?;
+        .iter()
+        .map(|reply| {
+            let (exists, stock, seq, flat, epoch): (i64, i64, u64, Vec<String>, u64) = redis::from_redis_value(reply)?;
             Ok(Cut {
                 stock: (exists == 1).then_some(stock),
                 seq,

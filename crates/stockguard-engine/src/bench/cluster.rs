@@ -42,25 +42,30 @@ pub async fn run(
     } else {
         Plan { reserve_requests: 100_000, http_orders: 60_000 }
     };
-    let scratch = ScratchDatabase::create(&conns.settings, "cluster").await?;
     let dir = tempfile::tempdir().map_err(|e| BenchError::Engine(format!("a folder for the cluster: {e}")))?;
     progress("starting a private Redis Cluster (3 masters, 3 replicas)");
     let started = cluster::start(dir.path()).await.map_err(|e| BenchError::Engine(e.to_string()))?;
+    // The cluster's processes outlive this one unless stopped: stopped whatever happens.
     let result = async {
-        let mysql = scratch.migrated_pool().await?;
-        let single = Connections { mysql: mysql.clone(), settings: scratch.settings.clone(), ..conns.clone() };
-        let settings = ConnectionSettings { redis_url: started.url().into(), ..scratch.settings.clone() };
-        let redis =
-            stockguard_core::connect::connect_redis(&settings).await.map_err(|e| BenchError::Engine(e.to_string()))?;
-        let on_cluster = Connections { mysql, redis, settings, keys: conns.keys.clone() };
-        let report = measure(&single, &on_cluster, engine_exe, &plan, progress).await;
-        single.mysql.close().await;
-        report
+        let scratch = ScratchDatabase::create(&conns.settings, "cluster").await?;
+        let measured = async {
+            let mysql = scratch.migrated_pool().await?;
+            let single = Connections { mysql: mysql.clone(), settings: scratch.settings.clone(), ..conns.clone() };
+            let settings = ConnectionSettings { redis_url: started.url().into(), ..scratch.settings.clone() };
+            let redis = stockguard_core::connect::connect_redis(&settings)
+                .await
+                .map_err(|e| BenchError::Engine(e.to_string()))?;
+            let on_cluster = Connections { mysql, redis, settings, keys: conns.keys.clone() };
+            let report = measure(&single, &on_cluster, engine_exe, &plan, progress).await;
+            single.mysql.close().await;
+            report
+        }
+        .await;
+        scratch.drop_after(measured).await
     }
     .await;
     let _ = cluster::stop(&started).await;
-    let dropped = scratch.drop_database().await?;
-    let mut report = result?;
+    let (mut report, dropped) = result?;
     report.notes.push(dropped);
     Ok(report)
 }
