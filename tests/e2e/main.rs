@@ -7,7 +7,7 @@
 //! `docs/screenshots/` instead (committed, shown in the README), so a test run leaves a clean
 //! checkout clean.
 
-#[path = "support/mod.rs"]
+#[path = "../support/mod.rs"]
 mod support;
 
 use std::process::{Child, Command, Stdio};
