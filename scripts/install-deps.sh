@@ -2,7 +2,8 @@
 # Installs what Stockguard needs on Debian/Ubuntu, and only what is missing:
 #   build:   pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
 #   servers: mariadb-server redis-server (used only when no MySQL/Redis is reachable)
-#   e2e:     xvfb xauth webkit2gtk-driver fonts-noto-cjk, and tauri-driver (cargo install)
+#   e2e:     xvfb xauth webkit2gtk-driver fonts-noto-cjk, and tauri-driver (cargo install);
+#            dbus-daemon, for the test's own desktop bus (notifications and the tray)
 #   types:   nodejs npm, for the front end's type check (any Node.js with npm will do)
 #   rules:   promtool, to check deploy/prometheus/alerts.yml: taken out of Debian's
 #            `prometheus` package into ~/.cache/stockguard/bin (installing the package would
@@ -10,7 +11,7 @@
 set -euo pipefail
 
 packages=(pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
-          xvfb xauth webkit2gtk-driver fonts-noto-cjk mariadb-server redis-server)
+          xvfb xauth webkit2gtk-driver fonts-noto-cjk dbus-daemon mariadb-server redis-server)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

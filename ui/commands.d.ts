@@ -26,6 +26,12 @@ export interface Commands {
     returns: Array<T.RewriteItem>;
   };
   audit_log: { args: { filter: T.AuditFilter }; returns: Array<T.AuditRecord> };
+  alerts_current: { args: {}; returns: T.AlertsUpdate | null };
+  alert_acknowledge: {
+    args: { key: string; reason: string; minutes?: number | null };
+    returns: T.AlertAcknowledgement;
+  };
+  set_language: { args: { lang: T.Lang }; returns: null };
   compensation_list: { args: { status?: T.CaseStatus | null }; returns: Array<T.CaseSummary> };
   compensation_show: { args: { case_id: number }; returns: T.Case };
   compensation_open: { args: { product_id: number }; returns: T.Opened };
@@ -69,4 +75,6 @@ export interface Events {
   "degrade-ack": T.Acknowledgement;
   "degrade-step": T.ExitStep;
   "drill-live": T.DrillLive;
+  alerts: T.AlertsUpdate;
+  "open-product": T.OpenProduct;
 }

@@ -11,6 +11,7 @@ import * as audit from "./features/audit.js";
 import * as degrade from "./features/degrade.js";
 import * as drills from "./features/drills.js";
 import * as compensation from "./features/compensation.js";
+import * as alerts from "./features/alerts.js";
 
 // Screens by name, each with init() once and show() when opened; a new screen joins here and
 // in the nav of index.html.
@@ -39,6 +40,7 @@ async function start() {
     });
   }
   for (const screen of Object.values(SCREENS)) screen.init({ showScreen });
+  alerts.init({ showScreen });
   try {
     const info = await connect(null);
     if (info.notices.length) showNotice(info.notices.join(" "));

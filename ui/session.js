@@ -6,7 +6,7 @@ import { byId } from "./dom.js";
 
 /** @typedef {import("./types").ConnectionInfo} ConnectionInfo */
 /** @typedef {import("./types").Rights} Rights */
-/** @typedef {"read" | "rewrite" | "degrade" | "approve_compensation" | "execute_compensation" | "run_drills"} Capability */
+/** @typedef {"read" | "rewrite" | "degrade" | "approve_compensation" | "execute_compensation" | "run_drills" | "acknowledge_alerts"} Capability */
 
 /** @type {ConnectionInfo | null} */
 let info = null;
@@ -97,7 +97,7 @@ function renderRights() {
   const list = document.getElementById("rights");
   if (!list) return;
   /** @type {Capability[]} */
-  const order = ["read", "rewrite", "degrade", "approve_compensation", "execute_compensation", "run_drills"];
+  const order = ["read", "rewrite", "degrade", "approve_compensation", "execute_compensation", "run_drills", "acknowledge_alerts"];
   list.replaceChildren(
     ...(rights
       ? order.map((c) => {

@@ -7,6 +7,16 @@ export type Role = "oncall" | "approver" | "facilitator" | "viewer";
 
 export type SecretSlot = "mysql" | "mysql_replica" | "redis";
 
+export type Thresholds = { 
+/**
+ * Reservation messages waiting to be persisted, all products.
+ */
+backlog_messages: number, 
+/**
+ * Live engine instances with an open breaker.
+ */
+breakers_open: number, };
+
 export type Profile = { environment: EnvironmentKind, 
 /**
  * MySQL URL without a password, e.g. `mysql://app@db.internal:3306/sale`.
@@ -24,6 +34,10 @@ redis_url: string, key_prefix: string, role: Role,
  * A read-only profile refuses every write action.
  */
 read_only: boolean, 
+/**
+ * When the backlog and the engines' breakers alert (the console's alerts and tray).
+ */
+thresholds?: Thresholds, 
 /**
  * Which passwords of this profile are kept in the keychain.
  */
@@ -47,11 +61,15 @@ redis_url: string, key_prefix: string, role: Role,
  */
 read_only: boolean, 
 /**
+ * When the backlog and the engines' breakers alert (the console's alerts and tray).
+ */
+thresholds?: Thresholds, 
+/**
  * Which passwords of this profile are kept in the keychain.
  */
 secrets?: Array<SecretSlot>, };
 
-export type ProfileForm = { name: string, environment: EnvironmentKind, mysql_url: string, mysql_replica_url: string | null, redis_url: string, key_prefix: string, role: Role, read_only: boolean, mysql_password: string | null, mysql_replica_password: string | null, redis_password: string | null, };
+export type ProfileForm = { name: string, environment: EnvironmentKind, mysql_url: string, mysql_replica_url: string | null, redis_url: string, key_prefix: string, role: Role, read_only: boolean, thresholds: Thresholds, mysql_password: string | null, mysql_replica_password: string | null, redis_password: string | null, };
 
 export type Probe = { mysql_version: string, mysql_ms: number, redis_ms: number, };
 
@@ -96,7 +114,11 @@ approve_compensation: Right,
  * Executing an approved plan: effects, outcomes, events, and the orders and stock they
  * change. (Whether this person may execute this case, the triggers decide.)
  */
-execute_compensation: Right, run_drills: Right, };
+execute_compensation: Right, run_drills: Right, 
+/**
+ * Acknowledging an alert (and closing acknowledgements whose alert cleared).
+ */
+acknowledge_alerts: Right, };
 
 export type DriftStatus = "OK" | "REDIS_HIGH" | "REDIS_LOW" | "KEY_MISSING" | "HISTORY_LOST" | "LEDGER_MISMATCH" | "OVERSOLD";
 
@@ -164,7 +186,11 @@ products_off_normal: number,
 /**
  * Live engine instances, and how many of them applied the switch's newest revision.
  */
-engines_live: number, engines_applied: number, };
+engines_live: number, engines_applied: number, 
+/**
+ * Live engine instances whose Redis breaker is not closed (they sell through the DB).
+ */
+breakers_open: Array<string>, };
 
 export type BoardTick = { at: string, 
 /**
@@ -183,6 +209,38 @@ took_ms: number,
  * `None` when a server did not answer the health probe (`health_error` says why).
  */
 health: Health | null, health_error: string | null, };
+
+export type AlertKind = "DRIFT_CONFIRMED" | "OVERSOLD" | "LEDGER_MISMATCH" | "KEY_MISSING" | "BACKLOG" | "BREAKER_OPEN";
+
+export type Alert = { key: string, kind: AlertKind, product_id: number | null, 
+/**
+ * The drift, the backlog, or the number of open breakers.
+ */
+value: number | null, };
+
+export type AlertAcknowledgement = { id: number, alert_key: string, kind: string, product_id: number | null, 
+/**
+ * The account that acknowledged (the server's word).
+ */
+acked_by: string, reason: string, acked_at: string, until_at: string | null, };
+
+export type AlertState = { alert: Alert, acknowledged: AlertAcknowledgement | null, };
+
+export type AlertsUpdate = { at: string, 
+/**
+ * Every firing alert, with its open acknowledgement if someone took it.
+ */
+alerts: Array<AlertState>, 
+/**
+ * Why the acknowledgements could not be read or settled (the alerts still show).
+ */
+error: string | null, };
+
+export type OpenProduct = { 
+/**
+ * `None`: just the window (an alert about the whole sale).
+ */
+product_id: number | null, };
 
 export type ChartLabels = { title: string, x_axis: string, y_axis: string, };
 

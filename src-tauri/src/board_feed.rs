@@ -1,5 +1,6 @@
 //! Forwards the sampler's ticks to the window: one `board-tick` event per tick carrying every
-//! product's reading and the health strip, so the window never polls.
+//! product's reading and the health strip, so the window never polls. Then the tick's alerts
+//! (`alert_desk`).
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use stockguard_core::recon::Reading;
 use tauri::{AppHandle, Emitter as _};
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::alert_desk;
 use crate::state::Feeds;
 
 pub const TICK_EVENT: &str = "board-tick";
@@ -66,4 +68,5 @@ async fn emit_tick(app: &AppHandle, conns: &Connections, tick: &Arc<Tick>) {
         health_error,
     };
     let _ = app.emit(TICK_EVENT, &payload);
+    alert_desk::on_tick(app, conns, tick, payload.health.as_ref()).await;
 }

@@ -220,6 +220,17 @@ impl From<LaunchError> for DesktopError {
     }
 }
 
+impl From<stockguard_core::alerts::AlertError> for DesktopError {
+    fn from(e: stockguard_core::alerts::AlertError) -> Self {
+        use stockguard_core::alerts::AlertError as E;
+        match e {
+            E::ReadOnly | E::RoleNotAllowed(_) | E::AlreadyAcknowledged(_) => Self::Refused(e.to_string()),
+            E::NoReason | E::NotFiring(_) => Self::Invalid(e.to_string()),
+            E::Recon(_) | E::Switch(_) | E::Redis(_) | E::Db(_) => Self::Query(e.to_string()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

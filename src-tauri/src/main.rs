@@ -6,18 +6,24 @@
 //! - `drill_feed.rs`: the drill run the window watches, read from the database and forwarded
 //!   as one event a second (the runner is a `stockguard` process the app never talks to).
 //! - `commands/`: the commands the window may invoke, by screen, each a few lines over the core.
+//! - `alert_desk.rs`: each tick's alerts (the core's verdict), acknowledgements closed when
+//!   their alert clears, and who hears of it: the window, `tray.rs` (a badge and a menu) and
+//!   `notify.rs` (a desktop notification whose click opens the product).
 //! - `error.rs`: the typed error the window receives (`{ kind, message }`).
 //! - `logs.rs`: the app's log file, one a day in the OS log folder.
 //! - `types.rs`: the TypeScript declarations of everything above, generated into `ui/types.d.ts`.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod alert_desk;
 mod board_feed;
 mod commands;
 mod drill_feed;
 mod error;
 mod logs;
+mod notify;
 mod state;
+mod tray;
 #[cfg(test)]
 mod types;
 
@@ -27,6 +33,7 @@ fn main() {
     let profile = state::profile_from_args(std::env::args());
     tauri::Builder::default()
         .manage(state::AppState::new(profile))
+        .manage(alert_desk::AlertDesk::default())
         .setup(|app| {
             match logs::init(app.handle()) {
                 Ok(log) => {
@@ -34,6 +41,10 @@ fn main() {
                     app.manage(log);
                 }
                 Err(why) => eprintln!("stockguard-desktop: no log file: {why}"),
+            }
+            // Without a tray (a desktop that has none) alerts still reach the window.
+            if let Err(e) = tray::build(app.handle()) {
+                tracing::warn!(error = %e, "no tray icon");
             }
             Ok(())
         })
@@ -50,6 +61,9 @@ fn main() {
             commands::reconcile::run_ledger,
             commands::rewrite::rewrite_products,
             commands::audit::audit_log,
+            commands::alerts::alerts_current,
+            commands::alerts::alert_acknowledge,
+            commands::alerts::set_language,
             commands::compensation::compensation_list,
             commands::compensation::compensation_show,
             commands::compensation::compensation_open,

@@ -13,9 +13,10 @@ use stockguard_core::alerts::{self, acks, Thresholds};
 pub struct AlertsArgs {
     #[command(subcommand)]
     command: Option<AlertsCommand>,
-    /// Reservations waiting to be persisted above which the backlog alerts.
-    #[arg(long, global = true, default_value_t = Thresholds::default().backlog_messages)]
-    backlog_threshold: i64,
+    /// Reservations waiting to be persisted above which the backlog alerts (default: the
+    /// profile's threshold).
+    #[arg(long, global = true)]
+    backlog_threshold: Option<i64>,
     #[arg(long, global = true)]
     json: bool,
 }
@@ -39,7 +40,10 @@ const CONFIRM_AFTER: Duration = Duration::from_secs(1);
 
 pub async fn run(args: AlertsArgs, profile: Option<&str>) -> Result<(), CliError> {
     let conns = connect(profile).await?;
-    let thresholds = Thresholds { backlog_messages: args.backlog_threshold };
+    let thresholds = Thresholds {
+        backlog_messages: args.backlog_threshold.unwrap_or(conns.settings.thresholds.backlog_messages),
+        ..conns.settings.thresholds
+    };
     let firing = alerts::now::firing(&conns, &thresholds, CONFIRM_AFTER).await?;
     match args.command {
         Some(AlertsCommand::Ack { key, reason, for_ }) => {

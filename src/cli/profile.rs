@@ -8,6 +8,7 @@ use secrecy::SecretString;
 use super::choice::one_of;
 use super::output::say;
 use super::{output, CliError};
+use stockguard_core::alerts::Thresholds;
 use stockguard_core::profile::secrets::SecretLookup;
 use stockguard_core::profile::{
     EnvironmentKind, KeychainStore, Profile, ProfileStore, Role, SecretSlot, SecretStore as _,
@@ -49,6 +50,18 @@ pub struct AddArgs {
     role: Role,
     #[arg(long)]
     read_only: bool,
+    /// Alert when more reservation messages than this wait to be persisted.
+    #[arg(long, default_value_t = Thresholds::default().backlog_messages)]
+    alert_backlog: i64,
+    /// Alert when at least this many live engines have their Redis breaker open.
+    #[arg(long, default_value_t = Thresholds::default().breakers_open)]
+    alert_breakers: usize,
+}
+
+impl AddArgs {
+    fn thresholds(&self) -> Thresholds {
+        Thresholds { backlog_messages: self.alert_backlog, breakers_open: self.alert_breakers }
+    }
 }
 
 fn keychain_error(lookup: SecretLookup, slot: SecretSlot) -> CliError {
@@ -90,6 +103,7 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
         }
         ProfileCommand::Add(a) => {
             let previous_secrets = store.get(&a.name).map(|p| p.secrets.clone()).unwrap_or_default();
+            let thresholds = a.thresholds();
             store.upsert(
                 &a.name,
                 Profile {
@@ -100,6 +114,7 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
                     key_prefix: a.key_prefix,
                     role: a.role,
                     read_only: a.read_only,
+                    thresholds,
                     secrets: previous_secrets,
                 },
             )?;

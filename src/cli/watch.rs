@@ -13,9 +13,10 @@ pub struct WatchArgs {
     /// How often to take a reading of every product.
     #[arg(long, default_value_t = 1000)]
     interval_ms: u64,
-    /// Reservations waiting to be persisted above which the backlog alerts.
-    #[arg(long, default_value_t = stockguard_core::alerts::Thresholds::default().backlog_messages)]
-    backlog_threshold: i64,
+    /// Reservations waiting to be persisted above which the backlog alerts (default: the
+    /// profile's threshold).
+    #[arg(long)]
+    backlog_threshold: Option<i64>,
     /// Close acknowledgements whose alert cleared or whose time is up, as the console does
     /// (each audited). Needs an account that may write `alert_acks` (on-call).
     #[arg(long)]
@@ -37,7 +38,10 @@ pub async fn run(args: WatchArgs, profile: Option<&str>) -> Result<(), CliError>
     );
     let opts = stockguard_engine::watch::WatchOptions {
         interval: Duration::from_millis(args.interval_ms),
-        thresholds: stockguard_core::alerts::Thresholds { backlog_messages: args.backlog_threshold },
+        thresholds: stockguard_core::alerts::Thresholds {
+            backlog_messages: args.backlog_threshold.unwrap_or(conns.settings.thresholds.backlog_messages),
+            ..conns.settings.thresholds
+        },
         settle_acknowledgements: args.settle_acknowledgements,
     };
     stockguard_engine::watch::run(conns, listener, opts, super::engine::shutdown_signal()).await?;

@@ -53,6 +53,7 @@ fn profile() -> Profile {
         key_prefix: "sale1".into(),
         role: Role::Oncall,
         read_only: false,
+        thresholds: Default::default(),
         secrets: Default::default(),
     }
 }

@@ -10,6 +10,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod alerts;
+mod desktop_bus;
+
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -253,6 +256,7 @@ fn profile(environment: EnvironmentKind, mysql_url: &str, redis: &TestRedis) -> 
         key_prefix: redis.keys.prefix().to_string(),
         role: Role::Oncall,
         read_only: false,
+        thresholds: Default::default(),
         secrets: Default::default(),
     }
 }
@@ -283,11 +287,18 @@ async fn one_window_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
 
 /// Starts the app through tauri-driver with the profiles of `config_dir`, acting as `actor`.
 async fn open_app(config_dir: &std::path::Path, actor: &str) -> (Driver, Client) {
-    let driver = Driver::start(&[
+    open_app_with(config_dir, actor, &[]).await
+}
+
+/// [`open_app`] with more environment for the app (a desktop bus, say).
+async fn open_app_with(config_dir: &std::path::Path, actor: &str, env: &[(&str, String)]) -> (Driver, Client) {
+    let mut vars = vec![
         ("STOCKGUARD_CONFIG_DIR", config_dir.display().to_string()),
         ("STOCKGUARD_ACTOR", actor.to_string()),
         ("STOCKGUARD_LOG_DIR", config_dir.join("logs").display().to_string()),
-    ]);
+    ];
+    vars.extend(env.iter().cloned());
+    let driver = Driver::start(&vars);
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), "wry".into());
     caps.insert("tauri:options".into(), json!({ "application": env!("CARGO_BIN_EXE_stockguard-desktop") }));

@@ -289,3 +289,19 @@ export function init(context) {
 export function show() {
   scheduleDraw();
 }
+
+/**
+ * Opens one product, as a notification or an alert asks: the board narrowed to it, the
+ * product picked (ready for "Rewrite selected…") and its drift chart shown.
+ * @param {number} productId
+ */
+export function openProduct(productId) {
+  statusFilter.value = "";
+  search.value = String(productId);
+  scroller.scrollTop = 0;
+  selection.clear();
+  selection.add(productId);
+  renderSelection();
+  refilter();
+  byId("show-chart").click();
+}

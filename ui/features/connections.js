@@ -23,6 +23,8 @@ import { byId, query } from "../dom.js";
  * @property {HTMLInputElement} mysqlReplicaUrl
  * @property {HTMLInputElement} redisUrl
  * @property {HTMLInputElement} keyPrefix
+ * @property {HTMLInputElement} alertBacklog
+ * @property {HTMLInputElement} alertBreakers
  * @property {HTMLInputElement} mysqlPassword
  * @property {HTMLInputElement} mysqlReplicaPassword
  * @property {HTMLInputElement} redisPassword
@@ -114,6 +116,9 @@ function fill(p) {
   f.mysqlReplicaUrl.value = p.mysql_replica_url ?? "";
   f.redisUrl.value = p.redis_url;
   f.keyPrefix.value = p.key_prefix;
+  // A profile with the default thresholds does not store them: the form's defaults apply.
+  f.alertBacklog.value = String(p.thresholds?.backlog_messages ?? f.alertBacklog.defaultValue);
+  f.alertBreakers.value = String(p.thresholds?.breakers_open ?? f.alertBreakers.defaultValue);
   for (const pw of PASSWORDS) f[pw].value = "";
   const title = byId("profile-form-title");
   title.dataset.editing = p.name;
@@ -158,6 +163,7 @@ async function save(event) {
     mysql_replica_url: f.mysqlReplicaUrl.value || null,
     redis_url: f.redisUrl.value,
     key_prefix: f.keyPrefix.value,
+    thresholds: { backlog_messages: Number(f.alertBacklog.value), breakers_open: Number(f.alertBreakers.value) },
     mysql_password: f.mysqlPassword.value || null,
     mysql_replica_password: f.mysqlReplicaPassword.value || null,
     redis_password: f.redisPassword.value || null,

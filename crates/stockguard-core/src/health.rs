@@ -33,6 +33,8 @@ pub struct Health {
     /// Live engine instances, and how many of them applied the switch's newest revision.
     pub engines_live: usize,
     pub engines_applied: usize,
+    /// Live engine instances whose Redis breaker is not closed (they sell through the DB).
+    pub breakers_open: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -71,5 +73,6 @@ pub async fn probe(conns: &Connections, readings: &[Reading]) -> Result<Health, 
             .count(),
         engines_live: switch.ack.live,
         engines_applied: switch.ack.applied,
+        breakers_open: crate::alerts::now::open_breakers(&switch.ack.instances),
     })
 }

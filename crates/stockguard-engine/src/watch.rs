@@ -226,8 +226,16 @@ async fn read_forever(conns: Connections, gauges: Arc<Gauges>, opts: WatchOption
                 let ids: Vec<u64> = confirmed.iter().map(|c| c.product_id).collect();
                 gauges.show(&readings, &ids, started.elapsed(), revision);
                 let products: Vec<u64> = readings.iter().map(|r| r.product_id).collect();
-                let backlog = stockguard_core::backlog::sample(&mut redis, &conns.keys, &products).await.ok();
-                let firing = alerts::evaluate(&readings, &confirmed, backlog.map(|b| b.messages), &opts.thresholds);
+                let signals = match alerts::now::signals(&conns, &products).await {
+                    Ok(signals) => signals,
+                    Err(e) => {
+                        // The reading's own alerts still count; the backlog is then unknown.
+                        gauges.errors.inc();
+                        tracing::warn!(error = %e, "watch: backlog or breakers unreadable");
+                        alerts::Signals::default()
+                    }
+                };
+                let firing = alerts::evaluate(&readings, &confirmed, &signals, &opts.thresholds);
                 if let Err(e) = alerts_tick(&conns, &gauges, &firing, opts.settle_acknowledgements).await {
                     gauges.errors.inc();
                     tracing::warn!(error = %e, "watch: alerts failed");

@@ -1,8 +1,9 @@
 //! Connecting, and what the environment banner shows.
 
 use serde::Serialize;
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Manager as _, State};
 
+use crate::alert_desk::AlertDesk;
 use crate::board_feed;
 use crate::error::DesktopError;
 use crate::state::AppState;
@@ -58,6 +59,7 @@ pub async fn connect(
 ) -> Result<ConnectionInfo, DesktopError> {
     let chosen = profile.or_else(|| state.start_profile.clone());
     let (live, feeds) = state.connect(chosen.as_deref()).await?;
+    app.state::<AlertDesk>().reset();
     board_feed::spawn(app, live.conns.clone(), feeds);
     connection_info(state).await
 }

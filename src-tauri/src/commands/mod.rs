@@ -1,5 +1,6 @@
 //! Commands the window may invoke, by screen. Each parses, calls the core, maps the error.
 
+pub mod alerts;
 pub mod audit;
 pub mod board;
 pub mod compensation;

@@ -3,6 +3,7 @@
 
 use secrecy::SecretString;
 use serde::Deserialize;
+use stockguard_core::alerts::Thresholds;
 use stockguard_core::connect::{probe, Probe};
 use stockguard_core::profile::manage::{self, NamedProfile};
 use stockguard_core::profile::{resolve_for_process, EnvironmentKind, Profile, Role, SecretSlot};
@@ -20,6 +21,7 @@ pub struct ProfileForm {
     pub key_prefix: String,
     pub role: Role,
     pub read_only: bool,
+    pub thresholds: Thresholds,
     pub mysql_password: Option<String>,
     pub mysql_replica_password: Option<String>,
     pub redis_password: Option<String>,
@@ -44,6 +46,7 @@ impl ProfileForm {
             key_prefix: self.key_prefix.trim().to_string(),
             role: self.role,
             read_only: self.read_only,
+            thresholds: self.thresholds,
             secrets: Default::default(),
         };
         (self.name.trim().to_string(), profile, passwords)
@@ -88,6 +91,7 @@ mod tests {
             key_prefix: "sg".into(),
             role: Role::Oncall,
             read_only: true,
+            thresholds: Default::default(),
             mysql_password: Some("s3cret".into()),
             mysql_replica_password: Some(String::new()),
             redis_password: None,

@@ -8,9 +8,11 @@ use super::conditions::Alert;
 use super::AlertError;
 use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
+use crate::profile::WriteRefusal;
 
 /// An open acknowledgement.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "AlertAcknowledgement"))]
 pub struct Acknowledgement {
     pub id: u64,
     pub alert_key: String,
@@ -25,6 +27,7 @@ pub struct Acknowledgement {
 
 /// An alert with its open acknowledgement, if any.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AlertState {
     pub alert: Alert,
     pub acknowledged: Option<Acknowledgement>,
@@ -39,6 +42,11 @@ pub async fn acknowledge(
     reason: &str,
     until: Option<NaiveDateTime>,
 ) -> Result<Acknowledgement, AlertError> {
+    match conns.settings.may_operate() {
+        Err(WriteRefusal::ReadOnly) => return Err(AlertError::ReadOnly),
+        Err(WriteRefusal::Role(role)) => return Err(AlertError::RoleNotAllowed(role)),
+        Ok(()) => {}
+    }
     if reason.trim().is_empty() {
         return Err(AlertError::NoReason);
     }

@@ -1,13 +1,14 @@
 //! Which alerts are firing, from a reading: a pure function, so the desktop app, the CLI and
 //! the headless watcher agree on it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::recon::sampler::ConfirmedDrift;
 use crate::recon::{DriftStatus, Reading};
 
 /// What an alert is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum AlertKind {
     /// Two readings in a row agree on a drift between Redis and the ledger.
@@ -19,6 +20,9 @@ pub enum AlertKind {
     KeyMissing,
     /// More reservations waiting to be persisted than the profile's threshold.
     Backlog,
+    /// At least the profile's number of live engines have their Redis breaker open: they
+    /// sell through the DB path until someone runs the guided exit.
+    BreakerOpen,
 }
 
 impl AlertKind {
@@ -29,39 +33,55 @@ impl AlertKind {
             Self::LedgerMismatch => "LEDGER_MISMATCH",
             Self::KeyMissing => "KEY_MISSING",
             Self::Backlog => "BACKLOG",
+            Self::BreakerOpen => "BREAKER_OPEN",
         }
     }
 }
 
 /// A firing alert. `key` names it across readings (`drift:1016`, `backlog`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Alert {
     pub key: String,
     pub kind: AlertKind,
     pub product_id: Option<u64>,
-    /// The drift, or the backlog.
+    /// The drift, the backlog, or the number of open breakers.
     pub value: Option<i64>,
 }
 
-/// When the backlog alerts.
-#[derive(Debug, Clone, Copy)]
+/// When the backlog and the breakers alert: kept per profile (a sale of 50 units and one of
+/// 5 million do not share a backlog worth waking someone for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(default)]
 pub struct Thresholds {
+    /// Reservation messages waiting to be persisted, all products.
     pub backlog_messages: i64,
+    /// Live engine instances with an open breaker.
+    pub breakers_open: usize,
 }
 
 impl Default for Thresholds {
     fn default() -> Self {
-        Self { backlog_messages: 10_000 }
+        Self { backlog_messages: 10_000, breakers_open: 1 }
     }
+}
+
+/// What the reading alone does not say: the streams' backlog (`None` when it could not be
+/// read) and the live engine instances whose breaker is not closed.
+#[derive(Debug, Clone, Default)]
+pub struct Signals {
+    pub backlog: Option<i64>,
+    pub breakers_open: Vec<String>,
 }
 
 /// The alerts a reading raises: a confirmed drift (from `confirmed`, the drift tracker's
 /// verdict), a status of the ledger or of the key (at once: they need no second reading, the
-/// reading is exact), and a backlog over the threshold.
+/// reading is exact), a backlog over the threshold, and open breakers at the threshold.
 pub fn evaluate(
     readings: &[Reading],
     confirmed: &[ConfirmedDrift],
-    backlog: Option<i64>,
+    signals: &Signals,
     thresholds: &Thresholds,
 ) -> Vec<Alert> {
     let mut alerts = Vec::new();
@@ -89,8 +109,17 @@ pub fn evaluate(
             value: c.drift,
         });
     }
-    if let Some(backlog) = backlog.filter(|b| *b > thresholds.backlog_messages) {
+    if let Some(backlog) = signals.backlog.filter(|b| *b > thresholds.backlog_messages) {
         alerts.push(Alert { key: "backlog".into(), kind: AlertKind::Backlog, product_id: None, value: Some(backlog) });
+    }
+    let open = signals.breakers_open.len();
+    if open > 0 && open >= thresholds.breakers_open {
+        alerts.push(Alert {
+            key: "breaker".into(),
+            kind: AlertKind::BreakerOpen,
+            product_id: None,
+            value: Some(open as i64),
+        });
     }
     alerts
 }
@@ -123,9 +152,12 @@ mod tests {
     #[test]
     fn a_drift_alerts_only_once_two_readings_confirm_it() {
         let readings = [reading(7, DriftStatus::RedisHigh, Some(3))];
-        assert!(evaluate(&readings, &[], None, &Thresholds::default()).is_empty(), "one reading is not enough");
+        assert!(
+            evaluate(&readings, &[], &Signals::default(), &Thresholds::default()).is_empty(),
+            "one reading is not enough"
+        );
         let confirmed = [ConfirmedDrift { product_id: 7, status: DriftStatus::RedisHigh, drift: Some(3) }];
-        let alerts = evaluate(&readings, &confirmed, None, &Thresholds::default());
+        let alerts = evaluate(&readings, &confirmed, &Signals::default(), &Thresholds::default());
         assert_eq!(alerts.len(), 1);
         assert_eq!(
             (alerts[0].key.as_str(), alerts[0].kind, alerts[0].value),
@@ -142,14 +174,29 @@ mod tests {
             reading(4, DriftStatus::Ok, Some(0)),
         ];
         let keys: Vec<String> =
-            evaluate(&readings, &[], None, &Thresholds::default()).into_iter().map(|a| a.key).collect();
+            evaluate(&readings, &[], &Signals::default(), &Thresholds::default()).into_iter().map(|a| a.key).collect();
         assert_eq!(keys, ["oversold:1", "ledger_mismatch:2", "key_missing:3"]);
     }
 
     #[test]
     fn the_backlog_alerts_past_its_threshold_only() {
-        let t = Thresholds { backlog_messages: 100 };
-        assert!(evaluate(&[], &[], Some(100), &t).is_empty());
-        assert_eq!(evaluate(&[], &[], Some(101), &t)[0].key, "backlog");
+        let t = Thresholds { backlog_messages: 100, ..Thresholds::default() };
+        let backlog = |n| Signals { backlog: Some(n), ..Signals::default() };
+        assert!(evaluate(&[], &[], &backlog(100), &t).is_empty());
+        assert_eq!(evaluate(&[], &[], &backlog(101), &t)[0].key, "backlog");
+    }
+
+    #[test]
+    fn open_breakers_alert_from_the_profiles_count_on() {
+        let open =
+            |ids: &[&str]| Signals { breakers_open: ids.iter().map(|s| s.to_string()).collect(), ..Signals::default() };
+        let two = Thresholds { breakers_open: 2, ..Thresholds::default() };
+        assert!(evaluate(&[], &[], &open(&[]), &Thresholds::default()).is_empty(), "no breaker open");
+        assert!(evaluate(&[], &[], &open(&["e1"]), &two).is_empty(), "one of the two it takes");
+        let alerts = evaluate(&[], &[], &open(&["e1", "e2"]), &two);
+        assert_eq!(
+            (alerts[0].key.as_str(), alerts[0].kind, alerts[0].value),
+            ("breaker", AlertKind::BreakerOpen, Some(2))
+        );
     }
 }

@@ -15,18 +15,24 @@ pub mod conditions;
 pub mod now;
 
 pub use acks::{Acknowledgement, AlertState};
-pub use conditions::{evaluate, Alert, AlertKind, Thresholds};
+pub use conditions::{evaluate, Alert, AlertKind, Signals, Thresholds};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AlertError {
     #[error("a reason is required (it goes to the audit log)")]
     NoReason,
+    #[error("this profile is read-only: alerts can be looked at, not acknowledged")]
+    ReadOnly,
+    #[error("the {0} role cannot acknowledge alerts; on-call engineers and facilitators can")]
+    RoleNotAllowed(crate::profile::Role),
     #[error("no alert `{0}` is firing now")]
     NotFiring(String),
     #[error("alert `{0}` is already acknowledged")]
     AlreadyAcknowledged(String),
     #[error(transparent)]
     Recon(#[from] crate::recon::ReconError),
+    #[error("the degrade switch could not be read: {0}")]
+    Switch(#[from] crate::switch::SwitchError),
     #[error("Redis: {0}")]
     Redis(#[from] redis::RedisError),
     #[error("database: {0}")]

@@ -3,12 +3,14 @@
 
 use std::time::Duration;
 
-use super::conditions::{evaluate, Alert, Thresholds};
+use super::conditions::{evaluate, Alert, Signals, Thresholds};
 use super::AlertError;
 use crate::connect::Connections;
 use crate::recon::read_products;
 use crate::recon::reading::product_ids;
 use crate::recon::sampler::DriftTracker;
+use crate::switch::exit::DEFAULT_STALE_AFTER;
+use crate::switch::InstanceAck;
 
 pub async fn firing(conns: &Connections, thresholds: &Thresholds, between: Duration) -> Result<Vec<Alert>, AlertError> {
     let mut redis = conns.redis.clone();
@@ -18,6 +20,19 @@ pub async fn firing(conns: &Connections, thresholds: &Thresholds, between: Durat
     let readings = read_products(&conns.mysql, &mut redis, &conns.keys, &[]).await?;
     let confirmed = tracker.observe(&readings);
     let products = product_ids(&conns.mysql).await?;
-    let backlog = crate::backlog::sample(&mut redis, &conns.keys, &products).await?;
-    Ok(evaluate(&readings, &confirmed, Some(backlog.messages), thresholds))
+    let signals = signals(conns, &products).await?;
+    Ok(evaluate(&readings, &confirmed, &signals, thresholds))
+}
+
+/// The streams' backlog over `products` and the engines' open breakers, read now.
+pub async fn signals(conns: &Connections, products: &[u64]) -> Result<Signals, AlertError> {
+    let mut redis = conns.redis.clone();
+    let backlog = crate::backlog::sample(&mut redis, &conns.keys, products).await?;
+    let switch = crate::switch::status(conns, DEFAULT_STALE_AFTER).await?;
+    Ok(Signals { backlog: Some(backlog.messages), breakers_open: open_breakers(&switch.ack.instances) })
+}
+
+/// The live instances whose breaker is open or half open (a stale heartbeat says nothing).
+pub fn open_breakers(instances: &[InstanceAck]) -> Vec<String> {
+    instances.iter().filter(|i| i.live && i.breaker_state != "CLOSED").map(|i| i.instance_id.clone()).collect()
 }

@@ -15,6 +15,7 @@ pub mod store;
 use std::collections::BTreeSet;
 use std::fmt;
 
+use crate::alerts::Thresholds;
 use serde::{Deserialize, Serialize};
 
 pub use resolve::{resolve, resolve_for_process, ConnectionSettings, EnvOverrides, WriteRefusal};
@@ -86,6 +87,10 @@ impl fmt::Display for Role {
     }
 }
 
+fn is_default(t: &Thresholds) -> bool {
+    *t == Thresholds::default()
+}
+
 fn default_prefix() -> String {
     crate::keys::DEFAULT_PREFIX.to_string()
 }
@@ -108,6 +113,9 @@ pub struct Profile {
     /// A read-only profile refuses every write action.
     #[serde(default)]
     pub read_only: bool,
+    /// When the backlog and the engines' breakers alert (the console's alerts and tray).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub thresholds: Thresholds,
     /// Which passwords of this profile are kept in the keychain.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub secrets: BTreeSet<SecretSlot>,
@@ -128,6 +136,8 @@ pub enum ProfileError {
     PasswordInUrl { what: &'static str },
     #[error("invalid key prefix `{0}`: use 1-32 letters, digits, `-` or `_`")]
     InvalidPrefix(String),
+    #[error("invalid alert thresholds ({0:?}): the backlog must be 0 or more and the open breakers 1 or more")]
+    InvalidThresholds(Thresholds),
     #[error("cannot read profiles file {path}: {source}")]
     Read { path: String, source: std::io::Error },
     #[error("profiles file {path} is not valid: {reason}")]
@@ -241,13 +251,30 @@ impl Profile {
             validate_url("MySQL replica", replica, MYSQL_SCHEMES)?;
         }
         validate_redis_url("Redis", &self.redis_url)?;
-        validate_prefix(&self.key_prefix)
+        validate_prefix(&self.key_prefix)?;
+        // A threshold of 0 breakers would alert on a healthy sale.
+        if self.thresholds.backlog_messages < 0 || self.thresholds.breakers_open == 0 {
+            return Err(ProfileError::InvalidThresholds(self.thresholds));
+        }
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_profile_that_would_alert_on_a_healthy_sale_is_refused() {
+        let mut p: Profile = toml::from_str(
+            "environment = \"staging\"\nmysql_url = \"mysql://app@db/sale\"\nredis_url = \"redis://cache\"\nrole = \"oncall\"",
+        )
+        .expect("a profile without thresholds parses");
+        assert_eq!(p.thresholds, Thresholds::default(), "profiles written before thresholds get the defaults");
+        p.validate().expect("the defaults are valid");
+        p.thresholds.breakers_open = 0;
+        assert!(matches!(p.validate(), Err(ProfileError::InvalidThresholds(_))));
+    }
 
     #[test]
     fn a_profile_url_with_a_password_is_refused() {

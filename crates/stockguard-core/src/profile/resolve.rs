@@ -63,6 +63,8 @@ pub struct ConnectionSettings {
     pub environment: EnvironmentKind,
     pub role: Role,
     pub read_only: bool,
+    /// The profile's alert thresholds (the defaults without a profile).
+    pub thresholds: crate::alerts::Thresholds,
     /// Who acts; recorded in audit rows.
     pub actor: String,
     pub mysql_url: SecretString,
@@ -110,6 +112,7 @@ impl ConnectionSettings {
             environment,
             role: Role::Oncall,
             read_only: false,
+            thresholds: Default::default(),
             actor: "test".into(),
             mysql_url: SecretString::from(mysql_url.to_string()),
             mysql_replica_url: None,
@@ -180,6 +183,7 @@ pub fn resolve(
                 environment,
                 role: profile.role,
                 read_only: profile.read_only,
+                thresholds: profile.thresholds,
                 actor,
                 mysql_url,
                 mysql_replica_url,
@@ -201,6 +205,7 @@ pub fn resolve(
                 environment,
                 role: Role::Oncall,
                 read_only: false,
+                thresholds: Default::default(),
                 actor,
                 mysql_url: SecretString::from(mysql.clone()),
                 mysql_replica_url: None,
@@ -363,6 +368,7 @@ mod tests {
                     key_prefix: "sale1".into(),
                     role: Role::Oncall,
                     read_only: true,
+                    thresholds: Default::default(),
                     secrets: [SecretSlot::Mysql].into_iter().collect(),
                 },
             )
@@ -423,6 +429,7 @@ mod tests {
                     key_prefix: "sg".into(),
                     role: Role::Oncall,
                     read_only: false,
+                    thresholds: Default::default(),
                     secrets: Default::default(),
                 },
             )

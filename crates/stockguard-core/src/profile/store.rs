@@ -123,6 +123,7 @@ mod tests {
             key_prefix: "sg".into(),
             role: Role::Oncall,
             read_only: false,
+            thresholds: Default::default(),
             secrets: Default::default(),
         }
     }

@@ -48,6 +48,8 @@ pub struct Rights {
     /// change. (Whether this person may execute this case, the triggers decide.)
     pub execute_compensation: Right,
     pub run_drills: Right,
+    /// Acknowledging an alert (and closing acknowledgements whose alert cleared).
+    pub acknowledge_alerts: Right,
 }
 
 /// One thing a capability needs.
@@ -109,6 +111,8 @@ const DRILLS: &[Need] = &[
     Mysql(Insert, "audit_log"),
     RedisWrite,
 ];
+
+const ACKNOWLEDGE: &[Need] = &[Mysql(Insert, "alert_acks"), Mysql(Update, "alert_acks"), Mysql(Insert, "audit_log")];
 
 /// A yes, a no with its reason, or "cannot tell" with why.
 #[derive(Debug, Clone)]
@@ -202,6 +206,7 @@ pub async fn effective_rights(conns: &Connections) -> Result<Rights, RolesError>
         approve_compensation: evidence.right(APPROVE),
         execute_compensation: evidence.right(EXECUTE),
         run_drills: evidence.right(DRILLS),
+        acknowledge_alerts: evidence.right(ACKNOWLEDGE),
         mysql_account: evidence.account,
         database: evidence.database,
         redis_user: evidence.redis_user,

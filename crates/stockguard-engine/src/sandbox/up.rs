@@ -210,6 +210,7 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
                     key_prefix: opts.key_prefix.clone(),
                     role: Role::Oncall,
                     read_only: false,
+                    thresholds: Default::default(),
                     secrets: Default::default(),
                 },
             )?;

@@ -1,0 +1,167 @@
+//! Alerts on the desktop. Each board tick the core says what fires ([`alerts::evaluate`] over
+//! the tick's reading, its confirmed drifts, the backlog and the engines' breakers, with the
+//! profile's thresholds), acknowledgements whose alert cleared or expired close themselves
+//! ([`acks::settle`], audited), and then:
+//! - the window gets one `alerts` event: every firing alert with its acknowledgement;
+//! - the tray shows how many fire unacknowledged (`tray.rs`);
+//! - an alert that starts firing unacknowledged raises one desktop notification
+//!   (`notify.rs`). It notifies again only once it cleared and came back, or once its
+//!   acknowledgement ran out: a forgotten acknowledgement never hides the next incident.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use stockguard_core::alerts::{self, acks, Alert, AlertState, Signals};
+use stockguard_core::connect::Connections;
+use stockguard_core::drills::report::Lang;
+use stockguard_core::health::Health;
+use stockguard_core::profile::Role;
+use stockguard_core::recon::sampler::Tick;
+use tauri::{AppHandle, Emitter as _, Manager as _};
+
+use crate::{notify, tray};
+
+pub const ALERTS_EVENT: &str = "alerts";
+
+/// What the window receives each tick, and after an acknowledgement.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct AlertsUpdate {
+    pub at: DateTime<Utc>,
+    /// Every firing alert, with its open acknowledgement if someone took it.
+    pub alerts: Vec<AlertState>,
+    /// Why the acknowledgements could not be read or settled (the alerts still show).
+    pub error: Option<String>,
+}
+
+/// The alerts the app last saw, which ones it notified, and the window's language (the
+/// notifications and the tray speak it).
+pub struct AlertDesk {
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    firing: Vec<Alert>,
+    latest: Option<AlertsUpdate>,
+    /// Alerts notified while unacknowledged and still firing.
+    notified: HashSet<String>,
+    /// The unacknowledged keys the tray shows, to rebuild its menu only when they change.
+    tray_keys: Vec<String>,
+    lang: Lang,
+    last_error: Option<String>,
+}
+
+impl Default for AlertDesk {
+    fn default() -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                firing: Vec::new(),
+                latest: None,
+                notified: HashSet::new(),
+                tray_keys: Vec::new(),
+                lang: Lang::En,
+                last_error: None,
+            }),
+        }
+    }
+}
+
+impl AlertDesk {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The alerts firing at the last tick: what an acknowledgement may name.
+    pub fn firing(&self) -> Vec<Alert> {
+        self.lock().firing.clone()
+    }
+
+    pub fn latest(&self) -> Option<AlertsUpdate> {
+        self.lock().latest.clone()
+    }
+
+    pub fn set_language(&self, lang: Lang) {
+        self.lock().lang = lang;
+    }
+
+    /// Forgets the previous connection's alerts.
+    pub fn reset(&self) {
+        let mut inner = self.lock();
+        inner.firing.clear();
+        inner.latest = None;
+        inner.notified.clear();
+    }
+}
+
+/// One tick: evaluate, settle, publish.
+pub async fn on_tick(app: &AppHandle, conns: &Connections, tick: &Tick, health: Option<&Health>) {
+    let signals = Signals {
+        backlog: health.map(|h| h.stream_backlog),
+        breakers_open: health.map(|h| h.breakers_open.clone()).unwrap_or_default(),
+    };
+    let firing = alerts::evaluate(&tick.readings, &tick.confirmed, &signals, &conns.settings.thresholds);
+    app.state::<AlertDesk>().lock().firing = firing.clone();
+    let mut error = None;
+    // Closing is a write: only a profile that may acknowledge does it (the headless watcher
+    // with --settle-acknowledgements does it for everyone else).
+    if conns.settings.role == Role::Oncall && !conns.settings.read_only {
+        match acks::settle(conns, &firing).await {
+            Ok(closed) => {
+                for (ack, why) in closed {
+                    tracing::info!(alert = %ack.alert_key, acked_by = %ack.acked_by, why, "acknowledgement closed");
+                }
+            }
+            Err(e) => error = Some(format!("acknowledgements could not be closed: {e}")),
+        }
+    }
+    publish(app, conns, tick.at, firing, error).await;
+}
+
+/// Reads the acknowledgements of `firing`, then tells the window, the tray and the desktop.
+pub async fn publish(
+    app: &AppHandle,
+    conns: &Connections,
+    at: DateTime<Utc>,
+    firing: Vec<Alert>,
+    error: Option<String>,
+) {
+    let (alerts, error) = match acks::states(conns, &firing).await {
+        Ok(states) => (states, error),
+        Err(e) => (
+            firing.into_iter().map(|alert| AlertState { alert, acknowledged: None }).collect(),
+            Some(format!("acknowledgements could not be read: {e}")),
+        ),
+    };
+    let update = AlertsUpdate { at, alerts, error };
+    let desk = app.state::<AlertDesk>();
+    let (fresh, tray_changed, lang) = {
+        let mut inner = desk.lock();
+        if update.error != inner.last_error {
+            if let Some(e) = &update.error {
+                tracing::warn!(error = %e, "alerts");
+            }
+            inner.last_error = update.error.clone();
+        }
+        let unacked: Vec<&Alert> =
+            update.alerts.iter().filter(|s| s.acknowledged.is_none()).map(|s| &s.alert).collect();
+        inner.notified.retain(|key| unacked.iter().any(|a| &a.key == key));
+        let fresh: Vec<Alert> =
+            unacked.iter().filter(|a| !inner.notified.contains(&a.key)).map(|a| (*a).clone()).collect();
+        inner.notified.extend(fresh.iter().map(|a| a.key.clone()));
+        let keys: Vec<String> = unacked.iter().map(|a| a.key.clone()).collect();
+        let tray_changed = keys != inner.tray_keys;
+        inner.tray_keys = keys;
+        inner.latest = Some(update.clone());
+        (fresh, tray_changed, inner.lang)
+    };
+    let unacked: Vec<Alert> =
+        update.alerts.iter().filter(|s| s.acknowledged.is_none()).map(|s| s.alert.clone()).collect();
+    if tray_changed {
+        tray::show(app, &unacked, lang);
+    }
+    for alert in &fresh {
+        notify::raise(app, alert, lang);
+    }
+    let _ = app.emit(ALERTS_EVENT, &update);
+}
