@@ -53,6 +53,10 @@ export interface Commands {
   drill_report: { args: { run_id: number; lang: T.Lang }; returns: string };
   drill_compare: { args: { a: number; b: number; threshold: number }; returns: T.Comparison };
   drill_timeline: { args: { run_id: number }; returns: T.DrillTimeline };
+  burndown_chart: {
+    args: { product?: number | null; labels: T.ChartLabels; series: string; width: number; height: number };
+    returns: T.BurnDownView;
+  };
 }
 
 /** The arguments after the command's name: none for a command that takes none. */
@@ -69,4 +73,6 @@ export interface Events {
   "degrade-ack": T.Acknowledgement;
   "degrade-step": T.ExitStep;
   "drill-live": T.DrillLive;
+  "overview-tick": T.Overview;
+  "overview-error": string;
 }
