@@ -105,7 +105,8 @@ impl EngineMetrics {
     }
 
     pub fn total_requests(&self) -> f64 {
-        self.requests.values().sum()
+        // An empty f64 sum is -0.0: printed "-0.0".
+        self.requests.values().sum::<f64>() + 0.0
     }
 }
 

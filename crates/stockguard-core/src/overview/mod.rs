@@ -189,7 +189,8 @@ pub fn order_figures(now: &FleetScrape, previous: Option<&FleetScrape>) -> (Orde
             .collect(),
         None => Vec::new(),
     };
-    if let Some(w) = window {
+    // No engine in both scrapes: no pace to tell (not a pace of zero).
+    if let Some(w) = window.filter(|_| !increases.is_empty()) {
         let in_window = metrics::sum(increases.iter().map(|(_, m)| m));
         figures.window_s = Some(w);
         figures.orders_per_s = Some(in_window.total_requests() / w);
