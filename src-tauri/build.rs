@@ -35,6 +35,7 @@ const COMMANDS: &[&str] = &[
     "drill_report",
     "drill_compare",
     "drill_timeline",
+    "burndown_chart",
 ];
 
 fn main() {

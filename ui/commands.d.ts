@@ -59,6 +59,10 @@ export interface Commands {
   drill_report: { args: { run_id: number; lang: T.Lang }; returns: string };
   drill_compare: { args: { a: number; b: number; threshold: number }; returns: T.Comparison };
   drill_timeline: { args: { run_id: number }; returns: T.DrillTimeline };
+  burndown_chart: {
+    args: { product?: number | null; labels: T.ChartLabels; series: string; width: number; height: number };
+    returns: T.BurnDownView;
+  };
 }
 
 /** The arguments after the command's name: none for a command that takes none. */
@@ -77,4 +81,6 @@ export interface Events {
   "drill-live": T.DrillLive;
   alerts: T.AlertsUpdate;
   "open-product": T.OpenProduct;
+  "overview-tick": T.Overview;
+  "overview-error": string;
 }

@@ -5,6 +5,7 @@ import { showError, clearFeedback, showNotice } from "./feedback.js";
 import { connect, renderBanner, applyRights } from "./session.js";
 import { byId, query } from "./dom.js";
 import * as connections from "./features/connections.js";
+import * as overview from "./features/overview.js";
 import * as board from "./features/board.js";
 import * as repair from "./features/repair.js";
 import * as audit from "./features/audit.js";
@@ -15,7 +16,7 @@ import * as alerts from "./features/alerts.js";
 
 // Screens by name, each with init() once and show() when opened; a new screen joins here and
 // in the nav of index.html.
-const SCREENS = { connections, board, repair, degrade, drills, compensation, audit };
+const SCREENS = { connections, overview, board, repair, degrade, drills, compensation, audit };
 
 /** What every screen's init() gets. @typedef {{ showScreen: typeof showScreen }} ScreenContext */
 
@@ -44,7 +45,7 @@ async function start() {
   try {
     const info = await connect(null);
     if (info.notices.length) showNotice(info.notices.join(" "));
-    showScreen("board");
+    showScreen("overview");
   } catch (err) {
     renderBanner();
     showScreen("connections");

@@ -674,6 +674,78 @@ export type Execution = { lines: Array<LineRun>, after: Stepped, };
 
 export type CompensationProgress = { case_id: number, done: number, total: number, order_no: string, };
 
+export type EngineAnswer = "answered" | "not_answering" | "stale";
+
+export type SaleFigures = { products: number, initial_units: number, 
+/**
+ * Units the DB's stock still holds.
+ */
+remaining_units: number, 
+/**
+ * `initial - remaining`: units sold per the ledger (persisted orders not returned).
+ */
+sold_units: number, sold_pct: number, };
+
+export type OrderFigures = { requests: number, accepted: number, sold_out: number, 
+/**
+ * The engine could not serve the order (`UNAVAILABLE`): what a buyer sees as a 5xx other
+ * than "not ready" or "paused" (the load generator's "errors", less its transport errors).
+ */
+errors: number, 
+/**
+ * Every other answer: over the per-user limit, rate-limited, not ready, paused, bad request.
+ */
+refused: number, 
+/**
+ * Every answer code with its count.
+ */
+by_outcome: { [key in string]: number }, 
+/**
+ * Seconds between this scrape and the previous one; none for a first scrape.
+ */
+window_s: number | null, orders_per_s: number | null, accepted_per_s: number | null, 
+/**
+ * p99 of `POST /orders` over the window (none without orders in it).
+ */
+p99_ms: number | null, 
+/**
+ * p99 since the engines started.
+ */
+p99_total_ms: number | null, 
+/**
+ * Reservations not yet persisted (the engines' sale-wide gauge); none when no engine
+ * answered.
+ */
+backlog: number | null, inflight_units: number | null, };
+
+export type EngineFigures = { instance_id: string, listen_addr: string, answer: EngineAnswer, 
+/**
+ * Why a live engine did not answer.
+ */
+error: string | null, heartbeat_age_ms: number, breaker_state: string, requests: number | null, orders_per_s: number | null, };
+
+export type OpenAlert = { key: string, kind: string, product_id: number | null, value: number | null, acknowledged_by: string | null, ack_reason: string | null, ack_until: string | null, };
+
+export type Overview = { at: string, sale: SaleFigures, orders: OrderFigures, engines: Array<EngineFigures>, 
+/**
+ * The sale's mode: the degrade switch's global row (NORMAL when never set).
+ */
+mode: Mode, 
+/**
+ * Products whose own scope is not NORMAL.
+ */
+products_off_normal: number, alerts: Array<OpenAlert>, 
+/**
+ * Cases not executed or closed, newest first.
+ */
+compensation_open: Array<CaseSummary>, };
+
+export type BurnDownView = { svg: string, product_id: number | null, initial_units: number, 
+/**
+ * Units left at the end of the curve (initial less live orders).
+ */
+remaining_units: number, bucket_secs: number, points: number, };
+
 export type ErrorKind = "profile" | "keychain" | "connect" | "not_connected" | "query" | "refused" | "confirmation_required" | "invalid" | "chart" | "runner";
 
 export type DesktopError = { kind: ErrorKind, message: string, };

@@ -82,6 +82,7 @@ fn main() {
             commands::drills::drill_report,
             commands::drills::drill_compare,
             commands::drills::drill_timeline,
+            commands::overview::burndown_chart,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("the Stockguard window could not start");

@@ -102,6 +102,13 @@ fn generated() -> String {
         stockguard_core::compensation::execute::LineRun,
         stockguard_core::compensation::execute::Execution,
         crate::commands::compensation::CompensationProgress,
+        stockguard_core::overview::EngineAnswer,
+        stockguard_core::overview::SaleFigures,
+        stockguard_core::overview::OrderFigures,
+        stockguard_core::overview::EngineFigures,
+        stockguard_core::overview::OpenAlert,
+        stockguard_core::overview::Overview,
+        crate::commands::overview::BurnDownView,
         crate::error::ErrorKind,
         crate::error::ErrorWire,
     )

@@ -37,6 +37,8 @@ pub enum CliError {
     Watch(#[from] stockguard_engine::watch::WatchError),
     #[error(transparent)]
     Alerts(#[from] stockguard_core::alerts::AlertError),
+    #[error(transparent)]
+    Overview(#[from] stockguard_core::overview::OverviewError),
     #[error("cannot write {path}: {source}")]
     Write { path: String, source: std::io::Error },
     #[error("database error: {0}")]

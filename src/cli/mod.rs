@@ -10,6 +10,7 @@ mod engine;
 mod error;
 mod load;
 mod output;
+mod overview;
 mod profile;
 mod recon;
 mod rewrite;
@@ -64,6 +65,9 @@ enum Command {
     /// What fires now (confirmed drift, oversell, ledger, missing key, backlog) with its
     /// acknowledgements; `alerts ack KEY --reason ...` takes one.
     Alerts(alerts::AlertsArgs),
+    /// The sale at a glance: units sold, orders/s, answers by kind, p99 and backlog from the
+    /// engines' /metrics, the mode, open alerts and compensation cases, the stock burn-down.
+    Overview(overview::OverviewArgs),
     /// Drift over time.
     #[command(subcommand)]
     Drift(recon::DriftCommand),
@@ -120,6 +124,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Recon(args) => recon::recon(args, profile).await,
         Command::Drift(cmd) => recon::drift(cmd, profile).await,
         Command::Alerts(args) => alerts::run(args, profile).await,
+        Command::Overview(args) => overview::run(args, profile).await,
         Command::Rewrite(args) => rewrite::run(args, profile).await,
         Command::Degrade(cmd) => degrade::run(cmd, profile).await,
         Command::Compensation(cmd) => compensation::run(cmd, profile).await,

@@ -18,6 +18,7 @@ mod drill_runs;
 mod exit_batch;
 mod exit_guard;
 mod ledger;
+mod overview;
 mod profile_manage;
 mod recon_exact;
 mod recon_inject;

@@ -12,6 +12,7 @@ mod support;
 
 mod alerts;
 mod desktop_bus;
+mod overview;
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -361,6 +362,9 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         let p = REDIS_HIGH_PRODUCT;
         // 1. Connected to the sandbox on its own: green banner, the board streaming, most
         //    severe first.
+        //    (The overview is the first screen: the board is one click away.)
+        wait_attr(c, "#nav [data-screen=overview]", "class", "current", "connected: the overview first").await;
+        click(c, "#nav [data-screen=board]").await;
         wait_text(c, "#products tbody tr[data-product-id] td.status", "the board fills", |t| t == "OVERSOLD").await;
         wait_banner(c, "banner sandbox").await;
         wait_text(c, "#health-db", "the health strip shows DB latency", |t| t.ends_with("ms")).await;
@@ -798,6 +802,8 @@ async fn the_board_stays_usable_with_five_thousand_products(pool: MySqlPool) {
     let (driver, client) = open_app(config.path(), "e2e-scale").await;
     let outcome = async {
         let c = &client;
+        wait_attr(c, "#nav [data-screen=overview]", "class", "current", "connected: the overview first").await;
+        click(c, "#nav [data-screen=board]").await;
         let total = format!("{SCALE_PRODUCTS} of {SCALE_PRODUCTS} products");
         wait_text(c, "#board-count", "all products arrive", |t| t == total).await;
         wait_text(c, "#products tbody tr[data-product-id] td.status", "drift first", |t| t == "REDIS_HIGH").await;

@@ -28,6 +28,9 @@
 //!   releases.
 //! - [`chart`]: drift-over-time charts drawn with `plotters` (SVG for a window, PNG files).
 //! - [`catalog`]: the products of a sale.
+//! - [`overview`]: the sale overview, the first screen after connecting: units sold, orders/s,
+//!   answers by kind, p99 and backlog from the engines' `/metrics`, the mode, open alerts and
+//!   compensation cases, and the stock burn-down derived from the ledger.
 //! - [`alerts`]: alerts raised by a reading (confirmed drift, oversell, ledger, missing key,
 //!   backlog) and their acknowledgements, which close by themselves when the alert clears.
 //! - [`audit`]: the append-only audit log of every write action (its actor is the server's
@@ -53,6 +56,7 @@ pub mod connect;
 pub mod drills;
 pub mod health;
 pub mod keys;
+pub mod overview;
 pub mod profile;
 pub mod recon;
 pub mod redis_link;

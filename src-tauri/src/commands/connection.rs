@@ -50,7 +50,7 @@ pub async fn connection_info(state: State<'_, AppState>) -> Result<ConnectionInf
 }
 
 /// Connects to `profile` (none: the `--profile` the app started with, the environment
-/// overrides or the local sandbox) and starts streaming the board.
+/// overrides or the local sandbox) and starts streaming the board and the overview.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn connect(
     app: AppHandle,
@@ -60,6 +60,7 @@ pub async fn connect(
     let chosen = profile.or_else(|| state.start_profile.clone());
     let (live, feeds) = state.connect(chosen.as_deref()).await?;
     app.state::<AlertDesk>().reset();
+    super::overview::spawn_feed(app.clone(), live.conns.clone(), feeds.ticks.resubscribe());
     board_feed::spawn(app, live.conns.clone(), feeds);
     connection_info(state).await
 }

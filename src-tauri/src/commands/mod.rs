@@ -7,6 +7,7 @@ pub mod compensation;
 pub mod connection;
 pub mod degrade;
 pub mod drills;
+pub mod overview;
 pub mod profiles;
 pub mod reconcile;
 pub mod rewrite;

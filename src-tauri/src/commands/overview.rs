@@ -1,0 +1,95 @@
+//! The sale overview, the first screen after connecting: its figures arrive as one
+//! `overview-tick` event per sampler tick (the feed below, started on connect); its burn-down
+//! chart is drawn on request.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use stockguard_core::chart::ChartLabels;
+use stockguard_core::connect::Connections;
+use stockguard_core::overview::{self, burndown, chart, AlertInput, FleetScrape, OverviewError};
+use stockguard_core::recon::sampler::Tick;
+use tauri::{AppHandle, Emitter as _, State};
+use tokio::sync::broadcast::{self, error::RecvError};
+
+use crate::error::DesktopError;
+use crate::state::AppState;
+
+pub const TICK_EVENT: &str = "overview-tick";
+pub const ERROR_EVENT: &str = "overview-error";
+
+impl From<OverviewError> for DesktopError {
+    fn from(e: OverviewError) -> Self {
+        match e {
+            OverviewError::NoSuchProduct(_) => Self::Invalid(e.to_string()),
+            OverviewError::Chart(e) => e.into(),
+            other => Self::Query(other.to_string()),
+        }
+    }
+}
+
+/// Computes the overview on every sampler tick (its reading feeds the alerts) until the
+/// sampler stops, keeping the previous scrape for the rates.
+pub fn spawn_feed(app: AppHandle, conns: Connections, mut ticks: broadcast::Receiver<Arc<Tick>>) {
+    tauri::async_runtime::spawn(async move {
+        let mut previous: Option<FleetScrape> = None;
+        loop {
+            let tick = match ticks.recv().await {
+                Ok(tick) => tick,
+                // Only the newest tick matters.
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => break,
+            };
+            let input = AlertInput {
+                readings: &tick.readings,
+                confirmed: &tick.confirmed,
+                thresholds: conns.settings.thresholds,
+            };
+            match overview::read(&conns, &input, previous.as_ref()).await {
+                Ok((o, scrape)) => {
+                    previous = Some(scrape);
+                    let _ = app.emit(TICK_EVENT, &o);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "sale overview");
+                    let _ = app.emit(ERROR_EVENT, e.to_string());
+                }
+            }
+        }
+    });
+}
+
+/// The burn-down as the window shows it: the chart and the numbers it ends on.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct BurnDownView {
+    pub svg: String,
+    pub product_id: Option<u64>,
+    pub initial_units: i64,
+    /// Units left at the end of the curve (initial less live orders).
+    pub remaining_units: i64,
+    pub bucket_secs: i64,
+    pub points: usize,
+}
+
+/// The stock burn-down of `product` (none: the whole sale) as SVG; `series` names the line.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn burndown_chart(
+    state: State<'_, AppState>,
+    product: Option<u64>,
+    labels: ChartLabels,
+    series: String,
+    width: u32,
+    height: u32,
+) -> Result<BurnDownView, DesktopError> {
+    let live = state.live().await?;
+    let b = burndown::read(&live.conns.mysql, product).await?;
+    let svg = chart::burndown_svg(&b, &labels, &series, (width, height)).map_err(OverviewError::from)?;
+    Ok(BurnDownView {
+        svg,
+        product_id: b.product_id,
+        initial_units: b.initial_units,
+        remaining_units: b.remaining(),
+        bucket_secs: b.bucket_secs,
+        points: b.points.len(),
+    })
+}

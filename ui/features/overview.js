@@ -1,0 +1,184 @@
+// The sale overview, the first screen after connecting: its figures come with one
+// `overview-tick` event per sampler tick (no polling here); the burn-down is drawn in Rust on
+// request: when the screen opens, when a product is picked, and then again while units keep
+// selling, at most every BURN_EVERY_MS.
+import { invoke, listen } from "../api.js";
+import { t, onLanguageChange } from "../i18n.js";
+import { showError, clearFeedback, cell } from "../feedback.js";
+import { onConnect } from "../session.js";
+import { byId, query } from "../dom.js";
+
+/** @typedef {import("../types").Overview} Overview */
+/** @typedef {import("../types").EngineFigures} EngineFigures */
+
+const BURN_EVERY_MS = 5000;
+
+const productInput = /** @type {HTMLInputElement} */ (byId("ov-product"));
+const burnImg = /** @type {HTMLImageElement} */ (byId("ov-burndown"));
+const screen = byId("screen-overview");
+/** @type {Overview | null} */
+let last = null;
+/** The product whose burn-down is shown; null: the whole sale. @type {number | null} */
+let product = null;
+let burnAt = 0;
+let burnSold = Number.NaN;
+let burnBusy = false;
+
+/**
+ * @param {number | null | undefined} v
+ * @param {number} [digits]
+ */
+function num(v, digits = 0) {
+  return v === null || v === undefined ? "-" : v.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+/** @param {number | null | undefined} v */
+function ms(v) {
+  return v === null || v === undefined ? "-" : `${num(v, 1)} ms`;
+}
+
+/** @param {EngineFigures} e */
+function engineRow(e) {
+  const tr = document.createElement("tr");
+  tr.dataset.instance = e.instance_id;
+  tr.className = e.answer;
+  const answer =
+    e.answer === "answered"
+      ? t("ovAnswered")
+      : e.answer === "stale"
+        ? t("stale", { s: Math.round(e.heartbeat_age_ms / 1000) })
+        : `${t("ovNotAnswering")}: ${e.error ?? ""}`;
+  tr.append(
+    cell(e.instance_id, "id"),
+    cell(e.listen_addr),
+    cell(answer, "answer"),
+    cell(e.requests, "num requests"),
+    cell(e.orders_per_s === null ? null : num(e.orders_per_s, 1), "num rate"),
+    cell(e.breaker_state, "breaker"),
+  );
+  return tr;
+}
+
+function render() {
+  const o = last;
+  if (!o) return;
+  const s = o.sale;
+  const r = o.orders;
+  byId("ov-sold").textContent = num(s.sold_units);
+  byId("ov-sold-of").textContent = t("ovSoldOf", { initial: num(s.initial_units), pct: num(s.sold_pct, 1), left: num(s.remaining_units) });
+  byId("ov-rate").textContent = num(r.orders_per_s, 1);
+  byId("ov-accepted-rate").textContent = t("ovAcceptedRate", { n: num(r.accepted_per_s, 1) });
+  byId("ov-accepted").textContent = num(r.accepted);
+  byId("ov-soldout").textContent = num(r.sold_out);
+  byId("ov-errors").textContent = num(r.errors);
+  byId("ov-refused").textContent = num(r.refused);
+  byId("ov-p99").textContent = ms(r.p99_ms);
+  byId("ov-p99-total").textContent = t("ovSinceStart", { v: ms(r.p99_total_ms) });
+  byId("ov-backlog").textContent = num(r.backlog);
+  const mode = byId("ov-mode");
+  mode.textContent = `${t(o.mode)}${o.products_off_normal ? ` +${o.products_off_normal}` : ""}`;
+  mode.className = `mode-${o.mode}`;
+  const silent = o.engines.filter((e) => e.answer !== "answered").length;
+  byId("ov-engines-summary").textContent = o.engines.length
+    ? t("ovEnginesSummary", { answered: o.engines.length - silent, total: o.engines.length })
+    : t("ovNoEngines");
+  byId("ov-figures").classList.toggle("partial", silent > 0);
+  query("#ov-engines tbody").replaceChildren(...o.engines.map(engineRow));
+  byId("ov-alerts").replaceChildren(
+    ...(o.alerts.length
+      ? o.alerts.map((a) => {
+          const li = document.createElement("li");
+          li.dataset.alert = a.key;
+          li.className = a.acknowledged_by ? "acked" : "firing";
+          const taken = a.acknowledged_by ? t("ovAckedBy", { who: a.acknowledged_by, why: a.ack_reason ?? "" }) : t("ovNotAcked");
+          li.textContent = `${a.key} (${a.value ?? "-"}): ${taken}`;
+          return li;
+        })
+      : [emptyItem(t("ovNoAlerts"))]),
+  );
+  byId("ov-cases").replaceChildren(
+    ...(o.compensation_open.length
+      ? o.compensation_open.map((c) => {
+          const li = document.createElement("li");
+          li.dataset.caseId = String(c.id);
+          li.textContent = t("ovCase", { id: c.id, product: c.product_id, status: t(`st_${c.status}`), lines: c.lines });
+          return li;
+        })
+      : [emptyItem(t("ovNoCases"))]),
+  );
+  byId("ov-at").textContent = t("ovAt", { at: new Date(o.at).toLocaleTimeString() });
+}
+
+/** @param {string} text */
+function emptyItem(text) {
+  const li = document.createElement("li");
+  li.className = "empty";
+  li.textContent = text;
+  return li;
+}
+
+async function drawBurnDown() {
+  if (screen.hidden || burnBusy) return;
+  burnBusy = true;
+  burnAt = Date.now();
+  burnSold = last ? last.sale.sold_units : Number.NaN;
+  try {
+    const width = Math.max(400, Math.min(2000, screen.clientWidth - 16));
+    const series = product === null ? t("ovWholeSale") : t("ovProduct", { id: product });
+    const labels = { title: t("ovBurndown"), x_axis: t("ovBurnAxisX"), y_axis: t("ovBurnAxisY") };
+    const view = await invoke("burndown_chart", { product, labels, series, width, height: 320 });
+    burnImg.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(view.svg)}`;
+    burnImg.alt = t("ovBurnAlt", { series, left: view.remaining_units, initial: view.initial_units });
+    const info = byId("ov-burndown-info");
+    info.dataset.remaining = String(view.remaining_units);
+    info.textContent = t("ovBurnInfo", { series, left: num(view.remaining_units), initial: num(view.initial_units), secs: view.bucket_secs });
+  } catch (err) {
+    showError(err);
+  } finally {
+    burnBusy = false;
+  }
+}
+
+/** @param {Overview} o */
+function onTick(o) {
+  last = o;
+  if (screen.hidden) return;
+  render();
+  if (o.sale.sold_units !== burnSold && Date.now() - burnAt >= BURN_EVERY_MS) drawBurnDown();
+}
+
+function pickProduct() {
+  clearFeedback();
+  const text = productInput.value.trim();
+  if (text && !/^\d+$/.test(text)) return showError({ kind: "invalid", message: t("badIds", { text }) });
+  product = text ? Number(text) : null;
+  drawBurnDown();
+}
+
+export function init() {
+  listen("overview-tick", onTick);
+  listen("overview-error", (message) => showError({ kind: "query", message }));
+  byId("ov-product-go").addEventListener("click", pickProduct);
+  productInput.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") pickProduct();
+  });
+  byId("ov-whole-sale").addEventListener("click", () => {
+    productInput.value = "";
+    pickProduct();
+  });
+  onConnect(() => {
+    last = null;
+    product = null;
+    productInput.value = "";
+    burnImg.removeAttribute("src");
+  });
+  onLanguageChange(() => {
+    render();
+    drawBurnDown();
+  });
+}
+
+export function show() {
+  render();
+  drawBurnDown();
+}
