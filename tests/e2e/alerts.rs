@@ -44,6 +44,8 @@ async fn a_drift_notifies_badges_the_tray_and_its_acknowledgement_closes_itself_
         let c = &client;
         // The seeded incidents (1016-1020) fire first: wait until the tray counts them and
         // stays put, so the next change is the injected drift's.
+        wait_attr(c, "#nav [data-screen=overview]", "class", "current", "connected: the overview first").await;
+        click(c, "#nav [data-screen=board]").await;
         wait_text(c, "#products tbody tr[data-product-id] td.status", "the board fills", |t| t == "OVERSOLD").await;
         let settled = {
             let deadline = tokio::time::Instant::now() + STEP;
