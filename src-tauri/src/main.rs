@@ -6,7 +6,7 @@
 //! - `drill_feed.rs`: the drill run the window watches, read from the database and forwarded
 //!   as one event a second (the runner is a `stockguard` process the app never talks to).
 //! - `commands/`: the commands the window may invoke, by screen, each a few lines over the core.
-//! - `error.rs`: the typed error the window receives (`{ kind, message }`).
+//! - `error.rs`: the typed error the window receives (`{ kind, code, params, message }`).
 //! - `logs.rs`: the app's log file, one a day in the OS log folder.
 //! - `types.rs`: the TypeScript declarations of everything above, generated into `ui/types.d.ts`.
 

@@ -27,6 +27,7 @@ fn generated() -> String {
         stockguard_core::profile::Role,
         stockguard_core::profile::SecretSlot,
         stockguard_core::profile::Profile,
+        stockguard_core::profile::Notice,
         stockguard_core::profile::manage::NamedProfile,
         crate::commands::profiles::ProfileForm,
         stockguard_core::connect::Probe,
@@ -96,6 +97,7 @@ fn generated() -> String {
         stockguard_core::compensation::execute::Execution,
         crate::commands::compensation::CompensationProgress,
         crate::error::ErrorKind,
+        crate::error::MessageCode,
         crate::error::ErrorWire,
     )
 }

@@ -10,6 +10,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod accessibility;
+
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
