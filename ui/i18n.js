@@ -149,6 +149,14 @@ const STRINGS = {
     ovWholeSale: "Whole sale", ovProduct: "product {id}", ovBurnAxisX: "minutes since the first order", ovBurnAxisY: "units left",
     ovBurnInfo: "{series}: {left} of {initial} units left ({secs} s buckets)",
     ovBurnAlt: "Stock burn-down of {series}: {left} of {initial} units left",
+    // Keyboard and accessibility (keyboard.js, the accessible names of index.html).
+    navLabel: "Screens", shortcutsTitle: "Keyboard shortcuts", shortcutKeys: "Keys", shortcutDoes: "What they do",
+    kbScreen: "Open the screen {screen}", kbHelp: "This list of shortcuts", kbLanguage: "Switch the language (中文 / English)",
+    kbEscape: "Close the open dialog or panel", kbRows: "Move between the rows of the board",
+    kbPick: "Pick or unpick the product of the row (or tick a box)", kbOpen: "Open the compensation case of the row",
+    kbTab: "Next and previous control", kbTyping: "Shortcuts do nothing while you type in a field.",
+    pick: "Pick", actions: "Actions", pickRow: "Pick product {id}", replaySpeed: "Replay speed",
+    replayAt: "Moment of the run", chartAlt: "Drift over time of products {products}", openCase: "Open case {id}",
   },
   zh: {
     connecting: "连接中…", readOnly: "只读", langButton: "English",
@@ -202,7 +210,7 @@ const STRINGS = {
     chart: "图表错误", error: "错误",
     navDegrade: "降级", engineMode: "模式", degradeTitle: "降级开关",
     degradeHint: "数据库模式下订单直接写入数据库（不经过 Redis）。退出需按引导步骤：从数据库重建 Redis 期间会短暂暂停售卖。",
-    scope: "范围", mode: "模式", revision: "版本", scopePlaceholder: "商品 id（留空：整场活动）",
+    scope: "范围", mode: "模式", revision: "版本", scopePlaceholder: "商品 ID（留空：整场活动）",
     degradeOn: "开启数据库模式", degradeOff: "退出数据库模式（引导）", instance: "实例", listen: "地址",
     liveCol: "存活", breaker: "熔断器", took: "耗时", stale: "失联 {s} 秒",
     neverSet: "开关从未设置：所有商品均为 NORMAL。",
@@ -224,7 +232,7 @@ const STRINGS = {
     drillCompareHint: "勾选两次演练：先勾选的为基线 A", drillThreshold: "阈值 %",
     drillCompare: "对比", drillRunId: "编号", drillScenario: "演练", drillStarted: "开始", drillFinished: "结束",
     drillWhy: "原因", drillReport: "报告", drillReplay: "回放", drillWatch: "观察",
-    drillAbout: "{description} 完整负载 {duration} 秒；故障：{faults}。",
+    drillAbout: "{title}：完整负载 {duration} 秒；故障 {n} 个。",
     haltTitle: "叫停本场活动所有正在运行的演练",
     haltHint: "执行器会在一两秒内停止负载并恢复所有故障。请求经由数据库下达，即使执行器已失联也会被记录。写入审计日志。",
     haltAsked: "已请求叫停演练 {runs}。", haltNone: "没有正在运行的演练：无需叫停（已写入审计日志）。",
@@ -294,6 +302,13 @@ const STRINGS = {
     ovWholeSale: "整场活动", ovProduct: "商品 {id}", ovBurnAxisX: "首单以来的分钟数", ovBurnAxisY: "剩余件数",
     ovBurnInfo: "{series}：剩余 {left} / {initial} 件（每桶 {secs} 秒）",
     ovBurnAlt: "{series} 的库存燃尽图：剩余 {left} / {initial} 件",
+    navLabel: "页面", shortcutsTitle: "键盘快捷键", shortcutKeys: "按键", shortcutDoes: "作用",
+    kbScreen: "打开“{screen}”页", kbHelp: "显示本快捷键列表", kbLanguage: "切换语言（中文 / English）",
+    kbEscape: "关闭当前对话框或面板", kbRows: "在看板的行之间移动",
+    kbPick: "勾选或取消该行商品（或勾选复选框）", kbOpen: "打开该行的补偿案件",
+    kbTab: "下一个 / 上一个控件", kbTyping: "在输入框中打字时快捷键不起作用。",
+    pick: "勾选", actions: "操作", pickRow: "勾选商品 {id}", replaySpeed: "回放速度",
+    replayAt: "演练时刻", chartAlt: "商品 {products} 的偏差趋势", openCase: "打开案件 {id}",
   },
 };
 
@@ -329,7 +344,17 @@ export function applyTranslations() {
   for (const el of /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll("[data-i18n-placeholder]"))) {
     el.placeholder = t(/** @type {string} */ (el.dataset.i18nPlaceholder));
   }
-  byId("lang-toggle").textContent = t("langButton");
+  // Accessible names of controls that show no text of their own, and frame titles.
+  for (const el of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("[data-i18n-label]"))) {
+    el.setAttribute("aria-label", t(/** @type {string} */ (el.dataset.i18nLabel)));
+  }
+  for (const el of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("[data-i18n-title]"))) {
+    el.title = t(/** @type {string} */ (el.dataset.i18nTitle));
+  }
+  const toggle = byId("lang-toggle");
+  toggle.textContent = t("langButton");
+  // The button names the other language in that language.
+  toggle.lang = lang === "zh" ? "en" : "zh-CN";
 }
 
 export function toggleLanguage() {

@@ -2,6 +2,8 @@
 // comes from Rust commands and events; nothing is computed here that the core knows.
 import { t, toggleLanguage, applyTranslations, onLanguageChange } from "./i18n.js";
 import { showError, clearFeedback, showNotice } from "./feedback.js";
+import { noticeText } from "./messages.js";
+import * as keyboard from "./keyboard.js";
 import { connect, renderBanner, applyRights } from "./session.js";
 import { byId, query } from "./dom.js";
 import * as connections from "./features/connections.js";
@@ -24,7 +26,10 @@ const SCREENS = { connections, overview, board, repair, degrade, drills, compens
 export function showScreen(name) {
   for (const [key, screen] of Object.entries(SCREENS)) {
     byId(`screen-${key}`).hidden = key !== name;
-    query(`#nav [data-screen="${key}"]`).classList.toggle("current", key === name);
+    const button = query(`#nav [data-screen="${key}"]`);
+    button.classList.toggle("current", key === name);
+    if (key === name) button.setAttribute("aria-current", "page");
+    else button.removeAttribute("aria-current");
     if (key === name) screen.show();
   }
 }
@@ -42,9 +47,10 @@ async function start() {
   }
   for (const screen of Object.values(SCREENS)) screen.init({ showScreen });
   alerts.init({ showScreen });
+  keyboard.init();
   try {
     const info = await connect(null);
-    if (info.notices.length) showNotice(info.notices.join(" "));
+    if (info.notices.length) showNotice(() => info.notices.map(noticeText).join(" "));
     showScreen("overview");
   } catch (err) {
     renderBanner();

@@ -1,5 +1,14 @@
-//! The error the window receives: a kind it can branch on and a message a person can act on.
-//! Every core error is mapped here by kind, never by its text.
+//! The error the window receives: a kind it can branch on, a code with parameters it says in
+//! the user's language (ui/i18n.js, `msg_<code>`), and the English message, kept for logs and
+//! as the window's fallback. Every core error is mapped here by its variant, never by its text.
+//!
+//! A new error joins by a `MessageCode` variant (then `ui/types.d.ts` is regenerated and
+//! `tsc` fails until ui/i18n.js has its English and Chinese templates). What a server or the
+//! OS said verbatim (a MySQL error, an I/O error) travels as the parameter `detail`: the window
+//! shows it apart, marked as English, after the sentence in the user's language.
+
+use std::collections::BTreeMap;
+use std::fmt::Display;
 
 use serde::{Serialize, Serializer};
 use stockguard_core::drills::launch::LaunchError;
@@ -26,11 +35,123 @@ pub enum ErrorKind {
     Runner,
 }
 
-/// An error as the window receives it: always a kind and the whole message.
+/// What an error says, stable across releases and languages: the window has a template per
+/// code in each language; the parameters fill it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageCode {
+    /// No template: the window shows the kind's heading and the English message.
+    Other,
+    NotConnected,
+    NoProductPicked,
+    ReasonRequired,
+    NotesRequired,
+    ConfirmProduct,
+    ConfirmScope,
+    ConfirmCase,
+    RewriteReadOnly,
+    RewriteRole,
+    SwitchReadOnly,
+    SwitchRole,
+    DrillReadOnly,
+    DrillRole,
+    DrillRefusedProduction,
+    DrillRefusedStaging,
+    UnknownProfile,
+    NoProfile,
+    InvalidProfileName,
+    MalformedUrl,
+    PasswordInUrl,
+    InvalidKeyPrefix,
+    ProfilesFile,
+    NoConfigDir,
+    NoKeychain,
+    MissingSecret,
+    CannotStoreSecret,
+    KeychainFailed,
+    MysqlUnreachable,
+    MysqlAccessDenied,
+    MysqlUnknownDatabase,
+    RedisUnreachable,
+    ConnectFailed,
+    QueryFailed,
+    ExitRedisUnreachable,
+    InstancesCannotReachRedis,
+    NotAcknowledged,
+    NotDrained,
+    RewriteNotClean,
+    ChangedMeanwhile,
+    DriftAfterExit,
+    ExitFailed,
+    SwitchReadTimedOut,
+    NoSuchRun,
+    RunFinished,
+    BadShort,
+    BadThreshold,
+    DrillPlan,
+    RunnerMissing,
+    RunnerFailed,
+    NoSuchCase,
+    NoSuchProduct,
+    NothingToCompensate,
+    ChooseCompensation,
+    BadPlan,
+    CompensationRefused,
+    WriteFailed,
+    ChartNoProducts,
+    ChartBadSize,
+    ChartFailed,
+    AlertReadOnly,
+    AlertRole,
+    AlertAlreadyAcknowledged,
+    AlertNotFiring,
+    AckTooShort,
+    InvalidThresholds,
+}
+
+/// A message: its code, what fills the code's template, and the whole English sentence.
+#[derive(Debug, Clone)]
+pub struct Said {
+    pub code: MessageCode,
+    pub params: BTreeMap<String, String>,
+    pub message: String,
+}
+
+impl Said {
+    /// `params` by name; `detail` is what a server or the OS said, shown verbatim.
+    pub fn new(code: MessageCode, params: &[(&str, &dyn Display)], message: impl Into<String>) -> Self {
+        let params = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Self { code, params, message: message.into() }
+    }
+
+    /// A message with a code and no parameters but the detail (the whole English message).
+    fn detailed(code: MessageCode, message: String) -> Self {
+        let said = Self::new(code, &[("detail", &message)], String::new());
+        Self { message, ..said }
+    }
+}
+
+impl Display for Said {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Text without a code (the window shows it under the kind's heading, in English).
+impl From<String> for Said {
+    fn from(message: String) -> Self {
+        Self { code: MessageCode::Other, params: BTreeMap::new(), message }
+    }
+}
+
+/// An error as the window receives it.
 #[derive(Debug, Serialize, ts_rs::TS)]
 #[ts(rename = "DesktopError")]
 pub struct ErrorWire {
     pub kind: ErrorKind,
+    pub code: MessageCode,
+    pub params: BTreeMap<String, String>,
+    /// The English sentence: for logs, and the window's fallback.
     pub message: String,
 }
 
@@ -38,34 +159,34 @@ pub struct ErrorWire {
 pub enum DesktopError {
     /// No usable profile, or a bad one (the message says which field and why).
     #[error("{0}")]
-    Profile(String),
+    Profile(Said),
     /// The OS keychain could not store or give a password.
     #[error("{0}")]
-    Keychain(String),
+    Keychain(Said),
     /// A server could not be reached or refused us.
     #[error("{0}")]
-    Connect(String),
+    Connect(Said),
     /// Nothing is connected yet: pick a profile on the Connections screen.
     #[error("not connected: pick a profile on the Connections screen and press Connect")]
     NotConnected,
     /// A query failed.
     #[error("{0}")]
-    Query(String),
+    Query(Said),
     /// The action is not allowed with this profile (read-only, role).
     #[error("{0}")]
-    Refused(String),
+    Refused(Said),
     /// Production: the product id must be typed again.
     #[error("production: type the product id {0} to confirm the rewrite")]
     ConfirmationRequired(u64),
     /// The input cannot be used as given.
     #[error("{0}")]
-    Invalid(String),
+    Invalid(Said),
     /// A chart could not be drawn or written.
     #[error("{0}")]
-    Chart(String),
+    Chart(Said),
     /// The drill runner is missing, could not start, or stopped before its run began.
     #[error("{0}")]
-    Runner(String),
+    Runner(Said),
 }
 
 impl DesktopError {
@@ -83,65 +204,154 @@ impl DesktopError {
             Self::Runner(_) => ErrorKind::Runner,
         }
     }
+
+    /// What the window receives.
+    pub fn wire(&self) -> ErrorWire {
+        let (code, params) = match self {
+            Self::NotConnected => (MessageCode::NotConnected, BTreeMap::new()),
+            Self::ConfirmationRequired(id) => {
+                (MessageCode::ConfirmProduct, BTreeMap::from([("product".to_string(), id.to_string())]))
+            }
+            Self::Profile(s)
+            | Self::Keychain(s)
+            | Self::Connect(s)
+            | Self::Query(s)
+            | Self::Refused(s)
+            | Self::Invalid(s)
+            | Self::Chart(s)
+            | Self::Runner(s) => (s.code, s.params.clone()),
+        };
+        ErrorWire { kind: self.kind(), code, params, message: self.to_string() }
+    }
 }
 
 impl Serialize for DesktopError {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        ErrorWire { kind: self.kind(), message: self.to_string() }.serialize(serializer)
+        self.wire().serialize(serializer)
     }
 }
 
 impl From<ProfileError> for DesktopError {
     fn from(e: ProfileError) -> Self {
+        use MessageCode as C;
+        let m = e.to_string();
+        let said = match &e {
+            ProfileError::UnknownProfile { name, known } => {
+                Said::new(C::UnknownProfile, &[("name", name), ("known", known)], m)
+            }
+            ProfileError::NoProfile => Said::new(C::NoProfile, &[], m),
+            ProfileError::InvalidName(name) => Said::new(C::InvalidProfileName, &[("name", name)], m),
+            ProfileError::MalformedUrl { what, url, reason } => {
+                Said::new(C::MalformedUrl, &[("what", what), ("url", url), ("detail", reason)], m)
+            }
+            ProfileError::PasswordInUrl { what } => Said::new(C::PasswordInUrl, &[("what", what)], m),
+            ProfileError::InvalidPrefix(prefix) => Said::new(C::InvalidKeyPrefix, &[("prefix", prefix)], m),
+            ProfileError::InvalidThresholds(_) => Said::new(C::InvalidThresholds, &[], m),
+            ProfileError::Read { path, source } | ProfileError::Write { path, source } => {
+                Said::new(C::ProfilesFile, &[("path", path), ("detail", source)], m)
+            }
+            ProfileError::Parse { path, reason } => {
+                Said::new(C::ProfilesFile, &[("path", path), ("detail", reason)], m)
+            }
+            ProfileError::NoConfigDir => Said::new(C::NoConfigDir, &[], m),
+            ProfileError::NoKeychain { reason, slot, env_var } => {
+                Said::new(C::NoKeychain, &[("slot", slot), ("env_var", env_var), ("detail", reason)], m)
+            }
+            ProfileError::MissingSecret { profile, slot } => {
+                Said::new(C::MissingSecret, &[("profile", profile), ("slot", slot)], m)
+            }
+            ProfileError::CannotStoreSecret { slot, reason } => {
+                Said::new(C::CannotStoreSecret, &[("slot", slot), ("detail", reason)], m)
+            }
+            ProfileError::Keychain { slot, reason } => {
+                Said::new(C::KeychainFailed, &[("slot", slot), ("detail", reason)], m)
+            }
+        };
         match e {
             ProfileError::NoKeychain { .. }
             | ProfileError::MissingSecret { .. }
             | ProfileError::Keychain { .. }
-            | ProfileError::CannotStoreSecret { .. } => Self::Keychain(e.to_string()),
-            _ => Self::Profile(e.to_string()),
+            | ProfileError::CannotStoreSecret { .. } => Self::Keychain(said),
+            _ => Self::Profile(said),
         }
     }
 }
 
 impl From<stockguard_core::connect::ConnectError> for DesktopError {
     fn from(e: stockguard_core::connect::ConnectError) -> Self {
-        Self::Connect(e.to_string())
+        use stockguard_core::connect::ConnectError as E;
+        use MessageCode as C;
+        let m = e.to_string();
+        Self::Connect(match &e {
+            E::MalformedMysqlUrl { url, reason } => {
+                Said::new(C::MalformedUrl, &[("what", &"MySQL"), ("url", url), ("detail", reason)], m)
+            }
+            E::MalformedRedisUrl { url, reason } => {
+                Said::new(C::MalformedUrl, &[("what", &"Redis"), ("url", url), ("detail", reason)], m)
+            }
+            E::MysqlUnreachable { url, reason } => {
+                Said::new(C::MysqlUnreachable, &[("url", url), ("detail", reason)], m)
+            }
+            E::MysqlAccessDenied { url, reason } => {
+                Said::new(C::MysqlAccessDenied, &[("url", url), ("detail", reason)], m)
+            }
+            E::MysqlUnknownDatabase { url, reason } => {
+                Said::new(C::MysqlUnknownDatabase, &[("url", url), ("detail", reason)], m)
+            }
+            E::RedisUnreachable { url, reason } => {
+                Said::new(C::RedisUnreachable, &[("url", url), ("detail", reason)], m)
+            }
+            E::Mysql { .. } | E::Migrate { .. } | E::MigrateNeedsTriggerPrivilege { .. } => {
+                Said::detailed(C::ConnectFailed, m)
+            }
+        })
     }
 }
 
 impl From<stockguard_core::recon::ReconError> for DesktopError {
     fn from(e: stockguard_core::recon::ReconError) -> Self {
-        Self::Query(e.to_string())
+        Self::Query(Said::detailed(MessageCode::QueryFailed, e.to_string()))
     }
 }
 
 impl From<stockguard_core::recon::ledger::LedgerError> for DesktopError {
     fn from(e: stockguard_core::recon::ledger::LedgerError) -> Self {
-        Self::Query(e.to_string())
+        Self::Query(Said::detailed(MessageCode::QueryFailed, e.to_string()))
     }
 }
 
 impl From<sqlx::Error> for DesktopError {
     fn from(e: sqlx::Error) -> Self {
-        Self::Query(format!("DB: {e}"))
+        Self::Query(Said::detailed(MessageCode::QueryFailed, format!("DB: {e}")))
     }
 }
 
 impl From<stockguard_core::chart::ChartError> for DesktopError {
     fn from(e: stockguard_core::chart::ChartError) -> Self {
-        Self::Chart(e.to_string())
+        use stockguard_core::chart::ChartError as E;
+        use MessageCode as C;
+        let m = e.to_string();
+        Self::Chart(match &e {
+            E::NoProducts => Said::new(C::ChartNoProducts, &[], m),
+            E::BadSize { width, height } => Said::new(C::ChartBadSize, &[("width", width), ("height", height)], m),
+            E::Write { path, reason } => Said::new(C::WriteFailed, &[("path", path), ("detail", reason)], m),
+            E::Draw { .. } => Said::detailed(C::ChartFailed, m),
+        })
     }
 }
 
 impl From<stockguard_core::compensation::CompensationError> for DesktopError {
     fn from(e: stockguard_core::compensation::CompensationError) -> Self {
         use stockguard_core::compensation::CompensationError as E;
+        use MessageCode as C;
+        let m = e.to_string();
         match e {
-            // The window labels it "Refused" already: the database's reason alone.
-            E::Refused(why) => Self::Refused(why),
-            E::BadPlan(_) | E::NoSuchCase(_) | E::NoSuchProduct(_) | E::NothingToCompensate(_) => {
-                Self::Invalid(e.to_string())
-            }
+            // The database's own reason (its SIGNAL text), verbatim.
+            E::Refused(why) => Self::Refused(Said::new(C::CompensationRefused, &[("detail", &why)], why.clone())),
+            E::BadPlan(why) => Self::Invalid(Said::new(C::BadPlan, &[("detail", &why)], why.clone())),
+            E::NoSuchCase(id) => Self::Invalid(Said::new(C::NoSuchCase, &[("case", &id)], m)),
+            E::NoSuchProduct(id) => Self::Invalid(Said::new(C::NoSuchProduct, &[("product", &id)], m)),
+            E::NothingToCompensate(id) => Self::Invalid(Said::new(C::NothingToCompensate, &[("product", &id)], m)),
             E::Db(e) => e.into(),
         }
     }
@@ -149,12 +359,17 @@ impl From<stockguard_core::compensation::CompensationError> for DesktopError {
 
 impl From<RewriteError> for DesktopError {
     fn from(e: RewriteError) -> Self {
+        use MessageCode as C;
+        let m = e.to_string();
         match e {
             RewriteError::ConfirmationRequired(id) => Self::ConfirmationRequired(id),
-            RewriteError::ReadOnly | RewriteError::RoleNotAllowed(_) => Self::Refused(e.to_string()),
-            RewriteError::NoReason => Self::Invalid(e.to_string()),
+            RewriteError::ReadOnly => Self::Refused(Said::new(C::RewriteReadOnly, &[], m)),
+            RewriteError::RoleNotAllowed(role) => {
+                Self::Refused(Said::new(C::RewriteRole, &[("role", &role.as_str())], m))
+            }
+            RewriteError::NoReason => Self::Invalid(Said::new(C::ReasonRequired, &[], m)),
             RewriteError::Recon(_) | RewriteError::Db(_) | RewriteError::Redis(_) | RewriteError::RunMissing { .. } => {
-                Self::Query(e.to_string())
+                Self::Query(Said::detailed(C::QueryFailed, m))
             }
         }
     }
@@ -162,38 +377,76 @@ impl From<RewriteError> for DesktopError {
 
 impl From<SwitchError> for DesktopError {
     fn from(e: SwitchError) -> Self {
-        match e {
-            SwitchError::ReadOnly
-            | SwitchError::RoleNotAllowed(_)
-            | SwitchError::ConfirmationRequired(_)
-            | SwitchError::InstancesCannotReachRedis(_)
-            | SwitchError::NotAcknowledged { .. }
-            | SwitchError::NotDrained(_)
-            | SwitchError::RewriteNotClean(..)
-            | SwitchError::ChangedMeanwhile { .. }
-            | SwitchError::DriftAfterExit(_)
-            | SwitchError::ExitFailed { .. } => Self::Refused(e.to_string()),
-            SwitchError::NoReason => Self::Invalid(e.to_string()),
-            SwitchError::RedisUnreachable(_) | SwitchError::ReadTimedOut(_) => Self::Connect(e.to_string()),
+        use MessageCode as C;
+        let m = e.to_string();
+        match &e {
+            SwitchError::ReadOnly => Self::Refused(Said::new(C::SwitchReadOnly, &[], m)),
+            SwitchError::RoleNotAllowed(role) => {
+                Self::Refused(Said::new(C::SwitchRole, &[("role", &role.as_str())], m))
+            }
+            SwitchError::ConfirmationRequired(scope) => {
+                Self::Refused(Said::new(C::ConfirmScope, &[("scope", scope)], m))
+            }
+            SwitchError::InstancesCannotReachRedis(which) => {
+                Self::Refused(Said::new(C::InstancesCannotReachRedis, &[("instances", &which.join(", "))], m))
+            }
+            SwitchError::NotAcknowledged { revision, applied, live } => Self::Refused(Said::new(
+                C::NotAcknowledged,
+                &[("revision", revision), ("applied", applied), ("live", live)],
+                m,
+            )),
+            SwitchError::NotDrained(n) => Self::Refused(Said::new(C::NotDrained, &[("n", n)], m)),
+            SwitchError::RewriteNotClean(product, outcome) => Self::Refused(Said::new(
+                C::RewriteNotClean,
+                &[("product", product), ("outcome", &format!("{outcome:?}"))],
+                m,
+            )),
+            SwitchError::ChangedMeanwhile { scope, expected, found, mode, changed_by } => Self::Refused(Said::new(
+                C::ChangedMeanwhile,
+                &[
+                    ("scope", scope),
+                    ("expected", expected),
+                    ("found", found),
+                    ("mode", &format!("{mode:?}").to_uppercase()),
+                    ("by", changed_by),
+                ],
+                m,
+            )),
+            SwitchError::DriftAfterExit(drifts) => Self::Refused(Said::new(
+                C::DriftAfterExit,
+                &[("products", &drifts.iter().map(|d| d.product_id.to_string()).collect::<Vec<_>>().join(", "))],
+                m,
+            )),
+            SwitchError::ExitFailed { .. } => Self::Refused(Said::detailed(C::ExitFailed, m)),
+            SwitchError::NoReason => Self::Invalid(Said::new(C::ReasonRequired, &[], m)),
+            SwitchError::RedisUnreachable(_) => Self::Connect(Said::detailed(C::ExitRedisUnreachable, m)),
+            SwitchError::ReadTimedOut(waited) => {
+                Self::Connect(Said::new(C::SwitchReadTimedOut, &[("ms", &waited.as_millis())], m))
+            }
             SwitchError::Rewrite(..)
             | SwitchError::RewriteBatch { .. }
             | SwitchError::Corrupt(_)
             | SwitchError::Recon(_)
             | SwitchError::Db(_)
-            | SwitchError::Redis(_) => Self::Query(e.to_string()),
+            | SwitchError::Redis(_) => Self::Query(Said::detailed(C::QueryFailed, m)),
         }
     }
 }
 
 impl From<DrillRunError> for DesktopError {
     fn from(e: DrillRunError) -> Self {
+        use MessageCode as C;
+        let m = e.to_string();
         match e {
-            DrillRunError::ReadOnly | DrillRunError::RoleNotAllowed(_) => Self::Refused(e.to_string()),
-            DrillRunError::NoReason
-            | DrillRunError::NoNotes
-            | DrillRunError::NoSuchRun(_)
-            | DrillRunError::AlreadyFinished(_) => Self::Invalid(e.to_string()),
-            DrillRunError::UnknownStatus(_) | DrillRunError::Db(_) => Self::Query(e.to_string()),
+            DrillRunError::ReadOnly => Self::Refused(Said::new(C::DrillReadOnly, &[], m)),
+            DrillRunError::RoleNotAllowed(role) => {
+                Self::Refused(Said::new(C::DrillRole, &[("role", &role.as_str())], m))
+            }
+            DrillRunError::NoReason => Self::Invalid(Said::new(C::ReasonRequired, &[], m)),
+            DrillRunError::NoNotes => Self::Invalid(Said::new(C::NotesRequired, &[], m)),
+            DrillRunError::NoSuchRun(id) => Self::Invalid(Said::new(C::NoSuchRun, &[("run", &id)], m)),
+            DrillRunError::AlreadyFinished(id) => Self::Invalid(Said::new(C::RunFinished, &[("run", &id)], m)),
+            DrillRunError::UnknownStatus(_) | DrillRunError::Db(_) => Self::Query(Said::detailed(C::QueryFailed, m)),
         }
     }
 }
@@ -208,13 +461,26 @@ impl From<ReportError> for DesktopError {
 
 impl From<LaunchError> for DesktopError {
     fn from(e: LaunchError) -> Self {
+        use stockguard_core::drills::launch::Refusal;
+        use MessageCode as C;
+        let m = e.to_string();
         match e {
-            LaunchError::Refused(_) => Self::Refused(e.to_string()),
-            LaunchError::Plan(_) | LaunchError::BadShort(_) => Self::Invalid(e.to_string()),
-            LaunchError::BinaryMissing(_)
-            | LaunchError::Spawn { .. }
-            | LaunchError::Exited { .. }
-            | LaunchError::NoRun { .. } => Self::Runner(e.to_string()),
+            LaunchError::Refused(Refusal::Production) => Self::Refused(Said::new(C::DrillRefusedProduction, &[], m)),
+            LaunchError::Refused(Refusal::StagingUnconfirmed) => {
+                Self::Refused(Said::new(C::DrillRefusedStaging, &[], m))
+            }
+            LaunchError::Refused(Refusal::ReadOnly) => Self::Refused(Said::new(C::DrillReadOnly, &[], m)),
+            LaunchError::Refused(Refusal::Role { role }) => {
+                Self::Refused(Said::new(C::DrillRole, &[("role", &role.as_str())], m))
+            }
+            LaunchError::Plan(_) => Self::Invalid(Said::detailed(C::DrillPlan, m)),
+            LaunchError::BadShort(v) => Self::Invalid(Said::new(C::BadShort, &[("value", &v)], m)),
+            LaunchError::BinaryMissing(ref path) => {
+                Self::Runner(Said::new(C::RunnerMissing, &[("path", &path.display())], m))
+            }
+            LaunchError::Spawn { .. } | LaunchError::Exited { .. } | LaunchError::NoRun { .. } => {
+                Self::Runner(Said::detailed(C::RunnerFailed, m))
+            }
             LaunchError::Runs(e) => e.into(),
         }
     }
@@ -223,10 +489,28 @@ impl From<LaunchError> for DesktopError {
 impl From<stockguard_core::alerts::AlertError> for DesktopError {
     fn from(e: stockguard_core::alerts::AlertError) -> Self {
         use stockguard_core::alerts::AlertError as E;
+        use MessageCode as C;
+        let m = e.to_string();
+        match &e {
+            E::ReadOnly => Self::Refused(Said::new(C::AlertReadOnly, &[], m)),
+            E::RoleNotAllowed(role) => Self::Refused(Said::new(C::AlertRole, &[("role", &role.as_str())], m)),
+            E::AlreadyAcknowledged(key) => Self::Refused(Said::new(C::AlertAlreadyAcknowledged, &[("alert", key)], m)),
+            E::NoReason => Self::Invalid(Said::new(C::ReasonRequired, &[], m)),
+            E::NotFiring(key) => Self::Invalid(Said::new(C::AlertNotFiring, &[("alert", key)], m)),
+            E::Recon(_) | E::Switch(_) | E::Redis(_) | E::Db(_) => Self::Query(Said::detailed(C::QueryFailed, m)),
+        }
+    }
+}
+
+impl From<stockguard_core::overview::OverviewError> for DesktopError {
+    fn from(e: stockguard_core::overview::OverviewError) -> Self {
+        use stockguard_core::overview::OverviewError as E;
+        use MessageCode as C;
+        let m = e.to_string();
         match e {
-            E::ReadOnly | E::RoleNotAllowed(_) | E::AlreadyAcknowledged(_) => Self::Refused(e.to_string()),
-            E::NoReason | E::NotFiring(_) => Self::Invalid(e.to_string()),
-            E::Recon(_) | E::Switch(_) | E::Redis(_) | E::Db(_) => Self::Query(e.to_string()),
+            E::NoSuchProduct(id) => Self::Invalid(Said::new(C::NoSuchProduct, &[("product", &id)], m)),
+            E::Chart(e) => e.into(),
+            _ => Self::Query(Said::detailed(C::QueryFailed, m)),
         }
     }
 }
@@ -243,6 +527,27 @@ mod tests {
         let json = serde_json::to_value(DesktopError::from(RewriteError::ConfirmationRequired(1016))).unwrap();
         assert_eq!(json["kind"], "confirmation_required");
         assert_eq!(json["message"], "production: type the product id 1016 to confirm the rewrite");
+    }
+
+    #[test]
+    fn an_error_carries_a_code_and_its_parameters_so_the_window_says_it_in_chinese_too() {
+        let json = serde_json::to_value(DesktopError::from(RewriteError::ConfirmationRequired(1016))).unwrap();
+        assert_eq!(
+            (json["code"].as_str(), json["params"]["product"].as_str()),
+            (Some("confirm_product"), Some("1016"))
+        );
+        let role = DesktopError::from(SwitchError::RoleNotAllowed(stockguard_core::profile::Role::Viewer)).wire();
+        assert_eq!((role.code, role.params["role"].as_str()), (MessageCode::SwitchRole, "viewer"));
+        // What the server said verbatim travels apart, as `detail`.
+        let url = DesktopError::from(ProfileError::MalformedUrl {
+            what: "MySQL",
+            url: "mysql://x".into(),
+            reason: "no host".into(),
+        })
+        .wire();
+        assert_eq!((url.code, url.params["detail"].as_str()), (MessageCode::MalformedUrl, "no host"));
+        // Text without a code still reaches the window, marked as such.
+        assert_eq!(DesktopError::Query("odd".to_string().into()).wire().code, MessageCode::Other);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! - `alert_desk.rs`: each tick's alerts (the core's verdict), acknowledgements closed when
 //!   their alert clears, and who hears of it: the window, `tray.rs` (a badge and a menu) and
 //!   `notify.rs` (a desktop notification whose click opens the product).
-//! - `error.rs`: the typed error the window receives (`{ kind, message }`).
+//! - `error.rs`: the typed error the window receives (`{ kind, code, params, message }`).
 //! - `logs.rs`: the app's log file, one a day in the OS log folder.
 //! - `types.rs`: the TypeScript declarations of everything above, generated into `ui/types.d.ts`.
 

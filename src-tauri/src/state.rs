@@ -20,8 +20,8 @@ use crate::error::DesktopError;
 /// The `stockguard` binary that runs drills: `STOCKGUARD_BIN`, else the one beside this app
 /// (`cargo build` puts both in `target/<profile>/`; the packages install both side by side).
 pub fn drill_runner() -> Result<PathBuf, DesktopError> {
-    let app =
-        std::env::current_exe().map_err(|e| DesktopError::Runner(format!("cannot find this app's binary: {e}")))?;
+    let app = std::env::current_exe()
+        .map_err(|e| DesktopError::Runner(format!("cannot find this app's binary: {e}").into()))?;
     Ok(launch::runner_binary(std::env::var_os(launch::BIN_VAR), &app)?)
 }
 

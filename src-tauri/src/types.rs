@@ -28,6 +28,7 @@ fn generated() -> String {
         stockguard_core::profile::SecretSlot,
         stockguard_core::alerts::Thresholds,
         stockguard_core::profile::Profile,
+        stockguard_core::profile::Notice,
         stockguard_core::profile::manage::NamedProfile,
         crate::commands::profiles::ProfileForm,
         stockguard_core::connect::Probe,
@@ -110,6 +111,7 @@ fn generated() -> String {
         stockguard_core::overview::Overview,
         crate::commands::overview::BurnDownView,
         crate::error::ErrorKind,
+        crate::error::MessageCode,
         crate::error::ErrorWire,
     )
 }

@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod accessibility;
 mod alerts;
 mod desktop_bus;
 mod overview;

@@ -94,7 +94,8 @@ function show(product) {
 /** @param {AlertState} s */
 function ask(s) {
   acking = s.alert.key;
-  byId("ack-what").textContent = `${t(s.alert.kind)} · ${s.alert.key}`;
+  const product = s.alert.product_id;
+  byId("ack-what").textContent = product === null ? t(s.alert.kind) : `${t(s.alert.kind)} · ${t("product")} ${product}`;
   reason.value = "";
   until.value = "";
   dialog.showModal();

@@ -98,6 +98,7 @@ function row(r) {
   box.type = "checkbox";
   box.className = "pick";
   box.checked = selection.has(r.product_id);
+  box.setAttribute("aria-label", t("pickRow", { id: r.product_id }));
   box.addEventListener("change", () => {
     if (box.checked) selection.add(r.product_id);
     else selection.delete(r.product_id);
@@ -150,10 +151,44 @@ function draw() {
     wanted.push(bottomSpacer);
   }
   drawn = next;
+  // A row redrawn under the keyboard's focus hands the focus to its new self.
+  const focused = document.activeElement instanceof HTMLElement && tbody.contains(document.activeElement)
+    ? document.activeElement.closest("tr")?.dataset.productId
+    : undefined;
   wanted.forEach((tr, i) => {
     if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] ?? null);
   });
   while (tbody.children.length > wanted.length) /** @type {Element} */ (tbody.lastElementChild).remove();
+  if (focused && !tbody.contains(document.activeElement)) focusPick(focused);
+}
+
+/** @param {string} productId */
+function focusPick(productId) {
+  /** @type {HTMLInputElement | null} */ (tbody.querySelector(`tr[data-product-id="${productId}"] input.pick`))?.focus();
+}
+
+/**
+ * Arrow keys move between the rows' boxes (Space picks): the row is scrolled into view and
+ * drawn first, since only the rows in view exist.
+ * @param {KeyboardEvent} e
+ */
+function onRowKey(e) {
+  const box = e.target;
+  if (!(box instanceof HTMLInputElement) || !box.classList.contains("pick")) return;
+  if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+  e.preventDefault();
+  const id = Number(box.closest("tr")?.dataset.productId);
+  const index = shown.findIndex((r) => r.product_id === id) + (e.key === "ArrowDown" ? 1 : -1);
+  const target = shown[index];
+  if (!target) return;
+  const header = query("#products thead").offsetHeight;
+  const top = index * ROW_HEIGHT;
+  if (top < scroller.scrollTop) scroller.scrollTop = top;
+  else if (top + ROW_HEIGHT + header > scroller.scrollTop + scroller.clientHeight) {
+    scroller.scrollTop = top + ROW_HEIGHT + header - scroller.clientHeight;
+  }
+  draw();
+  focusPick(String(target.product_id));
 }
 
 function renderSelection() {
@@ -195,6 +230,7 @@ async function drawChart() {
     const svg = await invoke("drift_chart", { products: [...selection], labels: chartLabels(), width, height: 320 });
     // As an image: the SVG cannot run anything, and the strict CSP needs no exception.
     chartImg.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+    chartImg.alt = t("chartAlt", { products: [...selection].join(", ") });
   } catch (err) {
     showError(err);
   } finally {
@@ -227,8 +263,10 @@ function onTick(tick) {
 export function init(context) {
   ctx = context;
   listen("board-tick", onTick);
-  listen("board-error", (message) => showError({ kind: "query", message }));
+  // The reading's failure as the core said it: the server's words, under a sentence of ours.
+  listen("board-error", (message) => showError({ kind: "query", code: "query_failed", params: { detail: message }, message }));
   scroller.addEventListener("scroll", scheduleDraw, { passive: true });
+  tbody.addEventListener("keydown", onRowKey);
   window.addEventListener("resize", scheduleDraw);
   statusFilter.addEventListener("change", () => {
     scroller.scrollTop = 0;
@@ -244,7 +282,7 @@ export function init(context) {
     scheduleDraw();
   });
   byId("show-chart").addEventListener("click", () => {
-    if (selection.size === 0) return showError({ kind: "invalid", message: t("pickProducts") });
+    if (selection.size === 0) return showError({ kind: "invalid", key: "pickProducts" });
     clearFeedback();
     chartPanel.hidden = false;
     scroller.classList.add("with-chart");
@@ -259,16 +297,15 @@ export function init(context) {
     clearFeedback();
     try {
       const path = /** @type {HTMLInputElement} */ (byId("png-path")).value || null;
-      // The PNG font has Latin glyphs only: Chinese labels would come out as boxes.
-      const labels = currentLanguage() === "en" ? chartLabels() : null;
-      const saved = await invoke("export_drift_png", { products: [...selection], labels, path });
-      showNotice(t("pngSaved", { path: saved }));
+      // In the window's language: the PNG font has Latin and CJK glyphs (chart/font.rs).
+      const saved = await invoke("export_drift_png", { products: [...selection], labels: chartLabels(), path });
+      showNotice(() => t("pngSaved", { path: saved }));
     } catch (err) {
       showError(err);
     }
   });
   byId("rewrite-selected").addEventListener("click", () => {
-    if (selection.size === 0) return showError({ kind: "invalid", message: t("pickProducts") });
+    if (selection.size === 0) return showError({ kind: "invalid", key: "pickProducts" });
     ctx.showScreen("repair");
   });
   onConnect(() => {

@@ -46,9 +46,19 @@ function inboxRow(c) {
     cell(`${Math.floor(c.age_s / 60)} min`, "num"),
     cell(c.maker),
   );
-  tr.addEventListener("click", () => {
+  const open = () => {
     clearFeedback();
     openCase(c.id);
+  };
+  tr.addEventListener("click", open);
+  // By keyboard too: the row is a tab stop, Enter or Space opens its case.
+  tr.tabIndex = 0;
+  tr.setAttribute("aria-label", t("openCase", { id: c.id }));
+  tr.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      open();
+    }
   });
   return tr;
 }
@@ -136,7 +146,14 @@ function render() {
   byId("cp-timeline").replaceChildren(
     ...c.steps.map((s) => {
       const li = document.createElement("li");
-      li.textContent = `${s.at} ${s.step} · ${s.actor}${s.reason ? ` · ${s.reason}` : ""}`;
+      li.textContent = `${s.at} ${s.step} · ${s.actor}`;
+      if (s.reason) {
+        // As recorded: what a person typed (or the core noted) when the step was taken.
+        const reason = document.createElement("span");
+        reason.dataset.userText = "";
+        reason.textContent = s.reason;
+        li.append(" · ", reason);
+      }
       return li;
     }),
   );
@@ -167,7 +184,7 @@ async function step(step, reason) {
   const id = current.id;
   /** @type {Stepped} */
   const s = await invoke("compensation_step", { case_id: id, step, reason });
-  showNotice(t("cpStepped", { id, status: t(`st_${s.status}`), actor: s.actor, n: s.approvals, needed: s.approvals_needed }));
+  showNotice(() => t("cpStepped", { id, status: t(`st_${s.status}`), actor: s.actor, n: s.approvals, needed: s.approvals_needed }));
 }
 
 /** Runs `action`, then reloads the case and the inbox; any refusal is shown as said. @param {() => Promise<void>} action */
@@ -188,7 +205,7 @@ export function init() {
   byId("cp-open").addEventListener("click", () =>
     act(async () => {
       const opened = await invoke("compensation_open", { product_id: Number(input("cp-product").value) });
-      showNotice(t("cpOpened", { id: opened.case_id, n: opened.lines_added }) + (opened.waiting ? ` · ${t("cpWaiting", { n: opened.waiting })}` : ""));
+      showNotice(() => t("cpOpened", { id: opened.case_id, n: opened.lines_added }) + (opened.waiting ? ` · ${t("cpWaiting", { n: opened.waiting })}` : ""));
       await openCase(opened.case_id);
     }),
   );
@@ -208,14 +225,14 @@ export function init() {
       const ran = await invoke("compensation_execute", { case_id: current.id, confirm: Number(input("cp-confirm").value) });
       /** @param {string} kind */
       const count = (kind) => ran.lines.filter((l) => l.result === kind).length;
-      showNotice(t("cpExecuted", { done: count("done"), skipped: count("skipped"), already: count("already_done"), unknown: count("unknown") }));
+      showNotice(() => t("cpExecuted", { done: count("done"), skipped: count("skipped"), already: count("already_done"), unknown: count("unknown") }));
     }),
   );
   byId("cp-export").addEventListener("click", () =>
     act(async () => {
       if (!current) return;
       const path = await invoke("compensation_export", { case_id: current.id, path: null });
-      showNotice(t("cpSaved", { path }));
+      showNotice(() => t("cpSaved", { path }));
     }),
   );
   listen("compensation-progress", (p) => {

@@ -70,7 +70,7 @@ function render() {
         button("edit", "edit", () => fill(p)),
         button("test", "test", () => run(async () => {
           const probe = await invoke("test_profile", { name: p.name });
-          showNotice(t("probeOk", {
+          showNotice(() => t("probeOk", {
             name: p.name, mysql: probe.mysql_ms.toFixed(1), redis: probe.redis_ms.toFixed(1), version: probe.mysql_version,
           }));
         })),
@@ -86,7 +86,7 @@ function render() {
             const notices = await invoke("delete_profile", { name: p.name });
             // The list first, then the notice: when it says "deleted", the row is gone.
             await load();
-            showNotice([t("deleted", { name: p.name }), ...notices].join(" "));
+            showNotice(() => [t("deleted", { name: p.name }), ...notices].join(" "));
           });
         }),
       );
@@ -172,7 +172,7 @@ async function save(event) {
     profiles = await invoke("save_profile", { form: profile });
     // The passwords leave the window with the save: clear them at once.
     for (const pw of PASSWORDS) f[pw].value = "";
-    showNotice(t("saved", { name: profile.name }));
+    showNotice(() => t("saved", { name: profile.name }));
     render();
   });
 }

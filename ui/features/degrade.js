@@ -142,13 +142,13 @@ async function refresh() {
 function scopeProduct() {
   const text = productInput.value.trim();
   if (!text) return null;
-  if (!/^\d+$/.test(text)) throw { kind: "invalid", message: t("badIds", { text }) };
+  if (!/^\d+$/.test(text)) throw { kind: "invalid", key: "badIds", vars: { text } };
   return Number(text);
 }
 
 function reason() {
   const r = reasonInput.value.trim();
-  if (!r) throw { kind: "invalid", message: t("reasonRequired") };
+  if (!r) throw { kind: "invalid", key: "reasonRequired" };
   return r;
 }
 

@@ -60,8 +60,16 @@ function renderPicker() {
 
 function renderChoice() {
   const d = drills().find((x) => x.name === picker.value);
+  // The drill files describe a drill and its faults in English only: in Chinese, its Chinese
+  // title and the count of its faults.
   byId("drill-about").textContent = d
-    ? t("drillAbout", { description: d.description, duration: d.duration_s, faults: d.faults.join("; ") || t("none") })
+    ? t("drillAbout", {
+        description: d.description,
+        title: d.title_zh,
+        duration: d.duration_s,
+        faults: d.faults.join("; ") || t("none"),
+        n: d.faults.length,
+      })
     : "";
   byId("drill-staging-box").hidden = !catalog?.staging;
   const why = refusal();
@@ -101,7 +109,7 @@ async function start() {
       extra_db_latency_ms: Math.max(0, Math.round(extra)),
       staging_confirmed: stagingBox.checked,
     });
-    showNotice(t("drillStartedMsg", { id: started.run_id, pid: started.pid, log: started.log }));
+    showNotice(() => t("drillStartedMsg", { id: started.run_id, pid: started.pid, log: started.log }));
     replay.close();
     await history.refresh();
   } catch (err) {
@@ -136,7 +144,7 @@ async function halt() {
   if (reason === null) return;
   try {
     const asked = await invoke("drill_halt", { reason });
-    showNotice(asked.length ? t("haltAsked", { runs: asked.map((id) => `#${id}`).join(", ") }) : t("haltNone"));
+    showNotice(() => asked.length ? t("haltAsked", { runs: asked.map((id) => `#${id}`).join(", ") }) : t("haltNone"));
     await history.refresh();
   } catch (err) {
     showError(err);

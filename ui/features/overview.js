@@ -91,7 +91,9 @@ function render() {
           li.dataset.alert = a.key;
           li.className = a.acknowledged_by ? "acked" : "firing";
           const taken = a.acknowledged_by ? t("ovAckedBy", { who: a.acknowledged_by, why: a.ack_reason ?? "" }) : t("ovNotAcked");
-          li.textContent = `${a.key} (${a.value ?? "-"}): ${taken}`;
+          // The alert in words (its kind, its product), not its key: a key is not a sentence.
+          const what = a.product_id === null ? t(a.kind) : `${t(a.kind)} ${a.product_id}`;
+          li.textContent = `${what} (${a.value ?? "-"}): ${taken}`;
           return li;
         })
       : [emptyItem(t("ovNoAlerts"))]),

@@ -3,7 +3,7 @@
 // typed again before a rewrite is sent (and the core refuses it otherwise).
 import { invoke, listen } from "../api.js";
 import { t, onLanguageChange } from "../i18n.js";
-import { showError, clearFeedback, cell } from "../feedback.js";
+import { showError, clearFeedback, cell, errorNodes } from "../feedback.js";
 import { selection, connection } from "../session.js";
 import { byId, query } from "../dom.js";
 
@@ -22,13 +22,17 @@ function parseIds() {
   const text = productsInput.value.trim();
   const parts = text.split(/[\s,]+/).filter(Boolean);
   if (!parts.length || parts.some((p) => !/^\d+$/.test(p))) {
-    throw { kind: "invalid", message: t(parts.length ? "badIds" : "pickProducts", { text }) };
+    throw { kind: "invalid", key: parts.length ? "badIds" : "pickProducts", vars: { text } };
   }
   return [...new Set(parts.map(Number))];
 }
 
+/** The results shown, redrawn in the other language on a switch. @type {RewriteItem[]} */
+let lastItems = [];
+
 /** @param {RewriteItem[]} items */
 function renderResults(items) {
+  lastItems = items;
   resultsBody.replaceChildren(
     ...items.map((item) => {
       const r = item.result;
@@ -44,8 +48,10 @@ function renderResults(items) {
         cell(r?.drift_after, "num drift-after"),
         cell(r?.fence_token, "num fence"),
         cell(r?.audit_id, "num audit"),
-        cell(item.error ? item.error.message : "", "problem"),
+        cell("", "problem"),
       );
+      // The refusal in the window's language (messages.js), its server detail apart.
+      if (item.error) /** @type {HTMLElement} */ (tr.lastElementChild).replaceChildren(...errorNodes(item.error));
       return tr;
     }),
   );
@@ -96,7 +102,7 @@ async function rewrite(dryRun) {
   try {
     const products = parseIds();
     const reason = reasonInput.value.trim();
-    if (!reason) throw { kind: "invalid", message: t("reasonRequired") };
+    if (!reason) throw { kind: "invalid", key: "reasonRequired" };
     /** @type {number[] | null} */
     let confirmed = [];
     if (!dryRun && connection()?.environment === "production") {
@@ -174,6 +180,7 @@ export function init() {
   byId("dry-run").addEventListener("click", () => rewrite(true));
   byId("rewrite").addEventListener("click", () => rewrite(false));
   onLanguageChange(renderLedger);
+  onLanguageChange(() => renderResults(lastItems));
 }
 
 export function show() {

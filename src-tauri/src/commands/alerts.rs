@@ -7,7 +7,7 @@ use stockguard_core::drills::report::Lang;
 use tauri::{AppHandle, State};
 
 use crate::alert_desk::{self, AlertDesk, AlertsUpdate};
-use crate::error::DesktopError;
+use crate::error::{DesktopError, MessageCode, Said};
 use crate::state::AppState;
 
 /// The alerts of the last tick (`None` before the first).
@@ -28,7 +28,8 @@ pub async fn alert_acknowledge(
     minutes: Option<u32>,
 ) -> Result<Acknowledgement, DesktopError> {
     if minutes == Some(0) {
-        return Err(DesktopError::Invalid("an acknowledgement lasts at least one minute".into()));
+        let m = "an acknowledgement lasts at least one minute";
+        return Err(DesktopError::Invalid(Said::new(MessageCode::AckTooShort, &[], m)));
     }
     let live = state.live().await?;
     let until = minutes.map(|m| Utc::now().naive_utc() + chrono::Duration::minutes(i64::from(m)));

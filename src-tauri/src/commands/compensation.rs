@@ -11,7 +11,7 @@ use stockguard_core::compensation::workflow::{take, StepKind, Stepped};
 use stockguard_core::compensation::{export, Action, Case, CaseStatus, LineReason};
 use tauri::{AppHandle, Emitter as _, State};
 
-use crate::error::DesktopError;
+use crate::error::{DesktopError, MessageCode, Said};
 use crate::state::AppState;
 
 pub const PROGRESS_EVENT: &str = "compensation-progress";
@@ -62,7 +62,11 @@ pub async fn compensation_plan(
     choices.extend(oversold.map(|a| choice(LineReason::Oversold, a)));
     choices.extend(withdrawn.map(|a| choice(LineReason::Withdrawn, a)));
     if choices.is_empty() {
-        return Err(DesktopError::Invalid("choose what the oversold or the withdrawn lines get".into()));
+        return Err(DesktopError::Invalid(Said::new(
+            MessageCode::ChooseCompensation,
+            &[],
+            "choose what the oversold or the withdrawn lines get",
+        )));
     }
     Ok(set_plan(&state.live().await?.conns.mysql, case_id, &choices).await?)
 }
@@ -87,8 +91,10 @@ pub async fn compensation_execute(
     confirm: u64,
 ) -> Result<Execution, DesktopError> {
     if confirm != case_id {
-        return Err(DesktopError::Invalid(format!(
-            "type the case id {case_id} to confirm: execution cancels orders and writes refunds"
+        return Err(DesktopError::Invalid(Said::new(
+            MessageCode::ConfirmCase,
+            &[("case", &case_id)],
+            format!("type the case id {case_id} to confirm: execution cancels orders and writes refunds"),
         )));
     }
     let progress = |done: usize, total: usize, order_no: &str| {
@@ -105,11 +111,18 @@ pub async fn compensation_export(
     path: Option<String>,
 ) -> Result<String, DesktopError> {
     let case = show(&state.live().await?.conns.mysql, case_id).await?;
-    let text = export::csv(&case).map_err(|e| DesktopError::Query(format!("the CSV: {e}")))?;
+    let text = export::csv(&case).map_err(|e| DesktopError::Query(format!("the CSV: {e}").into()))?;
     let path = match path.map(|p| p.trim().to_string()).filter(|p| !p.is_empty()) {
         Some(p) => std::path::PathBuf::from(p),
         None => export::default_path(case_id, chrono::Utc::now()),
     };
-    std::fs::write(&path, text).map_err(|e| DesktopError::Invalid(format!("cannot write {}: {e}", path.display())))?;
+    std::fs::write(&path, text).map_err(|e| {
+        let shown = path.display();
+        DesktopError::Invalid(Said::new(
+            MessageCode::WriteFailed,
+            &[("path", &shown), ("detail", &e)],
+            format!("cannot write {shown}: {e}"),
+        ))
+    })?;
     Ok(path.display().to_string())
 }

@@ -20,7 +20,7 @@ pub struct ConnectionInfo {
     pub key_prefix: String,
     pub has_replica: bool,
     /// Things the user should know about this connection (e.g. where a password came from).
-    pub notices: Vec<String>,
+    pub notices: Vec<stockguard_core::profile::Notice>,
 }
 
 /// What the connected accounts may do, as MySQL and Redis say (never a raw server error: a
@@ -29,7 +29,7 @@ pub struct ConnectionInfo {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn connection_rights(state: State<'_, AppState>) -> Result<stockguard_core::roles::Rights, DesktopError> {
     let live = state.live().await?;
-    stockguard_core::roles::effective_rights(&live.conns).await.map_err(|e| DesktopError::Query(e.to_string()))
+    stockguard_core::roles::effective_rights(&live.conns).await.map_err(|e| DesktopError::Query(e.to_string().into()))
 }
 
 #[tauri::command(rename_all = "snake_case")]

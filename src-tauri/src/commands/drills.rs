@@ -12,7 +12,7 @@ use stockguard_core::drills::report::{self, Format, Lang};
 use stockguard_core::drills::{self, RunDetail, RunRecord};
 use tauri::{AppHandle, Manager as _, State};
 
-use crate::error::DesktopError;
+use crate::error::{DesktopError, MessageCode, Said};
 use crate::logs::LogFile;
 use crate::state::{drill_runner, AppState};
 
@@ -128,7 +128,11 @@ pub async fn drill_compare(
     threshold: f64,
 ) -> Result<Comparison, DesktopError> {
     if !(threshold.is_finite() && threshold >= 0.0) {
-        return Err(DesktopError::Invalid(format!("the threshold is a share of 0 or more, not {threshold}")));
+        return Err(DesktopError::Invalid(Said::new(
+            MessageCode::BadThreshold,
+            &[("value", &threshold)],
+            format!("the threshold is a share of 0 or more, not {threshold}"),
+        )));
     }
     let live = state.live().await?;
     let (a, b) = tokio::try_join!(

@@ -18,16 +18,6 @@ use crate::state::AppState;
 pub const TICK_EVENT: &str = "overview-tick";
 pub const ERROR_EVENT: &str = "overview-error";
 
-impl From<OverviewError> for DesktopError {
-    fn from(e: OverviewError) -> Self {
-        match e {
-            OverviewError::NoSuchProduct(_) => Self::Invalid(e.to_string()),
-            OverviewError::Chart(e) => e.into(),
-            other => Self::Query(other.to_string()),
-        }
-    }
-}
-
 /// Computes the overview on every sampler tick (its reading feeds the alerts) until the
 /// sampler stops, keeping the previous scrape for the rates.
 pub fn spawn_feed(app: AppHandle, conns: Connections, mut ticks: broadcast::Receiver<Arc<Tick>>) {

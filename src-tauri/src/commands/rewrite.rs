@@ -6,7 +6,7 @@ use serde::Serialize;
 use stockguard_core::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
 use tauri::State;
 
-use crate::error::{DesktopError, ErrorWire};
+use crate::error::{DesktopError, ErrorWire, MessageCode, Said};
 use crate::state::AppState;
 
 /// One product's result: the rewrite's, or why it was not done.
@@ -27,7 +27,11 @@ pub async fn rewrite_products(
     confirmed: Vec<u64>,
 ) -> Result<Vec<RewriteItem>, DesktopError> {
     if products.is_empty() {
-        return Err(DesktopError::Invalid("pick at least one product on the board".into()));
+        return Err(DesktopError::Invalid(Said::new(
+            MessageCode::NoProductPicked,
+            &[],
+            "pick at least one product on the board",
+        )));
     }
     let live = state.live().await?;
     let template = RewriteRequest { product_id: 0, reason, dry_run, confirm: None, lock_ttl: Duration::from_secs(10) };
@@ -37,14 +41,7 @@ pub async fn rewrite_products(
         .zip(results)
         .map(|(product_id, r)| match r {
             Ok(result) => RewriteItem { product_id, result: Some(result), error: None },
-            Err(e) => {
-                let e = DesktopError::from(e);
-                RewriteItem {
-                    product_id,
-                    result: None,
-                    error: Some(ErrorWire { kind: e.kind(), message: e.to_string() }),
-                }
-            }
+            Err(e) => RewriteItem { product_id, result: None, error: Some(DesktopError::from(e).wire()) },
         })
         .collect())
 }

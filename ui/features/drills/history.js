@@ -157,7 +157,7 @@ function renderComparison() {
 
 async function compare() {
   clearFeedback();
-  if (ticked.size !== 2) return showError({ kind: "invalid", message: t("pickTwo") });
+  if (ticked.size !== 2) return showError({ kind: "invalid", key: "pickTwo" });
   // In the order ticked: the first is the baseline.
   const [a, b] = [...ticked];
   const threshold = Number(/** @type {HTMLInputElement} */ (byId("drill-threshold")).value) / 100;

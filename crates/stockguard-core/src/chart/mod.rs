@@ -3,7 +3,7 @@
 //! the labels (already translated) and get a string or a file.
 //!
 //! - [`draw`]: the one drawing routine, generic over the plotters back end.
-//! - [`font`]: the embedded font the PNG back end renders text with (DejaVu Sans Mono).
+//! - [`font`]: the embedded font the PNG back end renders text with (WenQuanYi Micro Hei: Latin and CJK).
 
 pub(crate) mod draw;
 pub(crate) mod font;
@@ -96,4 +96,47 @@ pub fn default_png_path(products: &[u64], now: chrono::DateTime<chrono::Utc>) ->
     let dir = dirs::picture_dir().or_else(dirs::home_dir).unwrap_or_else(|| ".".into());
     let ids = products.iter().take(4).map(u64::to_string).collect::<Vec<_>>().join("-");
     dir.join(format!("stockguard-drift-{ids}-{}.png", now.format("%Y%m%d-%H%M%S")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+
+    const SIZE: (u32, u32) = (600, 300);
+
+    /// The chart drawn into memory as the PNG export draws it: RGB rows.
+    fn raster(title: &str) -> Vec<u8> {
+        font::register();
+        let at = Utc::now();
+        let points = [
+            HistoryPoint { at: at - chrono::Duration::seconds(30), drift: vec![(1, Some(0))] },
+            HistoryPoint { at, drift: vec![(1, Some(3))] },
+        ];
+        let labels = ChartLabels { title: title.into(), x_axis: "秒".into(), y_axis: "偏差".into() };
+        let mut buffer = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+        draw::drift(BitMapBackend::with_buffer(&mut buffer, SIZE), &points, &[1], &labels).unwrap();
+        buffer
+    }
+
+    /// The title's band (the caption is drawn above the plot, within the top 40 rows).
+    fn title_band(rgb: &[u8]) -> &[u8] {
+        &rgb[..(SIZE.0 * 40 * 3) as usize]
+    }
+
+    fn ink(band: &[u8]) -> usize {
+        band.chunks(3).filter(|px| px.iter().any(|&c| c < 128)).count()
+    }
+
+    #[test]
+    fn a_chinese_title_is_drawn_with_its_own_glyphs_not_boxes_or_nothing() {
+        let drift = raster("偏差趋势");
+        let alarm = raster("库存告警");
+        // Ink where the title goes, beyond what an untitled chart has there: the glyphs exist.
+        let (titled, untitled) = (ink(title_band(&drift)), ink(title_band(&raster(""))));
+        assert!(titled > untitled + 100, "the Chinese title added {} dark pixels", titled - untitled);
+        // Two titles of as many characters differ: real glyphs, not one `.notdef` box each
+        // (a font without CJK, like the DejaVu Sans Mono embedded before, fails here).
+        assert!(title_band(&drift) != title_band(&alarm), "two Chinese titles drew the same pixels");
+    }
 }

@@ -18,7 +18,7 @@ use std::fmt;
 use crate::alerts::Thresholds;
 use serde::{Deserialize, Serialize};
 
-pub use resolve::{resolve, resolve_for_process, ConnectionSettings, EnvOverrides, WriteRefusal};
+pub use resolve::{resolve, resolve_for_process, ConnectionSettings, EnvOverrides, Notice, WriteRefusal};
 pub use secrets::{KeychainStore, SecretSlot, SecretStore};
 pub use store::ProfileStore;
 

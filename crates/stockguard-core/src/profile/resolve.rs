@@ -9,6 +9,7 @@
 //! the most careful treatment, never the least.
 
 use secrecy::{ExposeSecret as _, SecretString};
+use serde::Serialize;
 
 use super::secrets::{SecretLookup, SecretSlot, SecretStore};
 use super::{
@@ -72,7 +73,42 @@ pub struct ConnectionSettings {
     pub redis_url: SecretString,
     pub key_prefix: String,
     /// Things the user should be told (e.g. "no keychain here, password taken from ...").
-    pub notices: Vec<String>,
+    pub notices: Vec<Notice>,
+}
+
+/// Something the user should be told about the connection just resolved. Typed, not text, so
+/// each front end says it in its own words: the CLI prints the English `Display`, the desktop
+/// window renders the code and fields in its language (`notice_<code>` in ui/i18n.js).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum Notice {
+    /// Nothing was chosen, so the local `sandbox` profile was taken.
+    SandboxByDefault,
+    /// `STOCKGUARD_*_URL` overrides replace the profile's servers, so the label is production.
+    OverriddenIsProduction { overrides: Vec<String>, profile: String, label: EnvironmentKind },
+    /// No OS keychain: a password came from its environment variable.
+    PasswordFromEnvironment { reason: String, slot: SecretSlot, env_var: String },
+}
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::SandboxByDefault => f.write_str("no --profile given; using the `sandbox` profile"),
+            Self::OverriddenIsProduction { overrides, profile, label } => {
+                let verb = if overrides.len() == 1 { "overrides" } else { "override" };
+                write!(
+                    f,
+                    "{} {verb} profile `{profile}`'s connection, so it is treated as production, not {label}; set \
+                     STOCKGUARD_ENVIRONMENT to label it",
+                    overrides.join(" and "),
+                )
+            }
+            Self::PasswordFromEnvironment { reason, slot, env_var } => {
+                write!(f, "no OS keychain is available here ({reason}); the {slot} password was taken from {env_var}")
+            }
+        }
+    }
 }
 
 /// Why a profile may not change a sale's stock or its degrade switch.
@@ -135,7 +171,7 @@ pub fn resolve(
     // Nothing chosen and no URLs given: the local sandbox, if one was set up, is the one
     // profile that is safe to pick without being asked.
     if name.is_none() && env.mysql_url.is_none() && env.redis_url.is_none() && store.get("sandbox").is_ok() {
-        notices.push("no --profile given; using the `sandbox` profile".to_string());
+        notices.push(Notice::SandboxByDefault);
         name = Some("sandbox".to_string());
     }
     let actor = env.actor.clone().unwrap_or_else(|| "unknown".to_string());
@@ -251,7 +287,7 @@ fn overridden_label(
     profile: &str,
     label: EnvironmentKind,
     env: &EnvOverrides,
-    notices: &mut Vec<String>,
+    notices: &mut Vec<Notice>,
 ) -> Result<EnvironmentKind, ProfileError> {
     let overrides: Vec<&str> = [
         ("STOCKGUARD_MYSQL_URL", env.mysql_url.is_some()),
@@ -268,13 +304,11 @@ fn overridden_label(
         Some(kind) => parse_environment(kind),
         None => {
             if label != EnvironmentKind::Production {
-                let verb = if overrides.len() == 1 { "overrides" } else { "override" };
-                notices.push(format!(
-                    "{} {verb} profile `{profile}`'s connection, so it is treated as production, not {}; set \
-                     STOCKGUARD_ENVIRONMENT to label it",
-                    overrides.join(" and "),
-                    label.as_str()
-                ));
+                notices.push(Notice::OverriddenIsProduction {
+                    overrides: overrides.iter().map(|v| v.to_string()).collect(),
+                    profile: profile.to_string(),
+                    label,
+                });
             }
             Ok(EnvironmentKind::Production)
         }
@@ -300,17 +334,14 @@ fn fetch_secret(
     slot: SecretSlot,
     env: &EnvOverrides,
     secrets: &dyn SecretStore,
-    notices: &mut Vec<String>,
+    notices: &mut Vec<Notice>,
 ) -> Result<SecretString, ProfileError> {
     match secrets.get(profile, slot) {
         SecretLookup::Found(pw) => Ok(pw),
         SecretLookup::Missing => Err(ProfileError::MissingSecret { profile: profile.to_string(), slot }),
         SecretLookup::Unavailable(reason) => match env.password(slot) {
             Some(pw) => {
-                notices.push(format!(
-                    "no OS keychain is available here ({reason}); the {slot} password was taken from {}",
-                    slot.env_var()
-                ));
+                notices.push(Notice::PasswordFromEnvironment { reason, slot, env_var: slot.env_var().to_string() });
                 Ok(pw.clone())
             }
             None => Err(ProfileError::NoKeychain { reason, slot, env_var: slot.env_var() }),
@@ -394,7 +425,7 @@ mod tests {
         let s = resolve(&store, Some("prod"), &env, &NoKeychain).unwrap();
         assert_eq!(s.mysql_url.expose_secret(), "mysql://app:s3cret@db:3306/sale");
         assert_eq!(s.notices.len(), 1);
-        assert!(s.notices[0].contains("STOCKGUARD_MYSQL_PASSWORD"));
+        assert!(s.notices[0].to_string().contains("STOCKGUARD_MYSQL_PASSWORD"));
         assert!(!s.mysql_display().contains("s3cret"));
         assert!(s.read_only);
     }
@@ -448,7 +479,7 @@ mod tests {
             let s = resolve(&store, Some("sandbox"), &env, &NoKeychain).unwrap();
             assert_eq!(s.environment, EnvironmentKind::Production, "{env:?}");
             assert!(
-                s.notices.iter().any(|n| n.contains("STOCKGUARD_ENVIRONMENT")),
+                s.notices.iter().any(|n| n.to_string().contains("STOCKGUARD_ENVIRONMENT")),
                 "the user is told why: {:?}",
                 s.notices
             );

@@ -1,0 +1,251 @@
+// What Rust tells the window, said in the window's language: errors arrive typed
+// ({ kind, code, params, message }, src-tauri/src/error.rs) and connection notices as a tagged
+// union (`Notice`, stockguard-core's profile::resolve). Each code has an English and a Chinese
+// template here; the tables are typed by the generated codes, so a code added in Rust fails
+// the type check (scripts/typecheck-ui.sh) until both templates exist. Never a match on text.
+//
+// `detail` is what a server or the OS said verbatim (a MySQL error, an I/O error): not
+// translatable, so it is shown apart from the sentence, marked as English (lang="en").
+import { t, currentLanguage } from "./i18n.js";
+
+/** @typedef {import("./types").MessageCode} MessageCode */
+/** @typedef {import("./types").Notice} Notice */
+/** @typedef {{ en: string, zh: string }} Template */
+
+/** @type {Record<Exclude<MessageCode, "other">, Template>} */
+const ERRORS = {
+  not_connected: {
+    en: "not connected: pick a profile on the Connections screen and press Connect",
+    zh: "尚未连接：请在“连接”页选择一个配置并点击“连接”",
+  },
+  no_product_picked: { en: "pick at least one product on the board", zh: "请先在看板上至少勾选一个商品" },
+  alert_read_only: {
+    en: "this profile is read-only: alerts can be looked at, not acknowledged",
+    zh: "此配置为只读：可以查看告警，不能确认",
+  },
+  alert_role: {
+    en: "the {role} role cannot acknowledge alerts; on-call engineers and facilitators can",
+    zh: "{role}角色不能确认告警；值班工程师和演练主持人可以",
+  },
+  alert_already_acknowledged: { en: "alert {alert} is already acknowledged", zh: "告警 {alert} 已被确认" },
+  alert_not_firing: { en: "no alert {alert} is firing now", zh: "告警 {alert} 当前未触发" },
+  invalid_thresholds: {
+    en: "invalid alert thresholds: the backlog must be 0 or more and the open breakers 1 or more",
+    zh: "告警阈值无效：积压须大于等于 0，熔断引擎数须大于等于 1",
+  },
+  ack_too_short: { en: "an acknowledgement lasts at least one minute", zh: "确认至少持续一分钟" },
+  reason_required: { en: "a reason is required (it goes to the audit log)", zh: "必须填写原因（会写入审计日志）" },
+  notes_required: {
+    en: "the review notes are empty: write what the team takes away from the run",
+    zh: "复盘记录为空：请写下团队从本次演练中得到的结论",
+  },
+  confirm_product: {
+    en: "production: type the product id {product} to confirm the rewrite",
+    zh: "生产环境：请输入商品 ID {product} 以确认修正",
+  },
+  confirm_scope: { en: "production: confirm by typing the scope {scope}", zh: "生产环境：请输入范围 {scope} 以确认" },
+  confirm_case: {
+    en: "type the case id {case} to confirm: execution cancels orders and writes refunds",
+    zh: "请输入案件编号 {case} 以确认：执行会取消订单并写入退款",
+  },
+  rewrite_read_only: {
+    en: "this profile is read-only: rewrites are refused (dry runs are allowed)",
+    zh: "此配置为只读：不允许修正（可以预演）",
+  },
+  rewrite_role: { en: "the {role} role may not rewrite stock (dry runs are allowed)", zh: "{role}角色不能修正库存（可以预演）" },
+  switch_read_only: {
+    en: "this profile is read-only: the switch cannot be changed",
+    zh: "此配置为只读：不能改变降级开关",
+  },
+  switch_role: { en: "the {role} role may not change the degrade switch", zh: "{role}角色不能改变降级开关" },
+  drill_read_only: { en: "this profile is read-only: drills change the sale", zh: "此配置为只读：演练会改变活动数据" },
+  drill_role: { en: "the {role} role may not run, halt or review drills", zh: "{role}角色不能运行、叫停或复盘演练" },
+  drill_refused_production: {
+    en: "drills are refused on production profiles",
+    zh: "生产环境禁止演练",
+  },
+  drill_refused_staging: {
+    en: "this profile is staging: confirm it to run a drill on it",
+    zh: "这是预发环境：确认后才能运行演练",
+  },
+  unknown_profile: { en: "unknown profile {name} (known: {known})", zh: "未知配置 {name}（已有：{known}）" },
+  no_profile: {
+    en: "no profile chosen: create one on this screen, or start a local sandbox (stockguard sandbox up)",
+    zh: "未选择配置：请在本页新建一个，或启动本地沙箱（stockguard sandbox up）",
+  },
+  invalid_profile_name: {
+    en: "invalid profile name {name}: use letters, digits, - and _ (at most 64)",
+    zh: "配置名称 {name} 无效：只能使用字母、数字、- 和 _（最多 64 个）",
+  },
+  malformed_url: { en: "malformed {what} URL {url}", zh: "{what} 地址格式错误：{url}" },
+  password_in_url: {
+    en: "the {what} URL of a profile must not hold a password; type it in the password field (it goes to the keychain)",
+    zh: "配置的 {what} 地址中不能包含密码；请填在密码栏（它会保存到系统钥匙串）",
+  },
+  invalid_key_prefix: {
+    en: "invalid key prefix {prefix}: use 1-32 letters, digits, - or _",
+    zh: "键前缀 {prefix} 无效：请使用 1-32 个字母、数字、- 或 _",
+  },
+  profiles_file: { en: "the profiles file {path} cannot be used", zh: "无法使用配置文件 {path}" },
+  no_config_dir: {
+    en: "no config directory for this user; set STOCKGUARD_CONFIG_DIR",
+    zh: "当前用户没有配置目录；请设置 STOCKGUARD_CONFIG_DIR",
+  },
+  no_keychain: {
+    en: "the OS keychain is not available here and {env_var} is not set: set {env_var} to give the {slot} password",
+    zh: "此处没有系统钥匙串，且未设置 {env_var}：请设置 {env_var} 提供 {slot} 密码",
+  },
+  missing_secret: {
+    en: "the {slot} password of profile {profile} is not in the keychain: save the profile again with its password",
+    zh: "配置 {profile} 的 {slot} 密码不在钥匙串中：请填写密码后重新保存该配置",
+  },
+  cannot_store_secret: {
+    en: "the OS keychain is not available here: the {slot} password was not stored and the profile was not saved",
+    zh: "此处没有系统钥匙串：{slot} 密码未保存，配置也未保存",
+  },
+  keychain_failed: { en: "the keychain failed for the {slot} password", zh: "钥匙串处理 {slot} 密码时出错" },
+  mysql_unreachable: {
+    en: "cannot reach MySQL at {url} (is the server running?)",
+    zh: "无法连接 MySQL（{url}）：服务器是否在运行？",
+  },
+  mysql_access_denied: { en: "MySQL at {url} refused the credentials", zh: "MySQL（{url}）拒绝了账号或密码" },
+  mysql_unknown_database: {
+    en: "MySQL at {url} has no such database (create it, then stockguard migrate)",
+    zh: "MySQL（{url}）上没有该数据库（请先创建，再执行 stockguard migrate）",
+  },
+  redis_unreachable: {
+    en: "cannot reach Redis at {url} (is the server running?)",
+    zh: "无法连接 Redis（{url}）：服务器是否在运行？",
+  },
+  connect_failed: { en: "the connection failed", zh: "连接失败" },
+  query_failed: { en: "a query failed", zh: "查询失败" },
+  exit_redis_unreachable: {
+    en: "Redis does not answer, so the exit cannot start",
+    zh: "Redis 无响应，无法开始退出",
+  },
+  instances_cannot_reach_redis: {
+    en: "these live engines still cannot reach Redis (breaker OPEN): {instances}; wait until they report HALF_OPEN",
+    zh: "以下存活引擎仍连不上 Redis（熔断 OPEN）：{instances}；请等到它们报告 HALF_OPEN",
+  },
+  not_acknowledged: {
+    en: "revision {revision} was applied by only {applied} of {live} live instances in time",
+    zh: "版本 {revision} 仅有 {live} 个存活实例中的 {applied} 个按时生效",
+  },
+  not_drained: {
+    en: "{n} reservations are still in flight in Redis; the consumers did not persist them in time",
+    zh: "Redis 中仍有 {n} 个在途预占；消费者未能按时落库",
+  },
+  rewrite_not_clean: {
+    en: "the rewrite of product {product} ended {outcome}; Redis stock was not rebuilt",
+    zh: "商品 {product} 的修正结果为 {outcome}；Redis 库存未重建",
+  },
+  changed_meanwhile: {
+    en: "{scope} was changed meanwhile (now revision {found}, {mode} by {by}; expected revision {expected}): left as it is",
+    zh: "{scope} 已被他人修改（现为版本 {found}，{by} 设为 {mode}；预期版本 {expected}）：保持不变",
+  },
+  drift_after_exit: {
+    en: "after the exit, Redis stock drifts from the DB for products {products}",
+    zh: "退出后，商品 {products} 的 Redis 库存与数据库仍有偏差",
+  },
+  exit_failed: { en: "the guided exit failed", zh: "引导退出失败" },
+  switch_read_timed_out: {
+    en: "the degrade switch could not be read within {ms} ms",
+    zh: "{ms} 毫秒内未能读取降级开关",
+  },
+  no_such_run: { en: "drill run {run} does not exist", zh: "演练 {run} 不存在" },
+  run_finished: { en: "drill run {run} has already finished", zh: "演练 {run} 已经结束" },
+  bad_short: { en: "the short factor must be above 0 and at most 1, not {value}", zh: "缩短系数须大于 0 且不超过 1，而不是 {value}" },
+  bad_threshold: { en: "the threshold is a share of 0 or more, not {value}", zh: "阈值须为 0 或以上的比例，而不是 {value}" },
+  drill_plan: { en: "the drill file cannot be used", zh: "演练文件无法使用" },
+  runner_missing: {
+    en: "the stockguard binary that runs drills is not at {path}",
+    zh: "运行演练的 stockguard 程序不在 {path}",
+  },
+  runner_failed: { en: "the drill runner did not start its run", zh: "演练执行器未能开始运行" },
+  no_such_case: { en: "no compensation case {case}", zh: "没有补偿案件 {case}" },
+  no_such_product: { en: "no product {product}", zh: "没有商品 {product}" },
+  nothing_to_compensate: {
+    en: "product {product} has nothing to compensate: no unit beyond stock and no withdrawn order",
+    zh: "商品 {product} 无需补偿：没有超出库存的件数，也没有撤回的订单",
+  },
+  choose_compensation: {
+    en: "choose what the oversold or the withdrawn lines get",
+    zh: "请选择超卖或撤回订单的处理方式",
+  },
+  bad_plan: { en: "the plan cannot be used", zh: "该方案无法使用" },
+  compensation_refused: { en: "the database refused this step", zh: "数据库拒绝了此步骤" },
+  write_failed: { en: "cannot write {path}", zh: "无法写入 {path}" },
+  chart_no_products: { en: "no product chosen: pick at least one product to chart", zh: "未选择商品：请至少勾选一个商品" },
+  chart_bad_size: {
+    en: "the chart size {width}x{height} is not drawable",
+    zh: "图表尺寸 {width}x{height} 无法绘制",
+  },
+  chart_failed: { en: "drawing the chart failed", zh: "绘制图表失败" },
+};
+
+/** @type {{ [C in Notice["code"]]: Template }} */
+const NOTICES = {
+  sandbox_by_default: {
+    en: "No profile chosen: connected to the sandbox profile.",
+    zh: "未选择配置：已连接沙箱配置 sandbox。",
+  },
+  overridden_is_production: {
+    en: "{overrides} replace profile {profile}'s connection, so it is treated as production, not {label}; set STOCKGUARD_ENVIRONMENT to label it.",
+    zh: "{overrides} 替换了配置 {profile} 的连接，因此按生产环境处理（而非{label}）；可设置 STOCKGUARD_ENVIRONMENT 指定环境。",
+  },
+  password_from_environment: {
+    en: "No OS keychain here: the {slot} password was taken from {env_var}.",
+    zh: "此处没有系统钥匙串：{slot} 密码取自 {env_var}。",
+  },
+};
+
+// Parameters that are words of ours (roles, environments, modes), said in the language too.
+const WORDS = new Set(["role", "label", "mode"]);
+
+/**
+ * @param {Template} template
+ * @param {Record<string, unknown>} params
+ */
+function fill(template, params) {
+  const text = template[currentLanguage()];
+  return text.replace(/\{(\w+)\}/g, (_, /** @type {string} */ k) => {
+    const v = params[k];
+    const s = Array.isArray(v) ? v.join(", ") : String(v ?? "");
+    return WORDS.has(k) ? t(s) : s;
+  });
+}
+
+/** Between an error's heading and its sentence. @param {string} kind */
+function heading(kind) {
+  return `${t(kind)}${currentLanguage() === "zh" ? "：" : ": "}`;
+}
+
+/**
+ * What an error says: the sentence in the window's language, and the verbatim detail (or
+ * null). The window's own errors are { kind, key, vars } (a key of i18n.js).
+ * @param {unknown} err a DesktopError from Rust, an Error, or anything thrown
+ * @returns {{ kind: string, code: string | null, text: string, detail: string | null }}
+ */
+export function describeError(err) {
+  const o = /** @type {Record<string, unknown>} */ (typeof err === "object" && err ? err : {});
+  const kind = typeof o.kind === "string" ? o.kind : "error";
+  const message = "message" in o ? String(o.message ?? "") : String(err);
+  const code = typeof o.code === "string" ? o.code : null;
+  const params = /** @type {Record<string, string>} */ (typeof o.params === "object" && o.params ? o.params : {});
+  const template = code && code in ERRORS ? ERRORS[/** @type {keyof typeof ERRORS} */ (code)] : null;
+  if (template) {
+    return { kind, code, text: `${heading(kind)}${fill(template, params)}`, detail: params.detail ?? null };
+  }
+  if (code) return { kind, code, text: t(kind), detail: message || null };
+  // Made by the window: a key of i18n.js, said in the language of the moment.
+  if (typeof o.key === "string") {
+    const vars = /** @type {Record<string, string | number>} */ (typeof o.vars === "object" && o.vars ? o.vars : {});
+    return { kind, code, text: `${heading(kind)}${t(o.key, vars)}`, detail: null };
+  }
+  return { kind, code, text: message ? `${heading(kind)}${message}` : t(kind), detail: null };
+}
+
+/** @param {Notice} notice */
+export function noticeText(notice) {
+  return fill(NOTICES[notice.code], notice);
+}
