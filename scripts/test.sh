@@ -19,6 +19,9 @@ export STOCKGUARD_MYSQL_URL="${STOCKGUARD_MYSQL_URL:-mysql://root@127.0.0.1:3306
 cargo fmt --all --check
 cargo clippy --quiet --workspace --all-targets -- -D warnings
 scripts/typecheck-ui.sh
+# The Grafana dashboards against Grafana's published schema (@grafana/schema, installed by
+# the type check above).
+node scripts/check-grafana.mjs
 
 cargo build --quiet -p stockguard --bin stockguard
 # Where cargo put it: CARGO_TARGET_DIR when set (the e2e test and the app look beside
