@@ -8,6 +8,7 @@
 //! - `commands/`: the commands the window may invoke, by screen, each a few lines over the core.
 //! - `error.rs`: the typed error the window receives (`{ kind, message }`).
 //! - `logs.rs`: the app's log file, one a day in the OS log folder.
+//! - `window.rs`: one window (a second launch focuses the first), where the user left it.
 //! - `types.rs`: the TypeScript declarations of everything above, generated into `ui/types.d.ts`.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
@@ -20,12 +21,16 @@ mod logs;
 mod state;
 #[cfg(test)]
 mod types;
+mod window;
 
 use tauri::Manager as _;
 
 fn main() {
     let profile = state::profile_from_args(std::env::args());
     tauri::Builder::default()
+        // First, so that a second launch exits before it sets anything up.
+        .plugin(window::single_instance())
+        .plugin(window::remembered_place())
         .manage(state::AppState::new(profile))
         .setup(|app| {
             match logs::init(app.handle()) {
