@@ -53,6 +53,12 @@ under_display() {
 status=0
 under_display "${run[@]}" "$@" || status=$?
 
+# The .deb of this run's debug build, installed on this machine, its app started against this
+# sandbox on a display of its own, photographed, launched twice, then removed.
+if [ $# -eq 0 ]; then
+  tests/package/installed_app.sh || status=$?
+fi
+
 # Then the engine, reconciliation, rewrite and degrade suites again on a Redis Cluster the
 # sandbox starts (three masters, three replicas on loopback). One test is left out, by name:
 # it cuts a single Redis off through a TCP proxy, and a cluster's clients reach its nodes at
