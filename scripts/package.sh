@@ -64,6 +64,9 @@ node -e '
 version="$(node -p 'require("./tauri.conf.json").version')"
 deb="$target_dir/$profile/bundle/deb/Stockguard_${version}_$(dpkg --print-architecture).deb"
 [ -f "$deb" ] || { echo "package: the Tauri CLI made no $deb" >&2; ls -l "$target_dir/$profile/bundle/deb" >&2 || true; exit 1; }
+# The bundler's unpacked copy of the package's files, as large as what it installs (the debug
+# build's: ~700 MB); the .deb holds them all.
+rm -rf "${deb%.deb}"
 echo "package: $profile build and bundle took $((SECONDS - started)) s"
 dpkg-deb --info "$deb" | sed -n 's/^ \(Package\|Version\|Depends\|Installed-Size\):/package:   \1:/p'
 echo "$deb"

@@ -57,7 +57,7 @@ mysql_url="mysql://$db_user@$db_host:$db_port/$database"
 redis_url="$STOCKGUARD_REDIS_URL"
 prefix="pkgtest$$"
 
-installed=0 app_pid="" bus_pid="" xvfb_pid=""
+installed=0 app_pid="" bus_pid="" xvfb_pid="" built_deb=""
 cleanup() {
   local status=$?
   set +e
@@ -74,6 +74,8 @@ cleanup() {
   fi
   mariadb -u "$db_user" -h "$db_host" -P "$db_port" -e "DROP DATABASE IF EXISTS \`$database\`"
   redis-cli -u "$redis_url" --scan --pattern "$prefix*" | xargs -r redis-cli -u "$redis_url" del >/dev/null
+  # The debug build's package (~190 MB) is of no use after the test; a given one is kept.
+  [ -z "$built_deb" ] || rm -f "$built_deb"
   rm -rf "$work"
   exit "$status"
 }
@@ -85,6 +87,7 @@ if [ -n "${STOCKGUARD_DEB:-}" ]; then
 else
   say "building the package (scripts/package.sh --debug)"
   deb="$(scripts/package.sh --debug | tail -n 1)"
+  built_deb="$deb"
 fi
 [ -f "$deb" ] || fail "no package at $deb"
 
