@@ -1,5 +1,5 @@
 # The README's two commands. Both install what is missing first (Debian/Ubuntu).
-.PHONY: demo test deps build screenshots sandbox-down typecheck-ui
+.PHONY: demo test deps build package screenshots sandbox-down typecheck-ui
 
 demo: deps
 	scripts/demo.sh
@@ -17,6 +17,12 @@ screenshots: deps
 
 build: deps
 	cargo build --workspace
+
+# A .deb of the desktop app with the CLI beside it (release build), by the Tauri CLI that
+# package-lock.json pins: scripts/package.sh, which prints the .deb's path. `make test` installs
+# one of its own (the debug build) and removes it (tests/package/installed_app.sh).
+package: deps
+	scripts/package.sh
 
 # The front end's type check alone (`make test` runs it too); needs only npm (`make deps`).
 typecheck-ui:

@@ -3,7 +3,10 @@
 #   build:   pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
 #   servers: mariadb-server redis-server (used only when no MySQL/Redis is reachable)
 #   e2e:     xvfb xauth webkit2gtk-driver fonts-noto-cjk, and tauri-driver (cargo install);
-#            dbus-daemon, for the test's own desktop bus (notifications and the tray)
+#            dbus (dbus-daemon), for the test's own desktop bus (notifications and the tray)
+#   package: xdotool imagemagick dbus, for the test of the installed .deb (finds the window,
+#            photographs it; the single-instance check needs a D-Bus session bus); the .deb
+#            itself is made by the Tauri CLI of package-lock.json (npm), needing nothing more
 #   types:   nodejs npm, for the front end's type check (any Node.js with npm will do)
 #   rules:   promtool, to check deploy/prometheus/alerts.yml: taken out of Debian's
 #            `prometheus` package into ~/.cache/stockguard/bin (installing the package would
@@ -11,7 +14,8 @@
 set -euo pipefail
 
 packages=(pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
-          xvfb xauth webkit2gtk-driver fonts-noto-cjk dbus-daemon mariadb-server redis-server)
+          xvfb xauth webkit2gtk-driver fonts-noto-cjk mariadb-server redis-server
+          xdotool imagemagick)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,6 +24,9 @@ done
 # its own npm, and Debian's npm package would conflict with it) will do.
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
+# By command too: Debian 12 moved dbus-daemon into a package of that name, `dbus` pulls it in
+# on every release.
+command -v dbus-daemon >/dev/null || missing+=(dbus)
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"

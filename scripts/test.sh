@@ -19,6 +19,9 @@ export STOCKGUARD_MYSQL_URL="${STOCKGUARD_MYSQL_URL:-mysql://root@127.0.0.1:3306
 cargo fmt --all --check
 cargo clippy --quiet --workspace --all-targets -- -D warnings
 scripts/typecheck-ui.sh
+# The Grafana dashboards against Grafana's published schema (@grafana/schema, installed by
+# the type check above).
+node scripts/check-grafana.mjs
 
 cargo build --quiet -p stockguard --bin stockguard
 # Where cargo put it: CARGO_TARGET_DIR when set (the e2e test and the app look beside
@@ -49,6 +52,12 @@ under_display() {
 [ -n "${DISPLAY:-}" ] || echo "test: no DISPLAY, running under Xvfb"
 status=0
 under_display "${run[@]}" "$@" || status=$?
+
+# The .deb of this run's debug build, installed on this machine, its app started against this
+# sandbox on a display of its own, photographed, launched twice, then removed.
+if [ $# -eq 0 ]; then
+  tests/package/installed_app.sh || status=$?
+fi
 
 # Then the engine, reconciliation, rewrite and degrade suites again on a Redis Cluster the
 # sandbox starts (three masters, three replicas on loopback). One test is left out, by name:

@@ -11,6 +11,7 @@
 //!   `notify.rs` (a desktop notification whose click opens the product).
 //! - `error.rs`: the typed error the window receives (`{ kind, code, params, message }`).
 //! - `logs.rs`: the app's log file, one a day in the OS log folder.
+//! - `window.rs`: one window (a second launch focuses the first), where the user left it.
 //! - `types.rs`: the TypeScript declarations of everything above, generated into `ui/types.d.ts`.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
@@ -26,12 +27,16 @@ mod state;
 mod tray;
 #[cfg(test)]
 mod types;
+mod window;
 
 use tauri::Manager as _;
 
 fn main() {
     let profile = state::profile_from_args(std::env::args());
     tauri::Builder::default()
+        // First, so that a second launch exits before it sets anything up.
+        .plugin(window::single_instance())
+        .plugin(window::remembered_place())
         .manage(state::AppState::new(profile))
         .manage(alert_desk::AlertDesk::default())
         .setup(|app| {
