@@ -232,7 +232,7 @@ const STRINGS = {
     drillCompareHint: "勾选两次演练：先勾选的为基线 A", drillThreshold: "阈值 %",
     drillCompare: "对比", drillRunId: "编号", drillScenario: "演练", drillStarted: "开始", drillFinished: "结束",
     drillWhy: "原因", drillReport: "报告", drillReplay: "回放", drillWatch: "观察",
-    drillAbout: "{title}：完整负载 {duration} 秒；故障 {n} 个。",
+    drillAbout: "{description}完整负载 {duration} 秒；故障：{faults}。",
     haltTitle: "叫停本场活动所有正在运行的演练",
     haltHint: "执行器会在一两秒内停止负载并恢复所有故障。请求经由数据库下达，即使执行器已失联也会被记录。写入审计日志。",
     haltAsked: "已请求叫停演练 {runs}。", haltNone: "没有正在运行的演练：无需叫停（已写入审计日志）。",

@@ -245,6 +245,27 @@ export function describeError(err) {
   return { kind, code, text: message ? `${heading(kind)}${message}` : t(kind), detail: null };
 }
 
+/** @typedef {import("./types").Reason} Reason */
+
+/** Why a right is refused or unknown (roles/rights.rs `Reason`), by its tag. */
+/** @type {Record<Reason["reason"], Template>} */
+const REASONS = {
+  mysql_privilege: { en: "MySQL account {account} has no {privilege} on {table}", zh: "MySQL 账号 {account} 对 {table} 没有 {privilege} 权限" },
+  grants_unknown: { en: "unknown, MySQL would not show the account's grants", zh: "未知：MySQL 不肯列出该账号的权限" },
+  redis_refused: { en: "Redis user {user} may not {command}", zh: "Redis 用户 {user} 不能执行 {command}" },
+  redis_who_unknown: { en: "unknown, the Redis user cannot run ACL WHOAMI", zh: "未知：该 Redis 用户不能执行 ACL WHOAMI" },
+  redis_unknown: { en: "unknown, Redis would not say whether {command} is allowed", zh: "未知：Redis 不肯说明是否允许 {command}" },
+};
+
+/**
+ * A reason in the window's language. What a server said (`detail`) is left out: the
+ * sentence says what the user can act on.
+ * @param {Reason} reason
+ */
+export function reasonText(reason) {
+  return fill(REASONS[reason.reason], /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (reason)));
+}
+
 /** @param {Notice} notice */
 export function noticeText(notice) {
   return fill(NOTICES[notice.code], notice);

@@ -3,6 +3,7 @@
 import { invoke } from "./api.js";
 import { t } from "./i18n.js";
 import { byId } from "./dom.js";
+import { reasonText } from "./messages.js";
 
 /** @typedef {import("./types").ConnectionInfo} ConnectionInfo */
 /** @typedef {import("./types").Rights} Rights */
@@ -70,7 +71,7 @@ export function renderBanner() {
 export function may(capability) {
   const right = rights?.[capability];
   if (!right || right.allowed !== false) return { ok: true, why: "" };
-  return { ok: false, why: right.reasons.join("; ") };
+  return { ok: false, why: right.reasons.map(reasonText).join("; ") };
 }
 
 /** The rights as last read (null until the servers said). */
@@ -106,7 +107,7 @@ function renderRights() {
           li.dataset.capability = c;
           li.className = right.allowed === true ? "ok" : right.allowed === false ? "refused" : "unknown";
           const verdict = right.allowed === true ? t("allowed") : right.allowed === false ? t("refusedBy") : t("unknownRight");
-          li.textContent = `${t(`cap_${c}`)}: ${verdict}${right.reasons.length ? ` (${right.reasons.join("; ")})` : ""}`;
+          li.textContent = `${t(`cap_${c}`)}: ${verdict}${right.reasons.length ? ` (${right.reasons.map(reasonText).join("; ")})` : ""}`;
           return li;
         })
       : []),

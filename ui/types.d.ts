@@ -81,11 +81,13 @@ export type ConnectionInfo = { profile: string | null, environment: EnvironmentK
  */
 notices: Array<Notice>, };
 
+export type Reason = { "reason": "mysql_privilege", account: string, privilege: string, table: string, } | { "reason": "grants_unknown", detail: string, } | { "reason": "redis_refused", user: string, command: string, detail: string, } | { "reason": "redis_who_unknown" } | { "reason": "redis_unknown", command: string, detail: string, };
+
 export type Right = { allowed: boolean | null, 
 /**
  * Why not (or why unknown); empty when allowed.
  */
-reasons: Array<string>, };
+reasons: Array<Reason>, };
 
 export type Rights = { 
 /**
@@ -594,13 +596,21 @@ log: string, };
 
 export type DrillInfo = { name: string, title_en: string, title_zh: string, description: string, 
 /**
+ * `None` when the drill file has no Chinese description.
+ */
+description_zh: string | null, 
+/**
  * Seconds of load at full length (the short form scales it).
  */
 duration_s: number, 
 /**
  * The fault steps' names, in timeline order.
  */
-faults: Array<string>, };
+faults: Array<string>, 
+/**
+ * The same names in Chinese (a name without one repeats the English).
+ */
+faults_zh: Array<string>, };
 
 export type DrillCatalog = { drills: Array<DrillInfo>, refusal: Refusal | null, staging: boolean, };
 

@@ -33,6 +33,7 @@ fn generated() -> String {
         crate::commands::profiles::ProfileForm,
         stockguard_core::connect::Probe,
         crate::commands::connection::ConnectionInfo,
+        stockguard_core::roles::Reason,
         stockguard_core::roles::Right,
         stockguard_core::roles::Rights,
         stockguard_core::recon::DriftStatus,

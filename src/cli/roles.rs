@@ -52,7 +52,8 @@ fn right(name: &str, r: &Right) {
         Some(false) => "no",
         None => "unknown",
     };
-    say!("{name:<22} {verdict:<8} {}", r.reasons.join("; "));
+    let reasons: Vec<String> = r.reasons.iter().map(ToString::to_string).collect();
+    say!("{name:<22} {verdict:<8} {}", reasons.join("; "));
 }
 
 pub async fn run(cmd: RolesCommand, profile: Option<&str>) -> Result<(), CliError> {

@@ -60,7 +60,9 @@ function row(s) {
     take.className = "ack";
     take.dataset.right = "acknowledge_alerts";
     take.textContent = t("alertAckBtn");
-    take.disabled = !may("acknowledge_alerts");
+    const allowed = may("acknowledge_alerts");
+    take.disabled = !allowed.ok;
+    take.title = allowed.why;
     take.addEventListener("click", () => ask(s));
     actions.append(take);
   }

@@ -60,15 +60,14 @@ function renderPicker() {
 
 function renderChoice() {
   const d = drills().find((x) => x.name === picker.value);
-  // The drill files describe a drill and its faults in English only: in Chinese, its Chinese
-  // title and the count of its faults.
+  // The drill files say what a drill proves and name its faults in both languages; a file
+  // without the Chinese is described by its Chinese title in the Chinese window.
+  const zh = currentLanguage() === "zh";
   byId("drill-about").textContent = d
     ? t("drillAbout", {
-        description: d.description,
-        title: d.title_zh,
+        description: zh ? d.description_zh ?? `${d.title_zh}。` : d.description,
         duration: d.duration_s,
-        faults: d.faults.join("; ") || t("none"),
-        n: d.faults.length,
+        faults: (zh ? d.faults_zh : d.faults).join(zh ? "；" : "; ") || t("none"),
       })
     : "";
   byId("drill-staging-box").hidden = !catalog?.staging;

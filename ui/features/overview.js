@@ -23,6 +23,7 @@ let product = null;
 let burnAt = 0;
 let burnSold = Number.NaN;
 let burnBusy = false;
+let burnAgain = false;
 
 /**
  * @param {number | null | undefined} v
@@ -120,8 +121,15 @@ function emptyItem(text) {
 }
 
 async function drawBurnDown() {
-  if (screen.hidden || burnBusy) return;
+  if (screen.hidden) return;
+  // A draw asked for while one is in flight (a language switch, say) runs after it, so the
+  // chart never keeps the words of the moment before.
+  if (burnBusy) {
+    burnAgain = true;
+    return;
+  }
   burnBusy = true;
+  burnAgain = false;
   burnAt = Date.now();
   burnSold = last ? last.sale.sold_units : Number.NaN;
   try {
@@ -138,6 +146,7 @@ async function drawBurnDown() {
     showError(err);
   } finally {
     burnBusy = false;
+    if (burnAgain) drawBurnDown();
   }
 }
 

@@ -23,10 +23,14 @@ pub struct DrillInfo {
     pub title_en: String,
     pub title_zh: String,
     pub description: String,
+    /// `None` when the drill file has no Chinese description.
+    pub description_zh: Option<String>,
     /// Seconds of load at full length (the short form scales it).
     pub duration_s: u64,
     /// The fault steps' names, in timeline order.
     pub faults: Vec<String>,
+    /// The same names in Chinese (a name without one repeats the English).
+    pub faults_zh: Vec<String>,
 }
 
 /// The drills, and why this connection may not start one (none: it may; a staging profile
@@ -53,6 +57,8 @@ pub async fn drill_catalog(state: State<'_, AppState>) -> Result<DrillCatalog, D
         .into_iter()
         .map(|p| DrillInfo {
             faults: p.faults.iter().map(|f| f.name.clone()).collect(),
+            faults_zh: p.faults.iter().map(|f| f.name_zh.clone().unwrap_or_else(|| f.name.clone())).collect(),
+            description_zh: p.description_zh,
             duration_s: p.load.duration_s,
             name: p.name,
             title_en: p.title_en,

@@ -31,6 +31,18 @@ export function titleOf(scenario, drills) {
 }
 
 /**
+ * A fault's name (as the timeline records it) in the window's language.
+ * @param {string} scenario
+ * @param {string} name
+ * @param {DrillInfo[]} drills
+ */
+export function faultNameOf(scenario, name, drills) {
+  const d = drills.find((x) => x.name === scenario);
+  const i = d ? d.faults.indexOf(name) : -1;
+  return d && i >= 0 && currentLanguage() === "zh" ? d.faults_zh[i] : name;
+}
+
+/**
  * @param {string} label
  * @param {string} value
  * @param {string} key
@@ -113,7 +125,11 @@ export function render({ run, timeline, at, replay, drills }) {
   const verdict = ended ? run.summary?.reason ?? "" : "";
   byId("drill-state").replaceChildren(
     ...entry(t("st_phase"), m.phase ? t(`phase_${m.phase}`) : "-", "phase"),
-    ...entry(t("st_faults"), m.faults.length ? m.faults.join("; ") : t("none"), "faults"),
+    ...entry(
+      t("st_faults"),
+      m.faults.length ? m.faults.map((f) => faultNameOf(run.scenario, f, drills)).join("; ") : t("none"),
+      "faults",
+    ),
     ...entry(t("st_mode"), m.mode ? `${m.mode.redis_path} / ${m.mode.db_path}` : "-", "mode"),
     ...entry(
       t("st_load"),

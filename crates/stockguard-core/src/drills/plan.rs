@@ -45,6 +45,10 @@ pub struct Plan {
     pub title_zh: String,
     /// What the drill proves, for the report.
     pub description: String,
+    /// The same in Chinese (the window and the report in Chinese); a file without it is
+    /// described in English in both.
+    #[serde(default)]
+    pub description_zh: Option<String>,
     pub rig: Rig,
     pub load: Load,
     #[serde(default)]
@@ -60,6 +64,16 @@ pub struct Plan {
     /// engine is on the DB path.
     #[serde(default = "yes")]
     pub guided_exit: bool,
+}
+
+impl Plan {
+    /// What the drill proves, in `lang` when the file says it in that language.
+    pub fn description_in(&self, lang: super::report::Lang) -> &str {
+        match (lang, &self.description_zh) {
+            (super::report::Lang::Zh, Some(zh)) => zh,
+            _ => &self.description,
+        }
+    }
 }
 
 fn default_drain_s() -> u64 {
@@ -185,6 +199,9 @@ pub enum Action {
 #[serde(deny_unknown_fields)]
 pub struct FaultStep {
     pub name: String,
+    /// The name in Chinese, for the window in Chinese (the timeline records `name`).
+    #[serde(default)]
+    pub name_zh: Option<String>,
     pub target: Target,
     pub action: Action,
     /// Seconds after the load starts.

@@ -29,7 +29,7 @@ pub use apply::{apply, Applied, NewPassword};
 pub use catalogue::{Privilege, SaleRole};
 pub use flavour::Flavour;
 pub use plan::{plan, Account, Plan, PlannedRole, Server, Statement, Target, When};
-pub use rights::{effective_rights, Right, Rights};
+pub use rights::{effective_rights, Reason, Right, Rights};
 pub use spec::{Person, RolesSpec};
 
 /// Errors of the roles layer; each says which step failed and what to do.

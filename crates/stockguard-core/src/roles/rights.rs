@@ -24,7 +24,43 @@ use crate::connect::Connections;
 pub struct Right {
     pub allowed: Option<bool>,
     /// Why not (or why unknown); empty when allowed.
-    pub reasons: Vec<String>,
+    pub reasons: Vec<Reason>,
+}
+
+/// Why a right is refused or unknown, typed, so a window says it in its own language; the
+/// English sentence is its `Display`. `detail` is what a server said, verbatim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Reason {
+    /// The MySQL account has no such privilege on the table.
+    MysqlPrivilege { account: String, privilege: String, table: String },
+    /// MySQL would not show the account's grants.
+    GrantsUnknown { detail: String },
+    /// Redis would refuse the user the command.
+    RedisRefused { user: String, command: String, detail: String },
+    /// The Redis user cannot run `ACL WHOAMI`: who it is stays unknown.
+    RedisWhoUnknown,
+    /// Redis would not say whether the user may run the command.
+    RedisUnknown { command: String, detail: String },
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::MysqlPrivilege { account, privilege, table } => {
+                write!(f, "MySQL account {account} has no {privilege} on {table}")
+            }
+            Self::GrantsUnknown { detail } => {
+                write!(f, "unknown, MySQL would not show the account's grants ({detail})")
+            }
+            Self::RedisRefused { user, command, detail } => write!(f, "Redis user {user} may not {command}: {detail}"),
+            Self::RedisWhoUnknown => f.write_str("unknown, the Redis user cannot run ACL WHOAMI"),
+            Self::RedisUnknown { command, detail } => {
+                write!(f, "unknown, Redis would not say whether {command} is allowed ({detail})")
+            }
+        }
+    }
 }
 
 /// The capabilities of a connection, each with its verdict.
@@ -118,15 +154,15 @@ const ACKNOWLEDGE: &[Need] = &[Mysql(Insert, "alert_acks"), Mysql(Update, "alert
 #[derive(Debug, Clone)]
 enum Answer {
     Yes,
-    No(String),
-    Unknown(String),
+    No(Reason),
+    Unknown(Reason),
 }
 
 /// What the servers said, gathered once and asked per need.
 struct Evidence {
     account: String,
     database: String,
-    grants: Result<Grants, String>,
+    grants: Result<Grants, Reason>,
     redis_user: Option<String>,
     redis_read: Answer,
     redis_write: Answer,
@@ -138,7 +174,11 @@ impl Evidence {
         match need {
             Mysql(privilege, table) => match &self.grants {
                 Ok(g) if g.may(privilege, &self.database, table) => Answer::Yes,
-                Ok(_) => Answer::No(format!("MySQL account {} has no {privilege} on {table}", self.account)),
+                Ok(_) => Answer::No(Reason::MysqlPrivilege {
+                    account: self.account.clone(),
+                    privilege: privilege.to_string(),
+                    table: table.to_string(),
+                }),
                 Err(why) => Answer::Unknown(why.clone()),
             },
             RedisRead => self.redis_read.clone(),
@@ -149,12 +189,12 @@ impl Evidence {
 
     fn right(&self, needs: &[Need]) -> Right {
         let answers: Vec<Answer> = needs.iter().map(|n| self.answer(*n)).collect();
-        let refused: Vec<String> =
+        let refused: Vec<Reason> =
             answers.iter().filter_map(|a| if let Answer::No(r) = a { Some(r.clone()) } else { None }).collect();
         if !refused.is_empty() {
             return Right { allowed: Some(false), reasons: refused };
         }
-        let mut unknown: Vec<String> =
+        let mut unknown: Vec<Reason> =
             answers.iter().filter_map(|a| if let Answer::Unknown(r) = a { Some(r.clone()) } else { None }).collect();
         unknown.dedup();
         if unknown.is_empty() {
@@ -186,7 +226,7 @@ pub async fn effective_rights(conns: &Connections) -> Result<Rights, RolesError>
     let lock = conns.keys.rewrite_lock(1);
     let (redis_read, redis_write, redis_lock) = match &redis_user {
         None => {
-            let why = Answer::Unknown("unknown, the Redis user cannot run ACL WHOAMI".into());
+            let why = Answer::Unknown(Reason::RedisWhoUnknown);
             (why.clone(), why.clone(), why)
         }
         Some(user) => {
@@ -215,8 +255,8 @@ pub async fn effective_rights(conns: &Connections) -> Result<Rights, RolesError>
 
 /// The account's grants, with those of its active roles. MariaDB's `SHOW GRANTS` lists the
 /// active role's lines; MySQL 8 lists them only with `USING` the active roles.
-async fn show_grants(pool: &sqlx::MySqlPool, flavour: Flavour) -> Result<Grants, String> {
-    let unknown = |e: sqlx::Error| format!("unknown, MySQL would not show the account's grants ({e})");
+async fn show_grants(pool: &sqlx::MySqlPool, flavour: Flavour) -> Result<Grants, Reason> {
+    let unknown = |e: sqlx::Error| Reason::GrantsUnknown { detail: e.to_string() };
     let sql = match flavour {
         Flavour::MariaDb => "SHOW GRANTS".to_string(),
         Flavour::MySql => {
@@ -253,12 +293,16 @@ async fn dry_run(redis: &mut crate::redis_link::RedisLink, user: &str, command: 
     Some(match reply {
         Ok(redis::Value::Okay) => Answer::Yes,
         Ok(redis::Value::SimpleString(s)) if s == "OK" => Answer::Yes,
-        Ok(redis::Value::BulkString(bytes)) => {
-            Answer::No(format!("Redis user {user} may not {what}: {}", String::from_utf8_lossy(&bytes)))
+        Ok(redis::Value::BulkString(bytes)) => Answer::No(Reason::RedisRefused {
+            user: user.into(),
+            command: what,
+            detail: String::from_utf8_lossy(&bytes).into_owned(),
+        }),
+        Ok(other) => {
+            Answer::Unknown(Reason::RedisUnknown { command: what, detail: format!("ACL DRYRUN answered {other:?}") })
         }
-        Ok(other) => Answer::Unknown(format!("unknown, ACL DRYRUN answered {other:?} for {what}")),
         Err(e) if e.code() == Some("NOPERM") => return None,
-        Err(e) => Answer::Unknown(format!("unknown, ACL DRYRUN failed for {what}: {e}")),
+        Err(e) => Answer::Unknown(Reason::RedisUnknown { command: what, detail: format!("ACL DRYRUN failed: {e}") }),
     })
 }
 
@@ -282,7 +326,10 @@ impl Probe<'_> {
     async fn queue(&mut self, command: &[&str]) -> Answer {
         let what = format!("{} {}", command[0], command[1]);
         let unknown = |e: redis::RedisError| {
-            Answer::Unknown(format!("unknown, the account cannot run ACL DRYRUN nor queue {what} in MULTI ({e})"))
+            Answer::Unknown(Reason::RedisUnknown {
+                command: what.clone(),
+                detail: format!("the account can run neither ACL DRYRUN nor MULTI: {e}"),
+            })
         };
         if self.connection.is_none() {
             let url = self.conns.settings.redis_url.expose_secret();
@@ -295,7 +342,12 @@ impl Probe<'_> {
                 Err(e) => return unknown(e),
             });
         }
-        let Some(conn) = self.connection.as_mut() else { return Answer::Unknown(NO_DRYRUN.into()) };
+        let Some(conn) = self.connection.as_mut() else {
+            return Answer::Unknown(Reason::RedisUnknown {
+                command: what.clone(),
+                detail: "no connection to ask on".into(),
+            });
+        };
         // Without MULTI in force the command would run for real: stop at any doubt.
         if let Err(e) = redis::cmd("MULTI").query_async::<()>(conn).await {
             return unknown(e);
@@ -309,13 +361,15 @@ impl Probe<'_> {
         }
         match queued {
             Ok(_) => Answer::Yes,
-            Err(e) if e.code() == Some("NOPERM") => Answer::No(format!("Redis user {} may not {what}: {e}", self.user)),
+            Err(e) if e.code() == Some("NOPERM") => Answer::No(Reason::RedisRefused {
+                user: self.user.into(),
+                command: what.clone(),
+                detail: e.to_string(),
+            }),
             Err(e) => unknown(e),
         }
     }
 }
-
-const NO_DRYRUN: &str = "unknown, the account cannot run ACL DRYRUN";
 
 #[cfg(test)]
 mod tests {
@@ -332,22 +386,24 @@ mod tests {
 
     #[test]
     fn one_refusal_refuses_and_unknowns_only_leave_it_open() {
+        let no_dryrun = Reason::RedisUnknown { command: "SET stock".into(), detail: "NOPERM".into() };
         let evidence = Evidence {
             account: "bob@%".into(),
             database: "sale".into(),
             grants: Ok(Grants::parse(&["GRANT SELECT ON `sale`.* TO `bob`@`%`"])),
             redis_user: Some("bob".into()),
             redis_read: Answer::Yes,
-            redis_write: Answer::Unknown("unknown, the account cannot run ACL DRYRUN".into()),
-            redis_lock: Answer::Unknown("unknown, the account cannot run ACL DRYRUN".into()),
+            redis_write: Answer::Unknown(no_dryrun.clone()),
+            redis_lock: Answer::Unknown(no_dryrun.clone()),
         };
         let rewrite = evidence.right(REWRITE);
         assert_eq!(rewrite.allowed, Some(false));
-        assert!(rewrite.reasons.contains(&"MySQL account bob@% has no INSERT on rewrite_runs".to_string()));
+        let insert = rewrite.reasons.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert!(insert.contains(&"MySQL account bob@% has no INSERT on rewrite_runs".to_string()), "{insert:?}");
         assert_eq!(evidence.right(READ).allowed, Some(true));
         let write_only_redis = [RedisWrite, RedisLock];
         let open = evidence.right(&write_only_redis);
         assert_eq!(open.allowed, None);
-        assert_eq!(open.reasons, vec!["unknown, the account cannot run ACL DRYRUN".to_string()]);
+        assert_eq!(open.reasons, vec![no_dryrun], "one unknown, said once");
     }
 }

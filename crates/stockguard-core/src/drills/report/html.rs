@@ -88,7 +88,7 @@ pub(super) fn render(view: &ReportView, w: &'static Words) -> String {
         esc(&w.status_word(view.status))
     );
     if let Some(plan) = view.plan {
-        let _ = writeln!(out, "<p>{}</p>", esc(&plan.description));
+        let _ = writeln!(out, "<p>{}</p>", esc(plan.description_in(view.lang)));
     }
     if let Some(error) = view.plan_error {
         let _ = writeln!(out, "<p class=\"note\">{}: {}</p>", esc(w.plan_unreadable), esc(error));

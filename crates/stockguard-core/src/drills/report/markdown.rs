@@ -44,7 +44,7 @@ pub(super) fn render(view: &ReportView, w: &'static Words) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {} · {}\n", cell(&view.title), w.report);
     if let Some(plan) = view.plan {
-        let _ = writeln!(out, "{}\n", cell(&plan.description));
+        let _ = writeln!(out, "{}\n", cell(plan.description_in(view.lang)));
     }
     if let Some(error) = view.plan_error {
         let _ = writeln!(out, "_{}: {}_\n", w.plan_unreadable, cell(error));

@@ -154,6 +154,7 @@ pub async fn run(
     if opts.variant.extra_db_latency_ms > 0 {
         plan.faults.push(FaultStep {
             name: VARIANT_FAULT.into(),
+            name_zh: Some("数据库额外延迟（变体）".into()),
             target: Target::Mysql,
             action: Action::Latency,
             at_s: 0.0,
