@@ -316,8 +316,11 @@ async fn open_app_with(config_dir: &std::path::Path, actor: &str, env: &[(&str, 
             Err(e) => panic!("cannot open a WebDriver session with tauri-driver: {e}"),
         }
     };
-    // The window keeps its language between runs: start in English.
+    // The window keeps its language between runs (every app here shares one webview store):
+    // start in English. Only once the page said its first words (translated into the saved
+    // language, or the connection's environment) does the toggle tell which language is on.
     client.wait().at_most(STEP).for_element(Locator::Css("#lang-toggle")).await.unwrap();
+    wait_text(&client, "#env-label", "the window starts", |t| !t.is_empty() && t != "Connecting…").await;
     if text_of(&client, "#lang-toggle").await.as_deref() == Some("English") {
         click(&client, "#lang-toggle").await;
     }
