@@ -147,8 +147,11 @@ function render() {
     ...c.steps.map((s) => {
       const li = document.createElement("li");
       li.textContent = `${s.at} ${s.step} · ${s.actor}`;
-      if (s.reason) {
-        // As recorded: what a person typed (or the core noted) when the step was taken.
+      if (s.step === "OPEN") {
+        // The core notes how many orders it found: said here in the window's language.
+        li.append(" · ", t("cpOpenedWith", { n: c.lines.length }));
+      } else if (s.reason) {
+        // As recorded: what a person typed when the step was taken.
         const reason = document.createElement("span");
         reason.dataset.userText = "";
         reason.textContent = s.reason;

@@ -14,6 +14,34 @@ import { lineChart } from "./charts.js";
 /** The invariants the runner checks every tick (its Violation events name them). */
 const TICK_INVARIANTS = ["oversell", "redis_stock_negative", "drift_outside_faults"];
 
+/**
+ * Why the run ended as it did, in the window's language: built from the run's status and its
+ * failed checks (the runner's English sentence is the record, kept for the report and the
+ * CLI). What only the record says (an abort's cause, a halt's reason as typed) follows it.
+ * @param {RunDetail} run
+ */
+function verdictOf(run) {
+  const summary = run.summary;
+  if (!summary) return "";
+  const failed = summary.checks.filter((c) => !c.passed);
+  const checkName = (/** @type {string} */ name) => {
+    const key = `inv_${name}`;
+    const said = t(key);
+    return said === key ? name : said;
+  };
+  const recorded = (summary.reason ?? "").replace(/^halted: /, "");
+  switch (statusOf(run)) {
+    case "PASSED":
+      return t("verdictPassed");
+    case "FAILED":
+      return t("verdictFailed", { checks: failed.map((c) => checkName(c.name)).join(currentLanguage() === "zh" ? "、" : ", ") });
+    case "HALTED":
+      return t("verdictHalted", { reason: recorded });
+    default:
+      return recorded ? t("verdictEnded", { reason: recorded }) : "";
+  }
+}
+
 /** @param {RunDetail} run */
 export function statusOf(run) {
   return run.dead ? "DEAD" : run.status;
@@ -122,7 +150,7 @@ export function render({ run, timeline, at, replay, drills }) {
   const errors = load ? Object.values(load.errors).reduce((a, b) => a + (b ?? 0), 0) : 0;
   // The verdict belongs to the end: live, or the replay's cursor past the last event.
   const ended = !replay || at >= (timeline[timeline.length - 1]?.offset_ms ?? 0);
-  const verdict = ended ? run.summary?.reason ?? "" : "";
+  const verdict = ended ? verdictOf(run) : "";
   byId("drill-state").replaceChildren(
     ...entry(t("st_phase"), m.phase ? t(`phase_${m.phase}`) : "-", "phase"),
     ...entry(
