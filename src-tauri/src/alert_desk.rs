@@ -24,6 +24,8 @@ use tauri::{AppHandle, Emitter as _, Manager as _};
 use crate::{notify, tray};
 
 pub const ALERTS_EVENT: &str = "alerts";
+/// New alerts in one tick up to this many notify one by one; more notify once, together.
+const NOTIFY_ONE_BY_ONE: usize = 5;
 
 /// What the window receives each tick, and after an acknowledgement.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -46,8 +48,9 @@ struct Inner {
     latest: Option<AlertsUpdate>,
     /// Alerts notified while unacknowledged and still firing.
     notified: HashSet<String>,
-    /// The unacknowledged keys the tray shows, to rebuild its menu only when they change.
-    tray_keys: Vec<String>,
+    /// What the tray shows (the unacknowledged keys, in a language), to rebuild its menu only
+    /// when that changes.
+    tray_shown: Option<(Vec<String>, Lang)>,
     lang: Lang,
     last_error: Option<String>,
 }
@@ -59,7 +62,7 @@ impl Default for AlertDesk {
                 firing: Vec::new(),
                 latest: None,
                 notified: HashSet::new(),
-                tray_keys: Vec::new(),
+                tray_shown: None,
                 lang: Lang::En,
                 last_error: None,
             }),
@@ -149,9 +152,9 @@ pub async fn publish(
         let fresh: Vec<Alert> =
             unacked.iter().filter(|a| !inner.notified.contains(&a.key)).map(|a| (*a).clone()).collect();
         inner.notified.extend(fresh.iter().map(|a| a.key.clone()));
-        let keys: Vec<String> = unacked.iter().map(|a| a.key.clone()).collect();
-        let tray_changed = keys != inner.tray_keys;
-        inner.tray_keys = keys;
+        let shown = Some((unacked.iter().map(|a| a.key.clone()).collect(), inner.lang));
+        let tray_changed = shown != inner.tray_shown;
+        inner.tray_shown = shown;
         inner.latest = Some(update.clone());
         (fresh, tray_changed, inner.lang)
     };
@@ -160,8 +163,14 @@ pub async fn publish(
     if tray_changed {
         tray::show(app, &unacked, lang);
     }
-    for alert in &fresh {
-        notify::raise(app, alert, lang);
+    // A burst (a sale connected to with many incidents, a shard lost under thousands of
+    // products) is one notification saying how many, not a notification per product.
+    if fresh.len() > NOTIFY_ONE_BY_ONE {
+        notify::raise_many(app, fresh.len(), lang);
+    } else {
+        for alert in &fresh {
+            notify::raise(app, alert, lang);
+        }
     }
     let _ = app.emit(ALERTS_EVENT, &update);
 }

@@ -58,21 +58,41 @@ pub fn describe(alert: &Alert, lang: Lang) -> (String, String) {
     }
 }
 
-/// Shows `alert` on a thread of its own, which then waits for the click.
+/// Shows `alert`; its click opens its product.
 pub fn raise(app: &AppHandle, alert: &Alert, lang: Lang) {
     let (summary, body) = describe(alert, lang);
-    let open = match lang {
-        Lang::En => "Open",
-        Lang::Zh => "打开",
-    };
     let urgency = match alert.kind {
         // Money is at stake: the desktop keeps these until someone dismisses them.
         AlertKind::Oversold | AlertKind::LedgerMismatch => Urgency::Critical,
         _ => Urgency::Normal,
     };
+    show(app, alert.key.clone(), summary, body, urgency, alert.product_id, lang);
+}
+
+/// Shows one notification for `n` new alerts; its click opens the window.
+pub fn raise_many(app: &AppHandle, n: usize, lang: Lang) {
+    let (summary, body) = match lang {
+        Lang::En => (format!("{n} new alerts"), "Open Stockguard to see and acknowledge them.".to_string()),
+        Lang::Zh => (format!("{n} 条新告警"), "打开 Stockguard 查看并确认。".to_string()),
+    };
+    show(app, format!("{n} alerts"), summary, body, Urgency::Critical, None, lang);
+}
+
+/// Shows a notification on a thread of its own, which then waits for the click.
+fn show(
+    app: &AppHandle,
+    key: String,
+    summary: String,
+    body: String,
+    urgency: Urgency,
+    product: Option<u64>,
+    lang: Lang,
+) {
+    let open = match lang {
+        Lang::En => "Open",
+        Lang::Zh => "打开",
+    };
     let app = app.clone();
-    let key = alert.key.clone();
-    let product = alert.product_id;
     let spawned = std::thread::Builder::new().name("notification".into()).spawn(move || {
         let shown = Notification::new()
             .appname("Stockguard")

@@ -11,6 +11,8 @@ use super::*;
 /// A seeded product that reads OK: the drift the test injects is the only one it has.
 const PRODUCT: u64 = 1005;
 const INJECTED: i64 = 7;
+/// Seeded products that read OK, drifted together.
+const BURST: [u64; 6] = [1001, 1002, 1003, 1004, 1006, 1007];
 
 /// The ticks the window received: when each reading was taken (`at`, ms since the epoch) and
 /// when it arrived.
@@ -196,6 +198,30 @@ async fn a_drift_notifies_badges_the_tray_and_its_acknowledgement_closes_itself_
             |what: &str| actions.iter().filter(|a| a.contains(&format!("drift:{PRODUCT}")) && a.contains(what)).count();
         assert_eq!(about("ACKNOWLEDGED"), 1, "{actions:#?}");
         assert_eq!(about("CLOSED"), 1, "{actions:#?}");
+
+        // 7. A burst (six products drifting at once) is one notification saying how many.
+        let before = desktop.notes().len();
+        // In one transaction: a reading sees all six or none.
+        let mut burst_tx = redis::pipe();
+        burst_tx.atomic();
+        for p in BURST {
+            burst_tx.cmd("INCRBY").arg(redis.keys.stock(p)).arg(1).ignore();
+        }
+        let _: () = burst_tx.query_async(&mut r).await.unwrap();
+        let deadline = tokio::time::Instant::now() + STEP;
+        let burst = loop {
+            if let Some(n) = desktop.notes().into_iter().skip(before).find(|n| n.summary.contains("new alerts")) {
+                break n;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no notification for the burst: {:?}", desktop.notes());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert_eq!(burst.summary, format!("{} new alerts", BURST.len()));
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let one_by_one: Vec<String> = desktop.notes().into_iter().skip(before).map(|n| n.summary).collect();
+        assert_eq!(one_by_one, std::slice::from_ref(&burst.summary), "no notification per product");
+        let badge = (settled + BURST.len()).to_string();
+        wait_text(c, "#alerts-count", "the window counts each of them", |t| t == badge).await;
     }
     .await;
     client.close().await.expect("session closes");
