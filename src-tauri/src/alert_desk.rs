@@ -148,7 +148,9 @@ pub async fn publish(
         }
         let unacked: Vec<&Alert> =
             update.alerts.iter().filter(|s| s.acknowledged.is_none()).map(|s| &s.alert).collect();
-        inner.notified.retain(|key| unacked.iter().any(|a| &a.key == key));
+        // A set: a sale of 5,000 products may have as many alerts.
+        let firing_keys: HashSet<&str> = unacked.iter().map(|a| a.key.as_str()).collect();
+        inner.notified.retain(|key| firing_keys.contains(key.as_str()));
         let fresh: Vec<Alert> =
             unacked.iter().filter(|a| !inner.notified.contains(&a.key)).map(|a| (*a).clone()).collect();
         inner.notified.extend(fresh.iter().map(|a| a.key.clone()));
