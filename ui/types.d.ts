@@ -736,8 +736,6 @@ export type EngineFigures = { instance_id: string, listen_addr: string, answer: 
  */
 error: string | null, heartbeat_age_ms: number, breaker_state: string, requests: number | null, orders_per_s: number | null, };
 
-export type OpenAlert = { key: string, kind: string, product_id: number | null, value: number | null, acknowledged_by: string | null, ack_reason: string | null, ack_until: string | null, };
-
 export type Overview = { at: string, sale: SaleFigures, orders: OrderFigures, engines: Array<EngineFigures>, 
 /**
  * The sale's mode: the degrade switch's global row (NORMAL when never set).
@@ -746,7 +744,11 @@ mode: Mode,
 /**
  * Products whose own scope is not NORMAL.
  */
-products_off_normal: number, alerts: Array<OpenAlert>, 
+products_off_normal: number, 
+/**
+ * The firing alerts with their acknowledgements, as the caller evaluated them.
+ */
+alerts: Array<AlertState>, 
 /**
  * Cases not executed or closed, newest first.
  */

@@ -108,7 +108,6 @@ fn generated() -> String {
         stockguard_core::overview::SaleFigures,
         stockguard_core::overview::OrderFigures,
         stockguard_core::overview::EngineFigures,
-        stockguard_core::overview::OpenAlert,
         stockguard_core::overview::Overview,
         crate::commands::overview::BurnDownView,
         crate::error::ErrorKind,

@@ -109,10 +109,13 @@ fn text(o: &Overview, burn: &BurnDown) -> String {
     if o.engines.is_empty() {
         out.push_str("no engine has reported a heartbeat\n");
     }
-    for a in &o.alerts {
-        let taken =
-            a.acknowledged_by.as_ref().map_or("not acknowledged".to_string(), |by| format!("acknowledged by {by}"));
-        out.push_str(&format!("alert {} ({}): {taken}\n", a.key, a.value.map_or("-".into(), |v| v.to_string())));
+    for s in &o.alerts {
+        let taken = s
+            .acknowledged
+            .as_ref()
+            .map_or("not acknowledged".to_string(), |a| format!("acknowledged by {}", a.acked_by));
+        let value = s.alert.value.map_or("-".into(), |v| v.to_string());
+        out.push_str(&format!("alert {} ({value}): {taken}\n", s.alert.key));
     }
     for c in &o.compensation_open {
         out.push_str(&format!("compensation case {} of product {}: {}\n", c.id, c.product_id, c.status));

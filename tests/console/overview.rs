@@ -11,8 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use sqlx::MySqlPool;
-use stockguard_core::alerts::Thresholds;
-use stockguard_core::overview::{self, burndown, AlertInput, EngineAnswer, OverviewError};
+use stockguard_core::alerts::{self, Thresholds};
+use stockguard_core::overview::{self, burndown, EngineAnswer, OverviewError};
 use stockguard_core::profile::EnvironmentKind;
 use stockguard_core::recon::read_products;
 use stockguard_core::recon::sampler::DriftTracker;
@@ -109,7 +109,8 @@ async fn the_overview_adds_up_the_engines_paces_them_lists_the_silent_and_meets_
     tracker.observe(&read_products(&conns.mysql, &mut r, &conns.keys, &[]).await.unwrap());
     let readings = read_products(&conns.mysql, &mut r, &conns.keys, &[]).await.unwrap();
     let confirmed = tracker.observe(&readings);
-    let input = AlertInput { readings: &readings, confirmed: &confirmed, thresholds: Thresholds::default() };
+    let firing = alerts::evaluate(&readings, &confirmed, &alerts::Signals::default(), &Thresholds::default());
+    let states = alerts::acks::states(&conns, &firing).await.unwrap();
 
     // An engine that says it is live but does not answer, and one that stopped an hour ago.
     let dead_addr = format!("127.0.0.1:{}", support::free_port());
@@ -120,7 +121,7 @@ async fn the_overview_adds_up_the_engines_paces_them_lists_the_silent_and_meets_
         .await
         .unwrap();
 
-    let (first, scrape) = overview::read(&conns, &input, None).await.unwrap();
+    let (first, scrape) = overview::read(&conns, states.clone(), None).await.unwrap();
     assert_eq!((first.orders.requests, first.orders.accepted), (15, 15));
     assert_eq!(first.orders.orders_per_s, None, "one scrape has no pace");
 
@@ -137,7 +138,7 @@ async fn the_overview_adds_up_the_engines_paces_them_lists_the_silent_and_meets_
     assert_eq!(order(&client, &b.url, 200, 0).await.0, 400);
     write_heartbeat(&pool, &heartbeat("engine-dead", &dead_addr)).await.unwrap();
 
-    let (o, _) = overview::read(&conns, &input, Some(&scrape)).await.unwrap();
+    let (o, _) = overview::read(&conns, states, Some(&scrape)).await.unwrap();
     let f = &o.orders;
     assert_eq!((f.requests, f.accepted, f.sold_out, f.errors, f.refused), (26, 20, 5, 0, 1), "{f:?}");
     assert_eq!(f.by_outcome.get("BAD_REQUEST"), Some(&1));
@@ -161,7 +162,7 @@ async fn the_overview_adds_up_the_engines_paces_them_lists_the_silent_and_meets_
 
     assert_eq!(o.mode, Mode::Normal);
     assert!(o.compensation_open.is_empty());
-    let keys: Vec<(&str, Option<i64>)> = o.alerts.iter().map(|a| (a.key.as_str(), a.value)).collect();
+    let keys: Vec<(&str, Option<i64>)> = o.alerts.iter().map(|s| (s.alert.key.as_str(), s.alert.value)).collect();
     assert_eq!(keys, vec![("drift:12", Some(2))]);
 
     // Units sold meet the ledger once the engines persisted the orders.

@@ -337,8 +337,7 @@ async fn every_screen_passes_axe_speaks_chinese_throughout_and_works_by_keyboard
     // Nobody listens on port 9 of this machine: connecting fails, as a mistyped host does.
     store.upsert("broken", profile(EnvironmentKind::Sandbox, "mysql://root@127.0.0.1:9/none", &redis)).unwrap();
     store.save().unwrap();
-    let seeded = stockguard(config.path(), &["sandbox", "seed"]).output().expect("stockguard sandbox seed runs");
-    assert!(seeded.status.success(), "seed: {}", String::from_utf8_lossy(&seeded.stderr));
+    seed_sale(config.path());
     let png = config.path().join("export").join("drift-zh.png");
 
     // Names the Chinese window may show as they are.

@@ -29,13 +29,7 @@ fn ms(t: SystemTime) -> f64 {
 async fn a_drift_notifies_badges_the_tray_and_its_acknowledgement_closes_itself_after_the_rewrite(pool: MySqlPool) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let redis = TestRedis::new("e2e-alerts").await;
-    let config = tempfile::tempdir().unwrap();
-    let mysql_url = support::mysql_url_of(&pool).await;
-    let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
-    store.upsert("sandbox", profile(EnvironmentKind::Sandbox, &mysql_url, &redis)).unwrap();
-    store.save().unwrap();
-    let seeded = stockguard(config.path(), &["sandbox", "seed"]).output().expect("stockguard sandbox seed runs");
-    assert!(seeded.status.success(), "seed: {}", String::from_utf8_lossy(&seeded.stderr));
+    let (config, mysql_url) = seeded_sandbox(&pool, &redis).await;
 
     let desktop = DesktopBus::start().await;
     let _one_window = one_window_at_a_time().await;

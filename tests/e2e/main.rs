@@ -263,6 +263,25 @@ fn profile(environment: EnvironmentKind, mysql_url: &str, redis: &TestRedis) -> 
     }
 }
 
+/// Seeds the demo sale with the profiles of `config_dir`, by the `stockguard` binary as `make
+/// demo` does (the desktop crate does not link the engine).
+fn seed_sale(config_dir: &std::path::Path) {
+    let seeded = stockguard(config_dir, &["sandbox", "seed"]).output().expect("stockguard sandbox seed runs");
+    assert!(seeded.status.success(), "seed: {}", String::from_utf8_lossy(&seeded.stderr));
+}
+
+/// A config folder with the one profile a fresh `sandbox up` leaves, `sandbox`, on this test's
+/// database and Redis prefix, and the demo sale seeded there; and the database's URL.
+async fn seeded_sandbox(pool: &MySqlPool, redis: &TestRedis) -> (tempfile::TempDir, String) {
+    let config = tempfile::tempdir().unwrap();
+    let mysql_url = support::mysql_url_of(pool).await;
+    let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
+    store.upsert("sandbox", profile(EnvironmentKind::Sandbox, &mysql_url, redis)).unwrap();
+    store.save().unwrap();
+    seed_sale(config.path());
+    (config, mysql_url)
+}
+
 /// Waits until the app's log file (in `config_dir/logs`, see `open_app`) holds a line with
 /// every one of `words`.
 async fn wait_log_line(config_dir: &std::path::Path, words: &[&str]) {
@@ -333,17 +352,9 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
     let _ = rustls::crypto::ring::default_provider().install_default();
     let redis = TestRedis::new("e2e").await;
 
-    // The app starts with the one profile a fresh `sandbox up` leaves: `sandbox`.
-    let config = tempfile::tempdir().unwrap();
-    let mysql_url = support::mysql_url_of(&pool).await;
-    let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
-    store.upsert("sandbox", profile(EnvironmentKind::Sandbox, &mysql_url, &redis)).unwrap();
-    store.save().unwrap();
-
-    // The sale is seeded, and an engine sells while the console watches, as `make demo` does:
-    // by the `stockguard` binary (the desktop crate does not link the engine).
-    let seeded = stockguard(config.path(), &["sandbox", "seed"]).output().expect("stockguard sandbox seed runs");
-    assert!(seeded.status.success(), "seed: {}", String::from_utf8_lossy(&seeded.stderr));
+    // The app starts with the one profile a fresh `sandbox up` leaves, on a seeded sale, and
+    // an engine sells while the console watches, as `make demo` does.
+    let (config, mysql_url) = seeded_sandbox(&pool, &redis).await;
     let engine = Engine::start(config.path());
     // What the console must show for the seeded REDIS_HIGH product: the core's own reading.
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;

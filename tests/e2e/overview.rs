@@ -18,13 +18,7 @@ fn figure(text: &str) -> f64 {
 async fn the_overview_shows_a_running_loads_figures_as_the_load_generator_counted_them(pool: MySqlPool) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let redis = TestRedis::new("e2eov").await;
-    let config = tempfile::tempdir().unwrap();
-    let mysql_url = support::mysql_url_of(&pool).await;
-    let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
-    store.upsert("sandbox", profile(EnvironmentKind::Sandbox, &mysql_url, &redis)).unwrap();
-    store.save().unwrap();
-    let seeded = stockguard(config.path(), &["sandbox", "seed"]).output().expect("stockguard sandbox seed runs");
-    assert!(seeded.status.success(), "seed: {}", String::from_utf8_lossy(&seeded.stderr));
+    let (config, _) = seeded_sandbox(&pool, &redis).await;
     let _engine = Engine::start(config.path());
     let target: String = {
         let deadline = std::time::Instant::now() + STEP;

@@ -87,11 +87,11 @@ function render() {
   query("#ov-engines tbody").replaceChildren(...o.engines.map(engineRow));
   byId("ov-alerts").replaceChildren(
     ...(o.alerts.length
-      ? o.alerts.map((a) => {
+      ? o.alerts.map(({ alert: a, acknowledged: ack }) => {
           const li = document.createElement("li");
           li.dataset.alert = a.key;
-          li.className = a.acknowledged_by ? "acked" : "firing";
-          const taken = a.acknowledged_by ? t("ovAckedBy", { who: a.acknowledged_by, why: a.ack_reason ?? "" }) : t("ovNotAcked");
+          li.className = ack ? "acked" : "firing";
+          const taken = ack ? t("ovAckedBy", { who: ack.acked_by, why: ack.reason }) : t("ovNotAcked");
           // The alert in words (its kind, its product), not its key: a key is not a sentence.
           const what = a.product_id === null ? t(a.kind) : `${t(a.kind)} ${a.product_id}`;
           li.textContent = `${what} (${a.value ?? "-"}): ${taken}`;

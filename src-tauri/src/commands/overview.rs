@@ -7,35 +7,34 @@ use std::sync::Arc;
 use serde::Serialize;
 use stockguard_core::chart::ChartLabels;
 use stockguard_core::connect::Connections;
-use stockguard_core::overview::{self, burndown, chart, AlertInput, FleetScrape, OverviewError};
+use stockguard_core::overview::{self, burndown, chart, FleetScrape, OverviewError};
 use stockguard_core::recon::sampler::Tick;
-use tauri::{AppHandle, Emitter as _, State};
+use tauri::{AppHandle, Emitter as _, Manager as _, State};
 use tokio::sync::broadcast::{self, error::RecvError};
 
+use crate::alert_desk::AlertDesk;
 use crate::error::DesktopError;
 use crate::state::AppState;
 
 pub const TICK_EVENT: &str = "overview-tick";
 pub const ERROR_EVENT: &str = "overview-error";
 
-/// Computes the overview on every sampler tick (its reading feeds the alerts) until the
-/// sampler stops, keeping the previous scrape for the rates.
+/// Computes the overview on every sampler tick until the sampler stops, keeping the previous
+/// scrape for the rates.
 pub fn spawn_feed(app: AppHandle, conns: Connections, mut ticks: broadcast::Receiver<Arc<Tick>>) {
     tauri::async_runtime::spawn(async move {
         let mut previous: Option<FleetScrape> = None;
         loop {
-            let tick = match ticks.recv().await {
-                Ok(tick) => tick,
+            match ticks.recv().await {
+                Ok(_) => {}
                 // Only the newest tick matters.
                 Err(RecvError::Lagged(_)) => continue,
                 Err(RecvError::Closed) => break,
-            };
-            let input = AlertInput {
-                readings: &tick.readings,
-                confirmed: &tick.confirmed,
-                thresholds: conns.settings.thresholds,
-            };
-            match overview::read(&conns, &input, previous.as_ref()).await {
+            }
+            // The alerts the alert desk published (this tick's, or the one before while the desk
+            // is still at it): evaluated and read once per tick, for the tray and this screen.
+            let alerts = app.state::<AlertDesk>().latest().map(|u| u.alerts).unwrap_or_default();
+            match overview::read(&conns, alerts, previous.as_ref()).await {
                 Ok((o, scrape)) => {
                     previous = Some(scrape);
                     let _ = app.emit(TICK_EVENT, &o);

@@ -20,18 +20,16 @@ pub mod scrape;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 pub use burndown::{BurnDown, BurnPoint};
 pub use scrape::{EngineAnswer, FleetScrape};
 
-use crate::alerts::{self, Thresholds};
+use crate::alerts::{self, AlertState, Thresholds};
 use crate::compensation::read::CaseSummary;
 use crate::compensation::CaseStatus;
 use crate::connect::Connections;
-use crate::recon::sampler::{ConfirmedDrift, DriftTracker};
-use crate::recon::{read_products, Reading};
 use crate::switch::exit::DEFAULT_STALE_AFTER;
 use crate::switch::{Mode, Scope};
 
@@ -115,19 +113,6 @@ pub struct EngineFigures {
     pub orders_per_s: Option<f64>,
 }
 
-/// A firing alert, with who took it (if anyone).
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct OpenAlert {
-    pub key: String,
-    pub kind: String,
-    pub product_id: Option<u64>,
-    pub value: Option<i64>,
-    pub acknowledged_by: Option<String>,
-    pub ack_reason: Option<String>,
-    pub ack_until: Option<NaiveDateTime>,
-}
-
 /// The overview at one moment.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -140,17 +125,10 @@ pub struct Overview {
     pub mode: Mode,
     /// Products whose own scope is not NORMAL.
     pub products_off_normal: usize,
-    pub alerts: Vec<OpenAlert>,
+    /// The firing alerts with their acknowledgements, as the caller evaluated them.
+    pub alerts: Vec<AlertState>,
     /// Cases not executed or closed, newest first.
     pub compensation_open: Vec<CaseSummary>,
-}
-
-/// What the alerts are evaluated on: a reading of every product and the drifts the drift
-/// tracker confirmed (the desktop sampler's latest tick, or two readings of [`once`]).
-pub struct AlertInput<'a> {
-    pub readings: &'a [Reading],
-    pub confirmed: &'a [ConfirmedDrift],
-    pub thresholds: Thresholds,
 }
 
 fn count(v: f64) -> u64 {
@@ -230,11 +208,11 @@ pub async fn sale_figures(pool: &sqlx::MySqlPool) -> Result<SaleFigures, Overvie
 }
 
 /// Reads the overview: scrapes the engines now (rates against `previous`), reads the ledger,
-/// the switch, the alerts of `alerts` with their acknowledgements and the open compensation
-/// cases. Returns the scrape for the next call.
+/// the switch and the open compensation cases; `alerts` are the caller's (the desktop's alert
+/// desk, or [`once`]), so nothing evaluates them twice. Returns the scrape for the next call.
 pub async fn read(
     conns: &Connections,
-    alerts: &AlertInput<'_>,
+    alerts: Vec<AlertState>,
     previous: Option<&FleetScrape>,
 ) -> Result<(Overview, FleetScrape), OverviewError> {
     let fleet = scrape::scrape(&conns.mysql, DEFAULT_STALE_AFTER).await?;
@@ -243,52 +221,21 @@ pub async fn read(
     let scopes = crate::switch::store::scopes(&conns.mysql).await?;
     let mode = scopes.iter().find(|s| s.scope == Scope::Global).map_or(Mode::Normal, |s| s.mode);
     let products_off_normal = scopes.iter().filter(|s| s.scope != Scope::Global && s.mode != Mode::Normal).count();
-    // The same alerts as the desktop's tray and the watcher: the backlog as Redis counts it,
-    // the breakers as the engines' heartbeats say.
-    let products: Vec<u64> = alerts.readings.iter().map(|r| r.product_id).collect();
-    let signals = alerts::now::signals(conns, &products).await?;
-    let firing = alerts::evaluate(alerts.readings, alerts.confirmed, &signals, &alerts.thresholds);
-    let open_alerts = alerts::acks::states(conns, &firing)
-        .await?
-        .into_iter()
-        .map(|s| OpenAlert {
-            key: s.alert.key,
-            kind: s.alert.kind.as_str().to_string(),
-            product_id: s.alert.product_id,
-            value: s.alert.value,
-            acknowledged_by: s.acknowledged.as_ref().map(|a| a.acked_by.clone()),
-            ack_reason: s.acknowledged.as_ref().map(|a| a.reason.clone()),
-            ack_until: s.acknowledged.and_then(|a| a.until_at),
-        })
-        .collect();
     let compensation_open = crate::compensation::read::list(&conns.mysql, None)
         .await?
         .into_iter()
         .filter(|c| !matches!(c.status, CaseStatus::Executed | CaseStatus::Closed))
         .collect();
-    let overview = Overview {
-        at: Utc::now(),
-        sale,
-        orders,
-        engines,
-        mode,
-        products_off_normal,
-        alerts: open_alerts,
-        compensation_open,
-    };
+    let overview =
+        Overview { at: Utc::now(), sale, orders, engines, mode, products_off_normal, alerts, compensation_open };
     Ok((overview, fleet))
 }
 
-/// A one-off overview (the CLI's): a scrape and a reading, `between`, then another of each,
-/// so rates have a window and a drift is confirmed only when two readings agree.
+/// A one-off overview (the CLI's): a scrape, then the alerts as `stockguard alerts` finds
+/// them (two readings `between` apart), then the second scrape, so the rates have a window.
 pub async fn once(conns: &Connections, thresholds: Thresholds, between: Duration) -> Result<Overview, OverviewError> {
-    let mut redis = conns.redis.clone();
-    let mut tracker = DriftTracker::default();
     let first = scrape::scrape(&conns.mysql, DEFAULT_STALE_AFTER).await?;
-    tracker.observe(&read_products(&conns.mysql, &mut redis, &conns.keys, &[]).await?);
-    tokio::time::sleep(between).await;
-    let readings = read_products(&conns.mysql, &mut redis, &conns.keys, &[]).await?;
-    let confirmed = tracker.observe(&readings);
-    let input = AlertInput { readings: &readings, confirmed: &confirmed, thresholds };
-    Ok(read(conns, &input, Some(&first)).await?.0)
+    let firing = alerts::now::firing(conns, &thresholds, between).await?;
+    let states = alerts::acks::states(conns, &firing).await?;
+    Ok(read(conns, states, Some(&first)).await?.0)
 }
