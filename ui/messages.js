@@ -24,8 +24,8 @@ const ERRORS = {
     zh: "此配置为只读：可以查看告警，不能确认",
   },
   alert_role: {
-    en: "the {role} role cannot acknowledge alerts; on-call engineers and facilitators can",
-    zh: "{role}角色不能确认告警；值班工程师和演练主持人可以",
+    en: "the {role} role cannot acknowledge alerts; on-call engineers can",
+    zh: "{role}角色不能确认告警；只有值班工程师可以",
   },
   alert_already_acknowledged: { en: "alert {alert} is already acknowledged", zh: "告警 {alert} 已被确认" },
   alert_not_firing: { en: "no alert {alert} is firing now", zh: "告警 {alert} 当前未触发" },

@@ -641,7 +641,7 @@ export type Line = { order_no: string, user_id: number, qty: number,
  */
 accepted_at: string, 
 /**
- * The unit price when the case was opened.
+ * The unit price the order was sold at (`orders.price_cents`, set by the server).
  */
 price_cents: number, reason: LineReason, action: Action | null, amount_cents: number, note: string, outcome: LineOutcome, outcome_detail: string, executed_by: string | null, };
 

@@ -17,7 +17,6 @@ use stockguard_core::alerts::{self, acks, Alert, AlertState, Signals};
 use stockguard_core::connect::Connections;
 use stockguard_core::drills::report::Lang;
 use stockguard_core::health::Health;
-use stockguard_core::profile::Role;
 use stockguard_core::recon::sampler::Tick;
 use tauri::{AppHandle, Emitter as _, Manager as _};
 
@@ -108,7 +107,7 @@ pub async fn on_tick(app: &AppHandle, conns: &Connections, tick: &Tick, health: 
     let mut error = None;
     // Closing is a write: only a profile that may acknowledge does it (the headless watcher
     // with --settle-acknowledgements does it for everyone else).
-    if conns.settings.role == Role::Oncall && !conns.settings.read_only {
+    if conns.settings.may_acknowledge_alerts().is_ok() {
         match acks::settle(conns, &firing).await {
             Ok(closed) => {
                 for (ack, why) in closed {

@@ -128,6 +128,7 @@ pub async fn run(cmd: RolesCommand, profile: Option<&str>) -> Result<(), CliErro
             right("approve compensation", &rights.approve_compensation);
             right("execute compensation", &rights.execute_compensation);
             right("run drills", &rights.run_drills);
+            right("acknowledge alerts", &rights.acknowledge_alerts);
             Ok(())
         }
     }

@@ -74,10 +74,14 @@ async fn an_executor_killed_in_the_middle_of_a_line_and_run_again_gives_one_effe
     ok(&run(&["compensation", "propose", "1", "--oversold", "cancel-refund"], &maker));
     ok(&run(&["compensation", "approve", "1", "--reason", "ok"], &checker));
 
-    // Someone holds order B008's row: the executor, two lines done, blocks on it in the middle
-    // of its third line (its effect key written, not committed), and is killed there.
+    // Someone holds the row of order B008's line: the executor, two lines done, blocks on it
+    // in the middle of its third line (its effect row's trigger, having locked the stock,
+    // waits on the line; nothing committed), and is killed there.
     let mut holder = pool.begin().await.unwrap();
-    sqlx::query("SELECT order_no FROM orders WHERE order_no = 'B008' FOR UPDATE").execute(&mut *holder).await.unwrap();
+    sqlx::query("SELECT order_no FROM compensation_lines WHERE order_no = 'B008' FOR UPDATE")
+        .execute(&mut *holder)
+        .await
+        .unwrap();
     let config = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_stockguard"))
         .args(["compensation", "execute", "1", "--confirm", "1"])
@@ -96,7 +100,7 @@ async fn an_executor_killed_in_the_middle_of_a_line_and_run_again_gives_one_effe
     // Until the executor waits on the held row: its third line is open.
     for _ in 0..100 {
         let waiting: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER LIKE 'sgt_exec_%' AND INFO LIKE 'UPDATE orders%'",
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER LIKE 'sgt_exec_%' AND INFO LIKE 'INSERT INTO compensation_effects%'",
         )
         .fetch_one(&pool)
         .await

@@ -17,6 +17,7 @@ mod drill_report;
 mod drill_runs;
 mod exit_batch;
 mod exit_guard;
+mod four_eyes;
 mod ledger;
 mod overview;
 mod profile_manage;

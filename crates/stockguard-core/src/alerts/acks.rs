@@ -42,7 +42,7 @@ pub async fn acknowledge(
     reason: &str,
     until: Option<NaiveDateTime>,
 ) -> Result<Acknowledgement, AlertError> {
-    match conns.settings.may_operate() {
+    match conns.settings.may_acknowledge_alerts() {
         Err(WriteRefusal::ReadOnly) => return Err(AlertError::ReadOnly),
         Err(WriteRefusal::Role(role)) => return Err(AlertError::RoleNotAllowed(role)),
         Ok(()) => {}

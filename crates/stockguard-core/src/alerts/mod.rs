@@ -23,7 +23,7 @@ pub enum AlertError {
     NoReason,
     #[error("this profile is read-only: alerts can be looked at, not acknowledged")]
     ReadOnly,
-    #[error("the {0} role cannot acknowledge alerts; on-call engineers and facilitators can")]
+    #[error("the {0} role cannot acknowledge alerts; on-call engineers can")]
     RoleNotAllowed(crate::profile::Role),
     #[error("no alert `{0}` is firing now")]
     NotFiring(String),

@@ -1,17 +1,25 @@
 //! Execution: one transaction per line, holding the line's effect, its key and its outcome.
 //!
-//! The key is the row `(case, order, action)` in `compensation_effects`, inserted first: a
-//! second executor of the same line waits on it and then finds it taken, a retry finds it
-//! taken, and an executor that dies mid-line leaves nothing (its transaction never commits).
-//! The only outcome this process cannot know is a commit whose answer was lost; such a line is
-//! reported as unknown and the next run settles it from the key row (present: done, with its
-//! outcome; absent: not done, and done then).
+//! The key is the row `(case, order, action)` in `compensation_effects`, and that row *is* the
+//! execution: its trigger (`migrations/20261202000022_compensation_from_the_ledger.sql`)
+//! checks the executor (neither maker, checker nor planner), locks the product's inventory
+//! before the order (the lock order of every path), rechecks the ledger (the order still live
+//! and still among the last accepted orders beyond stock), performs the effect, and writes the
+//! line's outcome and the refund or coupon event with the order's own buyer and the approved
+//! amount. Raw SQL by an executor can therefore only execute, never record an effect that did
+//! not happen, and no role writes an event itself.
+//!
+//! A second executor of the same line waits on the inventory lock and then finds the line
+//! done; a retry finds it done; an executor that dies mid-line leaves nothing (its transaction
+//! never commits). The only outcome this process cannot know is a commit whose answer was
+//! lost; such a line is reported as unknown and the next run settles it from the key row.
 //!
 //! Effects stay in the DB ledger. Cancelling an oversold order returns its unit to
-//! `inventory.stock` (where it pays back the units sold beyond stock) and never to Redis,
-//! which would hand it out again. Fulfilling adds the units to the sale: initial stock and
-//! stock both rise by the line's quantity. Refunds and coupons leave a `compensation.executed`
-//! event in `compensation_events` with its idempotency key, for the systems downstream.
+//! `inventory.stock`, where it pays back the units sold beyond stock; only what brings stock
+//! above zero is released to Redis (a unit the DB owes never is). Fulfilling adds the units to
+//! the sale: initial stock and stock both rise by the line's quantity. An unpaid order is
+//! cancelled, not refunded. Refunds and coupons leave a `compensation.executed` event in
+//! `compensation_events` with its idempotency key, for the systems downstream.
 
 use serde::Serialize;
 use sqlx::MySqlPool;
@@ -52,12 +60,8 @@ pub struct Execution {
 }
 
 struct Pending {
-    id: u64,
     order_no: String,
-    user_id: u64,
-    qty: i64,
     action: Action,
-    amount_cents: i64,
 }
 
 /// Executes every pending line of an approved (or already executing) case as the connected
@@ -81,31 +85,23 @@ pub async fn execute(
         .execute(pool)
         .await
         .map_err(CompensationError::from_db)?;
-    let product_id: u64 = sqlx::query_scalar("SELECT product_id FROM compensation_cases WHERE id = ?")
-        .bind(case_id)
-        .fetch_one(pool)
-        .await?;
-    let rows: Vec<(u64, String, u64, i64, Option<String>, i64)> = sqlx::query_as(
-        "SELECT id, order_no, user_id, CAST(qty AS SIGNED), CAST(action AS CHAR), amount_cents \
-         FROM compensation_lines WHERE case_id = ? AND outcome = 'PENDING' ORDER BY id",
+    let rows: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT order_no, CAST(action AS CHAR) FROM compensation_lines \
+         WHERE case_id = ? AND outcome = 'PENDING' ORDER BY id",
     )
     .bind(case_id)
     .fetch_all(pool)
     .await?;
     let pending: Vec<Pending> = rows
         .into_iter()
-        .map(|(id, order_no, user_id, qty, action, amount_cents)| Pending {
-            id,
+        .map(|(order_no, action)| Pending {
             order_no,
-            user_id,
-            qty,
             action: action.as_deref().and_then(Action::parse).unwrap_or(Action::Note),
-            amount_cents,
         })
         .collect();
     let mut lines = Vec::with_capacity(pending.len());
     for (i, line) in pending.iter().enumerate() {
-        lines.push(run_line(pool, case_id, product_id, line).await?);
+        lines.push(run_line(pool, case_id, line).await?);
         progress(i + 1, pending.len(), &line.order_no);
     }
     let left: i64 =
@@ -127,14 +123,10 @@ pub async fn execute(
     Ok(Execution { lines, after: stepped(pool, case_id, actor).await? })
 }
 
-async fn run_line(
-    pool: &MySqlPool,
-    case_id: u64,
-    product_id: u64,
-    line: &Pending,
-) -> Result<LineRun, CompensationError> {
+async fn run_line(pool: &MySqlPool, case_id: u64, line: &Pending) -> Result<LineRun, CompensationError> {
     let order_no = line.order_no.clone();
     let mut tx = pool.begin().await?;
+    // The effect's trigger executes the line (see the module's doc) or says why not.
     let keyed = sqlx::query("INSERT INTO compensation_effects (case_id, order_no, action) VALUES (?, ?, ?)")
         .bind(case_id)
         .bind(&line.order_no)
@@ -143,60 +135,20 @@ async fn run_line(
         .await;
     match keyed {
         Ok(_) => {}
-        Err(e) if is_duplicate(&e) => {
+        Err(e) if is_duplicate(&e) || is_executed_already(&e) => {
             tx.rollback().await?;
             return Ok(LineRun::AlreadyDone { order_no });
         }
         Err(e) => return Err(CompensationError::from_db(e)),
     }
-    let (outcome, detail) = match line.action {
-        Action::Fulfil => {
-            sqlx::query(
-                "UPDATE inventory SET initial_stock = initial_stock + ?, stock = stock + ? WHERE product_id = ?",
-            )
-            .bind(line.qty)
-            .bind(line.qty)
-            .bind(product_id)
-            .execute(&mut *tx)
-            .await?;
-            ("DONE", format!("{} units added to the sale", line.qty))
-        }
-        Action::CancelRefund => {
-            let cancelled = sqlx::query(
-                "UPDATE orders SET status = 'CANCELLED' WHERE order_no = ? AND status IN ('WAIT_PAY', 'PAID')",
-            )
-            .bind(&line.order_no)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if cancelled == 1 {
-                sqlx::query("UPDATE inventory SET stock = stock + ? WHERE product_id = ?")
-                    .bind(line.qty)
-                    .bind(product_id)
-                    .execute(&mut *tx)
-                    .await?;
-                event(&mut tx, case_id, line).await?;
-                ("DONE", format!("cancelled; {} cents refunded", line.amount_cents))
-            } else {
-                ("SKIPPED", "the order was no longer live (closed or cancelled before): nothing to cancel".into())
-            }
-        }
-        Action::Coupon => {
-            event(&mut tx, case_id, line).await?;
-            ("DONE", format!("coupon of {} cents", line.amount_cents))
-        }
-        Action::Note => ("DONE", "noted".to_string()),
-    };
-    sqlx::query(
-        "UPDATE compensation_lines SET outcome = ?, outcome_detail = ?, executed_at = NOW(3) \
-         WHERE id = ? AND outcome = 'PENDING'",
+    let (outcome, detail): (String, String) = sqlx::query_as(
+        "SELECT CAST(outcome AS CHAR), detail FROM compensation_effects WHERE case_id = ? AND order_no = ? AND action = ?",
     )
-    .bind(outcome)
-    .bind(&detail)
-    .bind(line.id)
-    .execute(&mut *tx)
-    .await
-    .map_err(CompensationError::from_db)?;
+    .bind(case_id)
+    .bind(&line.order_no)
+    .bind(line.action.as_str())
+    .fetch_one(&mut *tx)
+    .await?;
     match tx.commit().await {
         Ok(()) if outcome == "DONE" => Ok(LineRun::Done { order_no, detail }),
         Ok(()) => Ok(LineRun::Skipped { order_no, detail }),
@@ -204,31 +156,17 @@ async fn run_line(
     }
 }
 
-/// The `compensation.executed` event of a refund or a coupon.
-async fn event(tx: &mut sqlx::Transaction<'_, sqlx::MySql>, case_id: u64, line: &Pending) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO compensation_events (idempotency_key, kind, case_id, order_no, user_id, action, amount_cents) \
-         VALUES (?, 'compensation.executed', ?, ?, ?, ?, ?)",
-    )
-    .bind(idempotency_key(case_id, &line.order_no, line.action))
-    .bind(case_id)
-    .bind(&line.order_no)
-    .bind(line.user_id)
-    .bind(line.action.as_str())
-    .bind(line.amount_cents)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
 /// The key downstream systems deduplicate on: one per (case, order, action).
 pub fn idempotency_key(case_id: u64, order_no: &str, action: Action) -> String {
     format!("compensation:{case_id}:{order_no}:{}", action.as_str())
 }
 
-/// True when a statement failed on a unique key (MySQL error 1062).
+/// True when a statement failed on a unique key.
 fn is_duplicate(err: &sqlx::Error) -> bool {
-    err.as_database_error()
-        .and_then(|e| e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-        .is_some_and(|e| e.number() == 1062)
+    err.as_database_error().is_some_and(|e| e.is_unique_violation())
+}
+
+/// True when the effect's trigger found the line executed already (its own SQLSTATE).
+fn is_executed_already(err: &sqlx::Error) -> bool {
+    err.as_database_error().and_then(|e| e.code()).as_deref() == Some("45001")
 }

@@ -7,13 +7,17 @@
 //! - [`plan`]: what each line gets: fulfil (the merchant adds the units to the sale), cancel
 //!   and refund, a coupon, or a note.
 //! - [`workflow`]: propose, approve, reject, close. Each is a step row that the database
-//!   checks itself (triggers in `migrations/20261201000017_compensation_workflow.sql`): the
-//!   maker never approves their own plan, an approver never executes, above the threshold two
-//!   distinct checkers are needed, whoever connects, through this code or raw SQL. Who took a
-//!   step is the server's word (`USER()`), not the client's.
-//! - [`execute`]: one transaction per line: the effect, its key (case, order, action) and the
-//!   line's outcome commit together or not at all, so retries, two executors and a crash give
-//!   one effect per line; refunds and coupons leave a `compensation.executed` event (outbox).
+//!   checks itself (triggers in `migrations/20261201000017_compensation_workflow.sql` and
+//!   `20261202000022_compensation_from_the_ledger.sql`): the maker never approves their own
+//!   plan, a planner neither approves nor executes, an approver never executes, above the
+//!   threshold two distinct checkers are needed, a draft that owes buyers is not closed by one
+//!   person, whoever connects, through this code or raw SQL. Who took a step is the server's
+//!   word (`USER()`), not the client's, and every step writes its audit row.
+//! - [`execute`]: one transaction per line, whose effect row is the execution: its trigger
+//!   rechecks the ledger, performs the effect and writes the line's outcome and the event, so
+//!   retries, two executors and a crash give one effect per line, and no account can record an
+//!   effect that did not happen or write an event itself. `docs/contract.md` ("Who may do
+//!   what") lists what the database enforces for each role, and what it cannot.
 //! - [`read`]: list and show; [`export`]: CSV for finance and customer service.
 //! - [`types`]: the case, its lines and steps as the CLI and the console show them.
 

@@ -1,10 +1,16 @@
 //! Opening a case from the ledger.
 //!
 //! The orders beyond stock are the last ones the DB accepted (`orders.id` order): the first
-//! accepted are those the stock can honour. How many units are beyond is the ledger's own
-//! figure, the larger of "live orders above initial stock" and "stock below zero" (the two
-//! faces of `OVERSOLD`, whichever a hand edit or a bug produced). An order that straddles the
-//! line is in the case whole. Withdrawn acceptances (`order_failures`) get lines of their own.
+//! accepted are those the stock can honour. How many units are beyond is the live orders'
+//! units above initial stock. Stock below zero with live orders within initial stock is a
+//! ledger mismatch (a hand edit of `stock`), not a sale beyond stock: its orders are all
+//! honourable and none is put in a case. An order that straddles the line is in the case
+//! whole. Withdrawn acceptances (`order_failures`) get lines of their own.
+//!
+//! An order already compensated (a line done in any case) or in a case not yet closed is not
+//! added again; the pending or skipped lines of a closed case are, so closing a case never
+//! drops what is still owed. The database holds the same rules for a raw `INSERT` (a line is
+//! born from its order: `migrations/20261202000022_compensation_from_the_ledger.sql`).
 
 use std::collections::HashSet;
 
@@ -32,6 +38,8 @@ struct Candidate {
     user_id: u64,
     qty: i64,
     accepted_at: NaiveDateTime,
+    /// What the order was sold at (the line's trigger takes it from the order again).
+    price_cents: i64,
     reason: LineReason,
 }
 
@@ -69,28 +77,23 @@ impl OnOversold {
 /// (while it is a draft). Two openers at once serialise on the product's inventory row.
 pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, CompensationError> {
     let mut tx = pool.begin().await?;
-    let product: Option<(i64, i64, i64)> = sqlx::query_as(
-        "SELECT CAST(initial_stock AS SIGNED), CAST(stock AS SIGNED), price_cents FROM inventory \
-         WHERE product_id = ? FOR UPDATE",
-    )
-    .bind(product_id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let (initial, stock, price) = product.ok_or(CompensationError::NoSuchProduct(product_id))?;
+    let initial: Option<i64> =
+        sqlx::query_scalar("SELECT CAST(initial_stock AS SIGNED) FROM inventory WHERE product_id = ? FOR UPDATE")
+            .bind(product_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let initial = initial.ok_or(CompensationError::NoSuchProduct(product_id))?;
     let known: HashSet<String> = sqlx::query_scalar(
         "SELECT l.order_no FROM compensation_lines l JOIN compensation_cases c ON c.id = l.case_id \
-         WHERE c.product_id = ?",
+         WHERE c.product_id = ? AND (c.status <> 'CLOSED' OR l.outcome = 'DONE')",
     )
     .bind(product_id)
     .fetch_all(&mut *tx)
     .await?
     .into_iter()
     .collect();
-    let candidates: Vec<Candidate> = affected(&mut tx, product_id, initial, stock)
-        .await?
-        .into_iter()
-        .filter(|c| !known.contains(&c.order_no))
-        .collect();
+    let candidates: Vec<Candidate> =
+        affected(&mut tx, product_id, initial).await?.into_iter().filter(|c| !known.contains(&c.order_no)).collect();
 
     let open: Option<(u64, String)> =
         sqlx::query_as("SELECT id, CAST(status AS CHAR) FROM compensation_cases WHERE open_product = ? FOR UPDATE")
@@ -130,7 +133,7 @@ pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, Comp
         .bind(c.user_id)
         .bind(c.qty)
         .bind(c.accepted_at)
-        .bind(price)
+        .bind(c.price_cents)
         .bind(c.reason.as_str())
         .execute(&mut *tx)
         .await?;
@@ -140,11 +143,10 @@ pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, Comp
 }
 
 /// The orders beyond stock among a product's live orders, given newest first: the fewest
-/// last-accepted orders covering the units beyond stock (the larger of "live above initial
-/// stock" and "stock below zero"). Returned newest first.
-pub fn beyond_stock<T>(live_newest_first: Vec<T>, qty: impl Fn(&T) -> i64, initial: i64, stock: i64) -> Vec<T> {
+/// last-accepted orders covering the live units above initial stock. Returned newest first.
+pub fn beyond_stock<T>(live_newest_first: Vec<T>, qty: impl Fn(&T) -> i64, initial: i64) -> Vec<T> {
     let total: i64 = live_newest_first.iter().map(&qty).sum();
-    let mut beyond = (total - initial).max(-stock).max(0);
+    let mut beyond = (total - initial).max(0);
     let mut out = Vec::new();
     for order in live_newest_first {
         if beyond <= 0 {
@@ -161,38 +163,39 @@ async fn affected(
     tx: &mut sqlx::Transaction<'_, sqlx::MySql>,
     product_id: u64,
     initial: i64,
-    stock: i64,
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let live: Vec<(String, u64, i64, NaiveDateTime)> = sqlx::query_as(
-        "SELECT order_no, user_id, CAST(buy_count AS SIGNED), created_at FROM orders \
+    let live: Vec<(String, u64, i64, NaiveDateTime, i64)> = sqlx::query_as(
+        "SELECT order_no, user_id, CAST(buy_count AS SIGNED), created_at, COALESCE(price_cents, 0) FROM orders \
          WHERE product_id = ? AND status IN ('WAIT_PAY', 'PAID') ORDER BY id DESC",
     )
     .bind(product_id)
     .fetch_all(&mut **tx)
     .await?;
-    let mut oversold: Vec<Candidate> = beyond_stock(live, |o| o.2, initial, stock)
+    let mut oversold: Vec<Candidate> = beyond_stock(live, |o| o.2, initial)
         .into_iter()
-        .map(|(order_no, user_id, qty, accepted_at)| Candidate {
+        .map(|(order_no, user_id, qty, accepted_at, price_cents)| Candidate {
             order_no,
             user_id,
             qty,
             accepted_at,
+            price_cents,
             reason: LineReason::Oversold,
         })
         .collect();
     oversold.reverse();
-    let withdrawn: Vec<(String, u64, i64, NaiveDateTime)> = sqlx::query_as(
-        "SELECT order_no, user_id, CAST(qty AS SIGNED), created_at FROM order_failures \
+    let withdrawn: Vec<(String, u64, i64, NaiveDateTime, i64)> = sqlx::query_as(
+        "SELECT order_no, user_id, CAST(qty AS SIGNED), created_at, COALESCE(price_cents, 0) FROM order_failures \
          WHERE product_id = ? ORDER BY created_at, order_no",
     )
     .bind(product_id)
     .fetch_all(&mut **tx)
     .await?;
-    oversold.extend(withdrawn.into_iter().map(|(order_no, user_id, qty, accepted_at)| Candidate {
+    oversold.extend(withdrawn.into_iter().map(|(order_no, user_id, qty, accepted_at, price_cents)| Candidate {
         order_no,
         user_id,
         qty,
         accepted_at,
+        price_cents,
         reason: LineReason::Withdrawn,
     }));
     Ok(oversold)

@@ -4,6 +4,10 @@ use serde::Serialize;
 use sqlx::MySqlPool;
 
 use super::{Action, CompensationError, LineReason};
+use crate::audit::{self, AuditEntry};
+
+/// The largest coupon a line may get: 10,000,000.00 (the database holds the same bound).
+pub const MAX_COUPON_CENTS: i64 = 1_000_000_000;
 
 /// Which lines a choice applies to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,8 +63,12 @@ pub async fn set_plan(pool: &MySqlPool, case_id: u64, choices: &[Choice]) -> Res
     .await?;
     let mut changed = std::collections::BTreeSet::new();
     for choice in choices {
-        if choice.action == Action::Coupon && choice.amount_cents.is_none_or(|a| a <= 0) {
-            return Err(CompensationError::BadPlan("a coupon needs a positive amount".into()));
+        if choice.action == Action::Coupon && choice.amount_cents.is_none_or(|a| !(1..=MAX_COUPON_CENTS).contains(&a)) {
+            return Err(CompensationError::BadPlan(format!(
+                "a coupon is between 0.01 and {}.{:02}",
+                MAX_COUPON_CENTS / 100,
+                MAX_COUPON_CENTS % 100
+            )));
         }
         let mut matched = 0;
         for (id, order_no, reason, qty, price) in &lines {
@@ -105,6 +113,20 @@ pub async fn set_plan(pool: &MySqlPool, case_id: u64, choices: &[Choice]) -> Res
     .bind(case_id)
     .fetch_one(&mut *tx)
     .await?;
+    let planned = Planned { lines_changed: changed.len(), total_cents: total };
+    // Who planned is the server's word (the audit log's trigger and each line's `planned_by`);
+    // the functions of a case take the pool alone, so no profile role or environment is said.
+    let entry = AuditEntry {
+        actor: String::new(),
+        role: String::new(),
+        environment: String::new(),
+        action: "compensation.plan".into(),
+        target: format!("case:{case_id}"),
+        reason: choices.iter().map(|c| c.note.as_str()).filter(|n| !n.is_empty()).collect::<Vec<_>>().join("; "),
+        outcome: "PLANNED".into(),
+        details: serde_json::json!({ "case_id": case_id, "lines_changed": planned.lines_changed, "total_cents": total }),
+    };
+    audit::record(&mut *tx, &entry).await?;
     tx.commit().await?;
-    Ok(Planned { lines_changed: changed.len(), total_cents: total })
+    Ok(planned)
 }

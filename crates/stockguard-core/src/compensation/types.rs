@@ -92,7 +92,7 @@ pub struct Line {
     pub qty: i64,
     /// When the DB accepted the order (`orders.created_at`, or the failure's time).
     pub accepted_at: String,
-    /// The unit price when the case was opened.
+    /// The unit price the order was sold at (`orders.price_cents`, set by the server).
     pub price_cents: i64,
     pub reason: LineReason,
     pub action: Option<Action>,

@@ -133,6 +133,18 @@ impl ConnectionSettings {
         }
     }
 
+    /// The rule for acknowledging an alert: on-call alone (the role catalogue grants
+    /// `alert_acks` to on-call only), never through a read-only profile.
+    pub fn may_acknowledge_alerts(&self) -> Result<(), WriteRefusal> {
+        if self.read_only {
+            return Err(WriteRefusal::ReadOnly);
+        }
+        match self.role {
+            Role::Oncall => Ok(()),
+            Role::Viewer | Role::Approver | Role::Facilitator => Err(WriteRefusal::Role(self.role)),
+        }
+    }
+
     pub fn mysql_display(&self) -> String {
         redact(self.mysql_url.expose_secret())
     }

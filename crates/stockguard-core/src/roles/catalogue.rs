@@ -3,9 +3,18 @@
 //!
 //! Grants are derived from what the code writes (the `INSERT`/`UPDATE` statements of
 //! `rewrite/`, `switch/`, `drills/`, `audit/` and of the engine's drill runner), never
-//! guessed from a role's name. Every role reads everything; writes are granted per table.
-//! `audit_log` is append-only for every role but `admin`: `INSERT` (and the `SELECT` every
-//! role has), never `UPDATE` or `DELETE` (its triggers refuse those even to `admin`).
+//! guessed from a role's name. Every role reads everything; writes are granted per table,
+//! `admin`'s too: named privileges, never `ALL` (which would carry `DROP`, so `TRUNCATE`,
+//! and `TRIGGER`, so dropping the triggers that hold the rules). `audit_log` is append-only
+//! for every role, admin included: `INSERT` (and the `SELECT` every role has), never `UPDATE`
+//! or `DELETE` (its triggers refuse those to anyone). No role writes `compensation_events`:
+//! an event is born only from its effect, by the effect's trigger.
+//!
+//! Redis users are confined to the sale's prefix: every key command is checked against
+//! `~prefix:*`, and the commands that reach past keys are taken away from every role, admin
+//! included: `FUNCTION` (server-wide libraries), `SCAN`, `RANDOMKEY`, `DBSIZE` (other
+//! applications' keys and their count), `FCALL`, and the `@dangerous` category (`KEYS`,
+//! `FLUSHALL`, `CONFIG`, ...).
 
 use std::fmt;
 
@@ -25,7 +34,8 @@ pub enum SaleRole {
     Approver,
     /// Runs fault drills: the drill tables, and what the drill's engines write.
     Facilitator,
-    /// Everything on the sale's database and keys.
+    /// Every table of the sale, by named privileges (the workflow's and the audit log's rules
+    /// hold for it too), and every command on the sale's keys.
     Admin,
 }
 
@@ -113,7 +123,7 @@ pub const TABLES: &[&str] = &[
     "alert_acks",
 ];
 
-use Privilege::{Insert, Update};
+use Privilege::{Delete, Insert, Update};
 
 /// What on-call writes: the fenced rewrite (`rewrite_runs`), the degrade switch and its
 /// guided exit (`switch_changes`, `degrade_switch`, `switch_head`; the exit rebuilds Redis
@@ -135,8 +145,8 @@ const ONCALL: &[(&str, &[Privilege])] = &[
     ("compensation_cases", &[Insert]),
     ("compensation_lines", &[Insert, Update]),
     ("compensation_steps", &[Insert]),
+    // An effect is the execution of its line; its trigger writes the outcome and the event.
     ("compensation_effects", &[Insert]),
-    ("compensation_events", &[Insert]),
     // Acknowledging an alert, and closing an acknowledgement whose alert cleared.
     ("alert_acks", &[Insert, Update]),
     ("audit_log", &[Insert]),
@@ -170,12 +180,40 @@ const FACILITATOR: &[(&str, &[Privilege])] = &[
     ("audit_log", &[Insert]),
 ];
 
-/// What a role may do on the sale's database.
+/// What admin writes: the sale's operational tables whole (hand corrections of stock and
+/// orders, the switch, engines, drills, alerts), the compensation threshold, and the workflow
+/// tables as the people it separates write them (so its triggers decide for admin too: an
+/// admin who plans does not approve or execute). The audit log stays append-only and no event
+/// is written by hand; no DDL, no `DROP` (so no `TRUNCATE`), no `TRIGGER`.
+const ADMIN: &[(&str, &[Privilege])] = &[
+    ("inventory", &[Insert, Update, Delete]),
+    ("orders", &[Insert, Update, Delete]),
+    ("order_failures", &[Insert, Delete]),
+    ("outbox", &[Insert, Update, Delete]),
+    ("switch_changes", &[Insert]),
+    ("degrade_switch", &[Insert, Update, Delete]),
+    ("switch_head", &[Update]),
+    ("engine_heartbeats", &[Insert, Update, Delete]),
+    ("engine_instances", &[Insert, Update, Delete]),
+    ("rewrite_runs", &[Insert, Update]),
+    ("audit_log", &[Insert]),
+    ("compensation_settings", &[Update]),
+    ("compensation_cases", &[Insert]),
+    ("compensation_lines", &[Insert, Update]),
+    ("compensation_steps", &[Insert]),
+    ("compensation_verdicts", &[Insert]),
+    ("compensation_effects", &[Insert]),
+    // Marking an event sent (its trigger allows only PENDING -> SENT).
+    ("compensation_events", &[Update]),
+    ("drill_runs", &[Insert, Update, Delete]),
+    ("drill_events", &[Insert, Delete]),
+    ("alert_acks", &[Insert, Update, Delete]),
+];
+
+/// What a role may do on the sale's database: `SELECT` on the database, and these
+/// privileges per table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MysqlGrants {
-    /// `ALL PRIVILEGES` on the database.
-    All,
-    /// `SELECT` on the database, and these privileges per table.
     ReadAnd(&'static [(&'static str, &'static [Privilege])]),
 }
 
@@ -187,7 +225,7 @@ impl SaleRole {
             Self::Oncall => MysqlGrants::ReadAnd(ONCALL),
             Self::Approver => MysqlGrants::ReadAnd(APPROVER),
             Self::Facilitator => MysqlGrants::ReadAnd(FACILITATOR),
-            Self::Admin => MysqlGrants::All,
+            Self::Admin => MysqlGrants::ReadAnd(ADMIN),
         }
     }
 
@@ -200,12 +238,22 @@ impl SaleRole {
     /// `EVALSHA` is safe for a reader: a script that writes is refused with NOPERM inside the
     /// script. `EVALSHA_RO` is granted too, for readers that use it. Writers (on-call, and a
     /// facilitator, whose drill engines sell under the sale's prefix) get `+@read +@write`
-    /// and the scripting; admin gets everything on the prefix. Every role may ask
-    /// `ACL WHOAMI`; none but admin may run `ACL DRYRUN` (it tells one user's rights to another).
+    /// and the scripting; admin gets every command on the prefix but those that reach past
+    /// it (below). Every role may ask `ACL WHOAMI`; none but admin may run `ACL DRYRUN` (it
+    /// tells one user's rights to another).
     pub fn redis_rules(self, prefix: &str) -> Vec<String> {
         let keys = format!("~{prefix}:*");
+        // Past the prefix: server-wide function libraries, the whole keyspace's names and size.
+        let beyond_the_prefix =
+            ["-function", "-fcall", "-fcall_ro", "-scan", "-randomkey", "-dbsize"].into_iter().map(String::from);
         let mut rules: Vec<&str> = match self {
-            Self::Admin => return vec![keys, "&*".into(), "+@all".into()],
+            Self::Admin => {
+                return [keys.as_str(), "&*", "+@all", "-@dangerous", "+acl|dryrun", "+acl|whoami"]
+                    .into_iter()
+                    .map(String::from)
+                    .chain(beyond_the_prefix)
+                    .collect()
+            }
             Self::Viewer | Self::Approver => vec!["+@read"],
             Self::Oncall | Self::Facilitator => vec!["+@read", "+@write"],
         };
@@ -223,7 +271,7 @@ impl SaleRole {
             "+discard",
             "+acl|whoami",
         ]);
-        std::iter::once(keys).chain(rules.into_iter().map(String::from)).collect()
+        std::iter::once(keys).chain(rules.into_iter().map(String::from)).chain(beyond_the_prefix).collect()
     }
 }
 
@@ -232,14 +280,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn audit_log_is_append_only_for_every_role_but_admin() {
+    fn audit_log_is_append_only_for_every_role_admin_included() {
         for role in SaleRole::ALL {
-            if let MysqlGrants::ReadAnd(tables) = role.mysql_grants() {
-                for (table, privileges) in tables {
-                    if *table == "audit_log" {
-                        assert_eq!(*privileges, &[Insert], "{role}");
-                    }
+            let MysqlGrants::ReadAnd(tables) = role.mysql_grants();
+            for (table, privileges) in tables {
+                if *table == "audit_log" {
+                    assert_eq!(*privileges, &[Insert], "{role}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn no_role_writes_a_compensation_event_or_changes_a_case_row_itself() {
+        for role in SaleRole::ALL {
+            let MysqlGrants::ReadAnd(tables) = role.mysql_grants();
+            for (table, privileges) in tables {
+                if *table == "compensation_events" {
+                    assert!(!privileges.contains(&Insert), "{role} inserts events");
+                }
+                if *table == "compensation_cases" {
+                    assert_eq!(*privileges, &[Insert], "{role}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn no_redis_user_may_reach_past_the_sales_prefix() {
+        for role in SaleRole::ALL {
+            let rules = role.redis_rules("sg");
+            assert_eq!(rules[0], "~sg:*", "{role}");
+            for taken in ["-function", "-scan", "-randomkey", "-dbsize", "-@dangerous"] {
+                assert!(rules.iter().any(|r| r == taken), "{role} lacks {taken}: {rules:?}");
             }
         }
     }
@@ -247,10 +320,9 @@ mod tests {
     #[test]
     fn every_granted_table_is_in_the_schema() {
         for role in SaleRole::ALL {
-            if let MysqlGrants::ReadAnd(tables) = role.mysql_grants() {
-                for (table, _) in tables {
-                    assert!(TABLES.contains(table), "{role}: {table}");
-                }
+            let MysqlGrants::ReadAnd(tables) = role.mysql_grants();
+            for (table, _) in tables {
+                assert!(TABLES.contains(table), "{role}: {table}");
             }
         }
     }

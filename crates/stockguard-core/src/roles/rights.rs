@@ -129,14 +129,9 @@ const DEGRADE: &[Need] = &[
 ];
 const APPROVE: &[Need] =
     &[Mysql(Select, "compensation_cases"), Mysql(Select, "compensation_lines"), Mysql(Insert, "compensation_verdicts")];
-const EXECUTE: &[Need] = &[
-    Mysql(Insert, "compensation_steps"),
-    Mysql(Insert, "compensation_effects"),
-    Mysql(Update, "compensation_lines"),
-    Mysql(Insert, "compensation_events"),
-    Mysql(Update, "orders"),
-    Mysql(Update, "inventory"),
-];
+/// An effect row is the execution: its trigger, with its definer's rights, changes the order,
+/// the stock, the line's outcome and writes the event.
+const EXECUTE: &[Need] = &[Mysql(Insert, "compensation_steps"), Mysql(Insert, "compensation_effects")];
 const DRILLS: &[Need] = &[
     Mysql(Insert, "drill_runs"),
     Mysql(Update, "drill_runs"),

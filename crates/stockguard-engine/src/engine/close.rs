@@ -5,6 +5,12 @@
 //! return the stock to `inventory` and write the release to the outbox. A close that runs
 //! twice, or races a cancel, changes the order once and returns the stock once. A cancel
 //! names its buyer and changes only that buyer's order: order numbers are guessable.
+//!
+//! A unit the DB owes never goes back to Redis: while stock is below zero (the product was
+//! sold beyond its stock), a returned unit pays back that debt in the DB, and only what the
+//! close brings stock above zero is released ([`units_to_release`]). Released anyway, Redis
+//! would sell again units the DB then refuses (`REDIS_HIGH`). Compensation's cancel keeps the
+//! same rule (its trigger in `migrations/20261202000022_compensation_from_the_ledger.sql`).
 
 use chrono::NaiveDateTime;
 use sqlx::MySqlPool;
@@ -57,9 +63,9 @@ pub async fn close_order(
         return Ok(CloseOutcome::NotFound);
     }
     let mut tx = pool.begin().await?;
-    sqlx::query("SELECT stock FROM inventory WHERE product_id = ? FOR UPDATE")
+    let stock: i64 = sqlx::query_scalar("SELECT CAST(stock AS SIGNED) FROM inventory WHERE product_id = ? FOR UPDATE")
         .bind(product_id)
-        .execute(&mut *tx)
+        .fetch_one(&mut *tx)
         .await?;
     // The compare-and-set also holds the deadline (timeout) or the buyer (cancel).
     let guard = match kind {
@@ -85,14 +91,23 @@ pub async fn close_order(
         .bind(product_id)
         .execute(&mut *tx)
         .await?;
-    sqlx::query("INSERT INTO outbox (kind, product_id, order_no, qty) VALUES ('RELEASE', ?, ?, ?)")
-        .bind(product_id)
-        .bind(order_no)
-        .bind(qty)
-        .execute(&mut *tx)
-        .await?;
+    let release = units_to_release(stock, i64::from(qty));
+    if release > 0 {
+        sqlx::query("INSERT INTO outbox (kind, product_id, order_no, qty) VALUES ('RELEASE', ?, ?, ?)")
+            .bind(product_id)
+            .bind(order_no)
+            .bind(release)
+            .execute(&mut *tx)
+            .await?;
+    }
     tx.commit().await?;
     Ok(CloseOutcome::Closed)
+}
+
+/// Of `qty` units returned to a stock of `stock`, those that go back to Redis: what the return
+/// brings stock above zero. The rest pays back units sold beyond stock.
+pub fn units_to_release(stock: i64, qty: i64) -> i64 {
+    (stock + qty).max(0) - stock.max(0)
 }
 
 /// Closes up to `limit` orders whose deadline passed by `now`; returns how many it closed.
@@ -111,4 +126,18 @@ pub async fn close_due_orders(pool: &MySqlPool, now: NaiveDateTime, limit: u32) 
         }
     }
     Ok(closed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::units_to_release;
+
+    #[test]
+    fn a_unit_returned_while_stock_is_below_zero_pays_the_debt_and_never_reaches_redis() {
+        assert_eq!(units_to_release(-5, 1), 0);
+        assert_eq!(units_to_release(-1, 1), 0);
+        assert_eq!(units_to_release(-1, 3), 2, "only what lifts stock above zero");
+        assert_eq!(units_to_release(0, 2), 2);
+        assert_eq!(units_to_release(7, 1), 1);
+    }
 }

@@ -96,12 +96,11 @@ async fn modes(conns: &Connections, instances: &[String]) -> Result<(u32, u32), 
 pub async fn affected_orders(conns: &Connections, products: &[u64]) -> Result<Vec<AffectedOrder>, RunnerError> {
     let mut affected = Vec::new();
     for &product in products {
-        let (initial, stock): (i64, i64) = sqlx::query_as(
-            "SELECT CAST(initial_stock AS SIGNED), CAST(stock AS SIGNED) FROM inventory WHERE product_id = ?",
-        )
-        .bind(product)
-        .fetch_one(&conns.mysql)
-        .await?;
+        let initial: i64 =
+            sqlx::query_scalar("SELECT CAST(initial_stock AS SIGNED) FROM inventory WHERE product_id = ?")
+                .bind(product)
+                .fetch_one(&conns.mysql)
+                .await?;
         let live: Vec<(String, u64, i64)> = sqlx::query_as(
             "SELECT order_no, user_id, CAST(buy_count AS SIGNED) FROM orders \
              WHERE product_id = ? AND status IN ('WAIT_PAY', 'PAID') ORDER BY id DESC",
@@ -109,7 +108,7 @@ pub async fn affected_orders(conns: &Connections, products: &[u64]) -> Result<Ve
         .bind(product)
         .fetch_all(&conns.mysql)
         .await?;
-        for (order_no, user_id, buy_count) in beyond_stock(live, |o| o.2, initial, stock) {
+        for (order_no, user_id, buy_count) in beyond_stock(live, |o| o.2, initial) {
             affected.push(AffectedOrder { order_no, product_id: product, user_id, buy_count, why: "OVERSOLD".into() });
         }
     }
