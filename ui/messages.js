@@ -154,6 +154,14 @@ const ERRORS = {
   },
   no_such_run: { en: "drill run {run} does not exist", zh: "演练 {run} 不存在" },
   run_finished: { en: "drill run {run} has already finished", zh: "演练 {run} 已经结束" },
+  drill_running: {
+    en: "drill run {run} ({scenario}, started by {by}) is running on this sale: one drill at a time",
+    zh: "演练 {run}（{scenario}，由 {by} 发起）正在此秒杀上运行：一次只能运行一个演练",
+  },
+  drill_starting: {
+    en: "another drill is starting on this sale right now; try again in a moment",
+    zh: "另一个演练正在此秒杀上启动，请稍后再试",
+  },
   bad_short: { en: "the short factor must be above 0 and at most 1, not {value}", zh: "缩短系数须大于 0 且不超过 1，而不是 {value}" },
   bad_threshold: { en: "the threshold is a share of 0 or more, not {value}", zh: "阈值须为 0 或以上的比例，而不是 {value}" },
   drill_plan: { en: "the drill file cannot be used", zh: "演练文件无法使用" },

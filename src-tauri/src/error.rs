@@ -86,6 +86,8 @@ pub enum MessageCode {
     SwitchReadTimedOut,
     NoSuchRun,
     RunFinished,
+    DrillRunning,
+    DrillStarting,
     BadShort,
     BadThreshold,
     DrillPlan,
@@ -446,6 +448,12 @@ impl From<DrillRunError> for DesktopError {
             DrillRunError::NoNotes => Self::Invalid(Said::new(C::NotesRequired, &[], m)),
             DrillRunError::NoSuchRun(id) => Self::Invalid(Said::new(C::NoSuchRun, &[("run", &id)], m)),
             DrillRunError::AlreadyFinished(id) => Self::Invalid(Said::new(C::RunFinished, &[("run", &id)], m)),
+            DrillRunError::AnotherRunning { id, scenario, started_by } => Self::Refused(Said::new(
+                C::DrillRunning,
+                &[("run", &id), ("scenario", &scenario), ("by", &started_by)],
+                m,
+            )),
+            DrillRunError::BeginBusy => Self::Refused(Said::new(C::DrillStarting, &[], m)),
             DrillRunError::UnknownStatus(_) | DrillRunError::Db(_) => Self::Query(Said::detailed(C::QueryFailed, m)),
         }
     }

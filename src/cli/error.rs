@@ -51,11 +51,18 @@ pub enum CliError {
     /// product id as it happened.
     #[error("{failed} of {total} rewrites failed (see above)")]
     RewritesFailed { failed: usize, total: usize },
+    /// `drill compare` found the second run worse: its own exit code, so CI can gate on it.
+    #[error("{} regression(s) against the baseline: {}", figures.len(), figures.join(", "))]
+    Regressed { figures: Vec<&'static str> },
 }
 
 impl CliError {
-    /// 1 for an expected failure (bad input, unreachable server); 2 is clap's usage error.
+    /// 1 for an expected failure (bad input, unreachable server); 2 is clap's usage error; 3 a
+    /// regression `drill compare` found (the comparison itself was printed).
     pub fn exit_code(&self) -> u8 {
-        1
+        match self {
+            Self::Regressed { .. } => 3,
+            _ => 1,
+        }
     }
 }

@@ -7,7 +7,7 @@ use clap::Args;
 use super::output::say;
 use super::{connect, output, CliError};
 use stockguard_core::profile::EnvironmentKind;
-use stockguard_core::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
+use stockguard_core::rewrite::{rewrite_many, Outcome, RewriteRequest, RewriteResult};
 
 #[derive(Debug, Args)]
 pub struct RewriteArgs {
@@ -51,6 +51,19 @@ fn print(results: &[RewriteResult]) {
             opt(r.drift_after),
             r.fence_token,
             r.audit_id
+        );
+    }
+    for r in results.iter().filter(|r| r.outcome == Outcome::DryRun) {
+        let would = match (r.before, r.after) {
+            (before, after) if before == after => "write nothing (Redis already agrees with the DB)".to_string(),
+            (Some(before), Some(after)) => format!("write {after} over {before} ({:+})", r.delta),
+            (None, Some(after)) => format!("rebuild the missing key at {after}"),
+            _ => "write nothing".to_string(),
+        };
+        say!(
+            "dry run: product {} would {would}, leaving drift {}; nothing was written, no lock or fencing token taken",
+            r.product_id,
+            opt(r.drift_after)
         );
     }
 }

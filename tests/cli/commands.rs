@@ -176,7 +176,6 @@ async fn drill_halt_with_nothing_running_says_so_and_drill_status_shows_the_runs
 
     let run = stockguard_core::drills::NewRun {
         scenario: "redis-down",
-        started_by: "f",
         runner: "host:1",
         plan_hash: "ab",
         seed: 1,

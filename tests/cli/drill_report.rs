@@ -31,14 +31,15 @@ async fn drill_report_prints_markdown_in_chinese_or_writes_a_self_contained_html
 }
 
 #[sqlx::test(migrations = "./migrations")]
-async fn drill_compare_json_lists_the_regressions_of_the_second_run(pool: sqlx::MySqlPool) {
+async fn drill_compare_lists_the_regressions_of_the_second_run_and_exits_3_on_one(pool: sqlx::MySqlPool) {
     let env = sale_env(&pool).await;
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let a = finished_run(&pool, RunStatus::Passed, &summary(100.0, 10.0, 0)).await.to_string();
     let b = finished_run(&pool, RunStatus::Failed, &summary(130.0, 10.5, 0)).await.to_string();
 
     let out = stockguard(&["drill", "compare", &a, &b, "--json"], &env);
-    assert!(out.status.success(), "regressions are news, not a failure: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "a regression fails, so CI can gate on it: {out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 regression(s) against the baseline: p99_ms"));
     let comparison: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(comparison["regressions"], serde_json::json!(["p99_ms"]), "recovery 5% worse is within 20%");
     assert_eq!((comparison["same_plan"].as_bool(), comparison["b"]["status"].as_str()), (Some(true), Some("FAILED")));
@@ -46,6 +47,7 @@ async fn drill_compare_json_lists_the_regressions_of_the_second_run(pool: sqlx::
     let out = stockguard(&["drill", "compare", &a, &b, "--threshold", "0.5"], &env);
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("no regression") && !table.contains("REGRESSED"), "{table}");
+    assert!(out.status.success(), "no regression, exit 0");
     let out = stockguard(&["drill", "compare", &a, &b, "--threshold=-1"], &env);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not a share of 0 or more"));
 }

@@ -10,6 +10,7 @@ mod support;
 mod bench_smoke;
 mod commands;
 mod compensation;
+mod demo;
 mod drill_report;
 mod sandbox;
 mod watch;

@@ -32,7 +32,7 @@ async fn the_html_report_draws_every_chart_with_the_fault_window_and_shows_the_f
     assert_eq!(html.matches("data-fault-windows=\"1\"").count(), 5);
 
     assert!(html.contains("Redis down mid-sale") && html.contains(&format!("#{run} redis-down")));
-    assert!(html.contains("FAILED") && html.contains("facilitator-1") && html.contains("20261201"));
+    assert!(html.contains("FAILED") && html.contains("<td>Started by</td><td>root</td>") && html.contains("20261201"));
     assert!(html.contains("<tr class=\"bad\"><td>recovery_s</td><td>SLO</td><td>FAIL</td><td>18.2 s</td>"), "{html}");
     assert!(
         html.contains("<td>Recovery (s)</td><td>18.2</td>") && html.contains("<td>Latency p99 (ms)</td><td>180.0</td>")

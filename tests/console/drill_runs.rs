@@ -12,7 +12,6 @@ use stockguard_core::profile::{ConnectionSettings, EnvironmentKind, Role};
 fn run(scenario: &str) -> NewRun<'_> {
     NewRun {
         scenario,
-        started_by: "facilitator-1",
         runner: "host:4242",
         plan_hash: "ab12",
         seed: 7,
@@ -29,16 +28,47 @@ fn settings(role: Role) -> ConnectionSettings {
 
 const STALE_AFTER: Duration = Duration::from_secs(3);
 
-#[sqlx::test(migrations = "./migrations")]
-async fn a_running_drill_whose_heartbeat_stopped_is_shown_dead_and_a_beating_one_alive(pool: MySqlPool) {
-    let live = drills::begin(&pool, &run("redis-down")).await.unwrap();
-    let stopped = drills::begin(&pool, &run("db-slow")).await.unwrap();
-    // The second runner was killed ten seconds ago: its last heartbeat is that old.
+/// The run's runner was killed ten seconds ago: its last heartbeat is that old.
+async fn died_ten_seconds_ago(pool: &MySqlPool, run: u64) {
     sqlx::query("UPDATE drill_runs SET heartbeat_at = NOW(3) - INTERVAL 10 SECOND WHERE id = ?")
-        .bind(stopped)
-        .execute(&pool)
+        .bind(run)
+        .execute(pool)
         .await
         .unwrap();
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_second_drill_on_a_sale_with_one_alive_is_refused_naming_the_running_one(pool: MySqlPool) {
+    let running = drills::begin(&pool, &run("redis-down")).await.unwrap();
+    let refused = drills::begin(&pool, &run("db-slow")).await.unwrap_err();
+    assert!(
+        matches!(&refused, DrillRunError::AnotherRunning { id, scenario, started_by }
+            if *id == running && scenario == "redis-down" && started_by == "root"),
+        "{refused}"
+    );
+    assert!(refused.to_string().contains(&format!("drill run {running} (redis-down")), "{refused}");
+    // Two runners at once: one starts, the other is refused.
+    let (run_a, run_b) = (run("a"), run("b"));
+    let (a, b) = tokio::join!(drills::begin(&pool, &run_a), drills::begin(&pool, &run_b));
+    assert!(a.is_err() && b.is_err(), "{running} is still alive: {a:?} {b:?}");
+    drills::finish(&pool, running, RunStatus::Passed, &serde_json::json!({})).await.unwrap();
+    let (a, b) = tokio::join!(drills::begin(&pool, &run_a), drills::begin(&pool, &run_b));
+    assert_eq!([a.is_ok(), b.is_ok()].iter().filter(|ok| **ok).count(), 1, "{a:?} {b:?}");
+    // Who started a run is the account the server saw, not what the runner said.
+    let by: String = sqlx::query_scalar("SELECT started_by FROM drill_runs WHERE id = ?")
+        .bind(running)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(by, "root");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_running_drill_whose_heartbeat_stopped_is_shown_dead_and_a_beating_one_alive(pool: MySqlPool) {
+    // The first runner was killed ten seconds ago: its last heartbeat is that old.
+    let stopped = drills::begin(&pool, &run("db-slow")).await.unwrap();
+    died_ten_seconds_ago(&pool, stopped).await;
+    let live = drills::begin(&pool, &run("redis-down")).await.unwrap();
     assert_eq!(drills::heartbeat(&pool, live).await.unwrap(), None, "no halt requested");
 
     let runs = drills::list(&pool, 10, STALE_AFTER).await.unwrap();
@@ -47,7 +77,7 @@ async fn a_running_drill_whose_heartbeat_stopped_is_shown_dead_and_a_beating_one
     assert_eq!((by_id(stopped).status, by_id(stopped).dead), (RunStatus::Running, true));
     assert!(by_id(stopped).heartbeat_age_s.unwrap() >= 10.0);
     assert_eq!((by_id(live).plan_hash.as_deref(), by_id(live).seed), (Some("ab12"), Some(7)));
-    assert_eq!(runs[0].id, stopped, "newest first");
+    assert_eq!(runs[0].id, live, "newest first");
 
     drills::finish(&pool, live, RunStatus::Passed, &serde_json::json!({ "oversell": 0 })).await.unwrap();
     let finished = drills::list(&pool, 10, STALE_AFTER).await.unwrap().into_iter().find(|r| r.id == live).unwrap();
@@ -59,10 +89,13 @@ async fn a_running_drill_whose_heartbeat_stopped_is_shown_dead_and_a_beating_one
 
 #[sqlx::test(migrations = "./migrations")]
 async fn a_halt_reaches_every_running_drill_on_its_next_heartbeat_and_is_audited(pool: MySqlPool) {
-    let first = drills::begin(&pool, &run("redis-down")).await.unwrap();
-    let second = drills::begin(&pool, &run("mq-backlog")).await.unwrap();
+    // One drill at a time is alive; a dead one (its runner killed) is still RUNNING and is
+    // asked too, so a runner that comes back stops at once.
     let done = drills::begin(&pool, &run("db-slow")).await.unwrap();
     drills::finish(&pool, done, RunStatus::Passed, &serde_json::json!({})).await.unwrap();
+    let first = drills::begin(&pool, &run("redis-down")).await.unwrap();
+    died_ten_seconds_ago(&pool, first).await;
+    let second = drills::begin(&pool, &run("mq-backlog")).await.unwrap();
 
     let asked = drills::request_halt(&pool, &settings(Role::Facilitator), "customer traffic spiking").await.unwrap();
     assert_eq!(asked, vec![first, second], "the running drills, not the finished one");

@@ -60,14 +60,23 @@ async fn a_rewrite_repairs_redis_high_redis_low_and_a_missing_key_and_audits_eac
 }
 
 #[sqlx::test(migrations = "./migrations")]
-async fn a_dry_run_shows_the_delta_and_changes_nothing(pool: MySqlPool) {
+async fn a_dry_run_shows_what_it_would_write_and_takes_nothing(pool: MySqlPool) {
     let redis = TestRedis::new("rw2").await;
     let conns = seeded(&pool, &redis).await;
     let p = product_in(DriftStatus::RedisHigh);
+    let runs_before = support::scalar(&pool, "SELECT COUNT(*) FROM rewrite_runs").await;
     let result =
         rewrite::rewrite(&conns, &RewriteRequest { dry_run: true, ..RewriteRequest::new(p, "look") }).await.unwrap();
     assert_eq!(result.outcome, Outcome::DryRun);
     assert_eq!(result.delta, -sandbox::seed::SEEDED_REDIS_HIGH);
+    let expected = result.reading.as_ref().unwrap().expected_redis;
+    assert_eq!(result.after, Some(expected), "the value it would write");
+    assert_eq!(result.before, Some(expected + sandbox::seed::SEEDED_REDIS_HIGH));
+    assert_eq!((result.drift_after, result.fence_token), (Some(0), 0), "the drift it would leave; no token");
+    assert_eq!(support::scalar(&pool, "SELECT COUNT(*) FROM rewrite_runs").await, runs_before, "no run recorded");
+    let mut r = conns.redis.clone();
+    let lock: Option<String> = r.get(conns.keys.rewrite_lock(p)).await.unwrap();
+    assert_eq!(lock, None, "no lock held or left");
     let after = reading(&conns, p).await;
     assert_eq!(after.drift, Some(sandbox::seed::SEEDED_REDIS_HIGH), "nothing changed");
     let mut r = conns.redis.clone();

@@ -57,7 +57,6 @@ pub async fn begin(pool: &MySqlPool) -> u64 {
     let (_, text) = Plan::builtin("redis-down").unwrap();
     let run = NewRun {
         scenario: "redis-down",
-        started_by: "facilitator-1",
         runner: "host:4242",
         plan_hash: &Plan::hash(&text),
         seed: 20261201,

@@ -63,7 +63,8 @@ pub enum DrillCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Run B against run A (the baseline), figure by figure; regressions are flagged.
+    /// Run B against run A (the baseline), figure by figure; regressions are flagged, and the
+    /// command exits 3 when there is one (CI can gate on it).
     Compare {
         a: u64,
         b: u64,

@@ -39,7 +39,10 @@ pub(super) async fn compare(profile: Option<&str>, a: u64, b: u64, threshold: f6
     } else {
         output::write_text(&comparison.table());
     }
-    Ok(())
+    match comparison.regressions.is_empty() {
+        true => Ok(()),
+        false => Err(CliError::Regressed { figures: comparison.regressions.clone() }),
+    }
 }
 
 pub(super) async fn review(profile: Option<&str>, run: u64, notes: &str) -> Result<(), CliError> {

@@ -286,8 +286,15 @@ impl Plan {
 
     /// Scales the load and the timeline down by `factor` (0 < factor <= 1) for CI's short
     /// form: buyers, stock and durations shrink together, so the drill still sells out and
-    /// its faults still fall mid-sale.
-    pub fn shortened(mut self, factor: f64) -> Self {
+    /// its faults still fall mid-sale. The scaled plan is checked again: a fault the rounding
+    /// of the load's length left outside it is refused, as in a file.
+    pub fn shortened(self, factor: f64) -> Result<Self, PlanError> {
+        let plan = self.scaled(factor);
+        plan.validate()?;
+        Ok(plan)
+    }
+
+    fn scaled(mut self, factor: f64) -> Self {
         let f = factor.clamp(0.01, 1.0);
         let scale_u = |v: u64| ((v as f64 * f).round() as u64).max(1);
         self.load.buyers = scale_u(self.load.buyers);
@@ -330,6 +337,13 @@ impl Plan {
         for step in &self.faults {
             if step.at_s < 0.0 || step.for_s < 0.0 || !step.at_s.is_finite() || !step.for_s.is_finite() {
                 return bad(format!("fault {:?}: at_s and for_s must be 0 or more", step.name));
+            }
+            // A fault that begins once the load has ended proves nothing: no order meets it.
+            if step.at_s >= self.load.duration_s as f64 {
+                return bad(format!(
+                    "fault {:?} begins at {} s, when the load ({} s) has ended: no order would meet it",
+                    step.name, step.at_s, self.load.duration_s
+                ));
             }
             if let Some(e) = step.engines.iter().find(|e| **e == 0 || **e > self.rig.engines) {
                 return bad(format!("fault {:?}: engine {e} is not one of 1..={}", step.name, self.rig.engines));
@@ -392,6 +406,31 @@ mod tests {
         let broken = format!("{text}\n[[faults]]\nname = \"odd\"\ntarget = \"redis\"\naction = \"kill\"\nat_s = 1\n");
         let err = Plan::parse(&broken).unwrap_err().to_string();
         assert!(err.contains("\"odd\"") && err.contains("Kill"), "{err}");
+    }
+
+    #[test]
+    fn a_fault_that_begins_after_the_load_has_ended_is_refused_in_a_file_and_after_scaling() {
+        let (plan, text) = Plan::builtin("redis-down").unwrap();
+        let late = plan.load.duration_s + 10;
+        let file = format!(
+            "{text}\n[[faults]]\nname = \"late\"\ntarget = \"redis\"\naction = \"down\"\nat_s = {late}\nfor_s = 1\n"
+        );
+        let err = Plan::parse(&file).unwrap_err().to_string();
+        assert!(err.contains("\"late\"") && err.contains("has ended"), "{err}");
+        // Just inside the load in the file; the short form rounds the load's length down past it.
+        let mut edge = plan.clone();
+        edge.load.duration_s = 4;
+        edge.faults[0].at_s = 3.9;
+        edge.validate().expect("inside the load");
+        let err = edge.shortened(0.3).unwrap_err().to_string();
+        assert!(err.contains("has ended"), "{err}");
+        // The short forms the console offers and CI runs.
+        for (name, _) in BUILTIN {
+            for f in [0.1, 0.3] {
+                let (plan, _) = Plan::builtin(name).unwrap();
+                plan.shortened(f).unwrap_or_else(|e| panic!("{name} --short {f}: {e}"));
+            }
+        }
     }
 
     #[test]

@@ -69,6 +69,12 @@ pub enum DrillRunError {
     NoSuchRun(u64),
     #[error("drill run {0} has already finished")]
     AlreadyFinished(u64),
+    #[error(
+        "drill run {id} ({scenario}, started by {started_by}) is running on this sale: one drill at a time (halt it, or wait for it to end)"
+    )]
+    AnotherRunning { id: u64, scenario: String, started_by: String },
+    #[error("another drill is starting on this sale right now; try again in a moment")]
+    BeginBusy,
     #[error("a drill run holds an unknown status: {0}")]
     UnknownStatus(String),
     #[error(transparent)]
@@ -109,7 +115,6 @@ pub struct RunRecord {
 #[derive(Debug, Clone)]
 pub struct NewRun<'a> {
     pub scenario: &'a str,
-    pub started_by: &'a str,
     /// Where it runs, e.g. `host:pid`.
     pub runner: &'a str,
     pub plan_hash: &'a str,
@@ -117,19 +122,45 @@ pub struct NewRun<'a> {
     pub parameters: serde_json::Value,
 }
 
-/// Records a run as RUNNING, its first heartbeat now; returns its id.
+/// Records a run as RUNNING, its first heartbeat now; returns its id. Refused while another
+/// run of this sale is alive (RUNNING with a heartbeat younger than [`STALE_AFTER`]): two drills
+/// on one sale spoil each other's figures. Two runners starting at once are serialised on a
+/// named lock of this database, so one of them is refused. Who started it is the server's word
+/// (the account connected), not the client's.
 pub async fn begin(pool: &MySqlPool, run: &NewRun<'_>) -> Result<u64, DrillRunError> {
+    let mut conn = pool.acquire().await?;
+    let lock: Option<i64> = sqlx::query_scalar("SELECT GET_LOCK(CONCAT('stockguard-drill-begin:', DATABASE()), 10)")
+        .fetch_one(&mut *conn)
+        .await?;
+    if lock != Some(1) {
+        return Err(DrillRunError::BeginBusy);
+    }
+    let begun = begin_alone(&mut conn, run).await;
+    let _ = sqlx::query("SELECT RELEASE_LOCK(CONCAT('stockguard-drill-begin:', DATABASE()))").execute(&mut *conn).await;
+    begun
+}
+
+async fn begin_alone(conn: &mut sqlx::MySqlConnection, run: &NewRun<'_>) -> Result<u64, DrillRunError> {
+    let alive: Option<(u64, String, String)> = sqlx::query_as(
+        "SELECT id, scenario, started_by FROM drill_runs WHERE status = 'RUNNING' \
+         AND heartbeat_at > NOW(3) - INTERVAL ? MICROSECOND ORDER BY id LIMIT 1",
+    )
+    .bind(STALE_AFTER.as_micros() as u64)
+    .fetch_optional(&mut *conn)
+    .await?;
+    if let Some((id, scenario, started_by)) = alive {
+        return Err(DrillRunError::AnotherRunning { id, scenario, started_by });
+    }
     let done = sqlx::query(
         "INSERT INTO drill_runs (scenario, started_by, runner, plan_hash, seed, parameters, heartbeat_at) \
-         VALUES (?, ?, ?, ?, ?, ?, NOW(3))",
+         VALUES (?, SUBSTRING_INDEX(USER(), '@', 1), ?, ?, ?, ?, NOW(3))",
     )
     .bind(run.scenario)
-    .bind(run.started_by)
     .bind(run.runner)
     .bind(run.plan_hash)
     .bind(run.seed)
     .bind(&run.parameters)
-    .execute(pool)
+    .execute(&mut *conn)
     .await?;
     Ok(done.last_insert_id())
 }
@@ -196,10 +227,13 @@ pub async fn request_halt(
     .fetch_all(&mut *tx)
     .await?;
     for id in &running {
-        sqlx::query("UPDATE drill_runs SET halt_requested_at = NOW(3), halt_reason = ?, halted_by = ? WHERE id = ?")
-            .bind(reason)
-            .bind(&settings.actor)
-            .bind(id)
+        // Who halted it is the server's word, as for who started it.
+        sqlx::query(
+            "UPDATE drill_runs SET halt_requested_at = NOW(3), halt_reason = ?, halted_by = SUBSTRING_INDEX(USER(), '@', 1) \
+             WHERE id = ?",
+        )
+        .bind(reason)
+        .bind(id)
             .execute(&mut *tx)
             .await?;
     }

@@ -421,9 +421,40 @@ async fn abort(conns: &Connections, holder: &Holder, error: &RewriteError) {
     let _ = lock::release(&mut redis, &holder.guard).await;
 }
 
-/// The whole rewrite of one product, in one span.
+/// The whole rewrite of one product, in one span. A dry run is [`preview`]: it reads and says
+/// what the rewrite would do, and takes nothing (no lock, no run, no fencing token).
 pub async fn rewrite(conns: &Connections, req: &RewriteRequest) -> Result<RewriteResult, RewriteError> {
+    if req.dry_run {
+        return preview(conns, req).instrument(span(req, None)).await;
+    }
     rewrite_steps(conns, req).instrument(span(req, None)).await
+}
+
+/// What a rewrite of the product would do now, read without writing anything: `before` is
+/// Redis's stock, `after` the value the rewrite would write (`before` when it would write
+/// nothing), `drift_after` the drift it would leave (0 once written). A dry run holds no lock,
+/// records no run and takes no fencing token (`fence_token` 0), so it needs no right to
+/// write: a viewer or a read-only profile may ask.
+pub async fn preview(conns: &Connections, req: &RewriteRequest) -> Result<RewriteResult, RewriteError> {
+    check_allowed(conns, req)?;
+    let mut redis = conns.redis.clone();
+    let reading = read_products(&conns.mysql, &mut redis, &conns.keys, &[req.product_id]).await?.remove(0);
+    let delta = reading.expected_redis - reading.redis_stock.unwrap_or(0);
+    // The same rule as [`plan`]: a missing key is rebuilt, a lost history reset, else a delta.
+    let writes = reading.redis_stock.is_none() || reading.history_lost || delta != 0;
+    let result = RewriteResult {
+        product_id: req.product_id,
+        before: reading.redis_stock,
+        after: if writes { Some(reading.expected_redis) } else { reading.redis_stock },
+        delta,
+        drift_after: if writes { Some(0) } else { reading.drift },
+        fence_token: 0,
+        audit_id: 0,
+        outcome: Outcome::DryRun,
+        reading: Some(reading),
+    };
+    Span::current().record("outcome", Outcome::DryRun.as_str());
+    Ok(result)
 }
 
 async fn rewrite_steps(conns: &Connections, req: &RewriteRequest) -> Result<RewriteResult, RewriteError> {

@@ -144,7 +144,7 @@ pub async fn run(
     }
     conns.settings.may_operate().map_err(|r| RunnerError::Refused(format!("{r:?}: drills change the sale")))?;
     let mut plan = match opts.variant.short {
-        Some(f) => opts.plan.clone().shortened(f),
+        Some(f) => opts.plan.clone().shortened(f).map_err(|e| RunnerError::Refused(format!("--short {f}: {e}")))?,
         None => opts.plan.clone(),
     };
     // The drill's own faults: the variant's is not one of them (it does not excuse drift, and
@@ -170,7 +170,6 @@ pub async fn run(
         &conns.mysql,
         &NewRun {
             scenario: &plan.name,
-            started_by: &conns.settings.actor,
             runner: &runner,
             plan_hash: &Plan::hash(&opts.plan_text),
             seed: plan.load.seed,
