@@ -20,9 +20,15 @@ $sg --profile sandbox engine serve --listen "127.0.0.1:$port" > "$logs/demo-engi
 engine=$!
 load=""
 # A script's background jobs start with SIGINT ignored (bash does so without job control), so
-# Ctrl-C reaches only the foreground window: they are stopped with SIGTERM, then waited for.
+# Ctrl-C reaches only the foreground window: they are stopped with SIGTERM, given 5 s to end
+# (the engine finishes what it holds), then killed.
 stop_traffic() {
   kill -TERM $load $engine 2>/dev/null || true
+  for _ in $(seq 50); do
+    kill -0 $load $engine 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL $load $engine 2>/dev/null || true
   wait $load $engine 2>/dev/null || true
 }
 trap stop_traffic EXIT

@@ -77,6 +77,10 @@ const ERRORS = {
     en: "invalid profile name {name}: use letters, digits, - and _ (at most 64)",
     zh: "配置名称 {name} 无效：只能使用字母、数字、- 和 _（最多 64 个）",
   },
+  choose_environment: {
+    en: "choose the profile's environment: production, staging or sandbox",
+    zh: "请选择配置的环境：生产、预发或沙箱",
+  },
   malformed_url: { en: "malformed {what} URL {url}", zh: "{what} 地址格式错误：{url}" },
   password_in_url: {
     en: "the {what} URL of a profile must not hold a password; type it in the password field (it goes to the keychain)",

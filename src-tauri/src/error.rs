@@ -60,6 +60,7 @@ pub enum MessageCode {
     UnknownProfile,
     NoProfile,
     InvalidProfileName,
+    ChooseEnvironment,
     MalformedUrl,
     PasswordInUrl,
     InvalidKeyPrefix,

@@ -105,13 +105,21 @@ pub async fn drift(cmd: DriftCommand, profile: Option<&str>) -> Result<(), CliEr
     let mut ticker = tokio::time::interval(Duration::from_secs_f64(interval));
     let mut tracker = DriftTracker::default();
     let mut n = 0u64;
+    // One listener for the whole watch, waited on during the reading too: a Ctrl-C pressed
+    // while a reading runs (seconds, on a large sale) is kept, not lost between two listeners
+    // (once tokio handles SIGINT, a signal with no listener is dropped).
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
-            _ = tokio::signal::ctrl_c() => return Ok(()),
+            _ = &mut interrupted => return Ok(()),
         }
         let started = std::time::Instant::now();
-        let readings = read_products(&conns.mysql, &mut redis, &conns.keys, &[]).await?;
+        let readings = tokio::select! {
+            readings = read_products(&conns.mysql, &mut redis, &conns.keys, &[]) => readings?,
+            _ = &mut interrupted => return Ok(()),
+        };
         let took = started.elapsed();
         let confirmed = tracker.observe(&readings);
         // Clear the screen and home the cursor, then redraw.

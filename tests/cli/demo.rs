@@ -27,6 +27,16 @@ fn processes_with(marker: &str) -> Vec<(u32, String)> {
     found
 }
 
+/// A process's state letter and signal masks, from `/proc` (`R`, `S`, `T` stopped, `Z`).
+fn state_of(pid: u32) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .filter(|l| ["State:", "SigIgn:", "SigCgt:", "PPid:"].iter().any(|k| l.starts_with(k)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Waits until `done` holds of what the terminal showed and the processes, or `limit` passes.
 fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;
@@ -62,6 +72,20 @@ async fn ctrl_c_on_make_demo_in_a_terminal_leaves_no_process_of_it(pool: MySqlPo
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
+    // As a person's terminal has them: SIGINT and SIGQUIT at their defaults. A test run
+    // started in the background of a script (CI's may be) inherits them ignored, and an
+    // ignored disposition survives exec: Ctrl-C would then stop nothing, fix or no fix.
+    // SAFETY: between fork and exec only signal(2), which is async-signal-safe, runs.
+    unsafe {
+        use std::os::unix::process::CommandExt as _;
+        cmd.pre_exec(|| {
+            use nix::sys::signal::{signal, SigHandler, Signal};
+            for sig in [Signal::SIGINT, Signal::SIGQUIT] {
+                signal(sig, SigHandler::SigDfl).map_err(std::io::Error::from)?;
+            }
+            Ok(())
+        });
+    }
     let mut child = cmd.spawn().expect("script(1) from util-linux starts");
     let shown = Arc::new(Mutex::new(String::new()));
     let mut out = child.stdout.take().unwrap();
@@ -89,7 +113,17 @@ async fn ctrl_c_on_make_demo_in_a_terminal_leaves_no_process_of_it(pool: MySqlPo
 
     child.stdin.as_mut().unwrap().write_all(b"\x03").unwrap();
     child.stdin.as_mut().unwrap().flush().unwrap();
-    wait_for(Duration::from_secs(60), "every process of the demo to end", || processes_with(&marker).is_empty());
+    let ended = Instant::now() + Duration::from_secs(60);
+    while !processes_with(&marker).is_empty() {
+        assert!(
+            Instant::now() < ended,
+            "left running 60 s after Ctrl-C: {:#?}\nstates: {:?}\nthe terminal said:\n{}",
+            processes_with(&marker),
+            processes_with(&marker).iter().map(|(pid, _)| state_of(*pid)).collect::<Vec<_>>(),
+            said()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let status = child.wait().unwrap();
     reader.join().unwrap();
     println!("make demo ended {status} after Ctrl-C; the terminal said:\n{}", said());

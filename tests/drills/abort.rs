@@ -65,6 +65,16 @@ async fn a_drill_whose_ledger_goes_oversold_is_aborted_within_two_ticks_and_its_
             .unwrap();
     let took = (abort_at - written_at).num_milliseconds();
     assert!(took <= 2_000, "aborted {took} ms after the oversold write: more than two 1 s ticks");
+    // The run's row said ABORTED as soon as it was decided, not after the drain and checks.
+    let (status, marked_at): (String, chrono::NaiveDateTime) =
+        sqlx::query_as("SELECT CAST(status AS CHAR), finished_at FROM drill_runs WHERE id = ?")
+            .bind(outcome.run_id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    let marked = (marked_at - written_at).num_milliseconds();
+    assert_eq!(status, "ABORTED");
+    assert!(marked <= 2_000, "drill_runs said ABORTED {marked} ms after the oversold write: more than two ticks");
     let restored = restored.expect("every fault ended");
     assert!(restored <= Duration::from_secs(5), "the faults ended {restored:?} after the write");
 

@@ -426,6 +426,7 @@ async fn every_screen_passes_axe_speaks_chinese_throughout_and_works_by_keyboard
             // Connections: a URL holding a password, refused by the core with its code.
             click(c, "#nav [data-screen=connections]").await;
             type_into(c, "#profile-form [name=name]", "leaky").await;
+            choose(c, "#profile-form [name=environment]", "sandbox").await;
             type_into(c, "#profile-form [name=mysqlUrl]", "mysql://root:hunter2@db.internal:3306/sale").await;
             type_into(c, "#profile-form [name=redisUrl]", &redis.url).await;
             click(c, "#profile-save").await;

@@ -423,8 +423,16 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
             t.starts_with("sandbox")
         })
         .await;
+        // A new profile has no environment until the person chooses one.
+        type_into(c, "#profile-form [name=name]", "unlabelled").await;
+        type_into(c, "#profile-form [name=mysqlUrl]", &mysql_url).await;
+        type_into(c, "#profile-form [name=redisUrl]", &redis.url).await;
+        click(c, "#profile-save").await;
+        wait_text(c, "#error", "no environment chosen", |t| t.contains("choose the profile's environment")).await;
+        assert!(c.find(Locator::Css("#profiles tbody tr[data-profile=unlabelled]")).await.is_err(), "nothing saved");
         // A password typed into a URL is refused with a typed error saying where it belongs.
         type_into(c, "#profile-form [name=name]", "leaky").await;
+        choose(c, "#profile-form [name=environment]", "sandbox").await;
         type_into(c, "#profile-form [name=mysqlUrl]", "mysql://root:hunter2@db.internal:3306/sale").await;
         type_into(c, "#profile-form [name=redisUrl]", &redis.url).await;
         click(c, "#profile-save").await;

@@ -156,7 +156,8 @@ async function save(event) {
   /** @type {import("../types").ProfileForm} */
   const profile = {
     name: f.name.value,
-    environment: /** @type {EnvironmentKind} */ (f.environment.value),
+    // None until the person picks one: the core says so rather than guess.
+    environment: f.environment.value ? /** @type {EnvironmentKind} */ (f.environment.value) : null,
     role: /** @type {Role} */ (f.role.value),
     read_only: f.readOnly.checked,
     mysql_url: f.mysqlUrl.value,

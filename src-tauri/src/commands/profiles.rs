@@ -8,13 +8,15 @@ use stockguard_core::connect::{probe, Probe};
 use stockguard_core::profile::manage::{self, NamedProfile};
 use stockguard_core::profile::{resolve_for_process, EnvironmentKind, Profile, Role, SecretSlot};
 
-use crate::error::DesktopError;
+use crate::error::{DesktopError, MessageCode, Said};
 
-/// A profile as the form sends it. Empty passwords leave the stored ones as they are.
+/// A profile as the form sends it. Empty passwords leave the stored ones as they are. A new
+/// profile has no environment until the person chooses one (`None`): a default would be a
+/// guess, and guessing sandbox would take away production's confirmations.
 #[derive(Debug, Deserialize, ts_rs::TS)]
 pub struct ProfileForm {
     pub name: String,
-    pub environment: EnvironmentKind,
+    pub environment: Option<EnvironmentKind>,
     pub mysql_url: String,
     pub mysql_replica_url: Option<String>,
     pub redis_url: String,
@@ -27,8 +29,19 @@ pub struct ProfileForm {
     pub redis_password: Option<String>,
 }
 
+/// The passwords typed into the form, by the keychain slot each goes to.
+type Passwords = Vec<(SecretSlot, SecretString)>;
+
 impl ProfileForm {
-    fn split(self) -> (String, Profile, Vec<(SecretSlot, SecretString)>) {
+    fn split(self) -> Result<(String, Profile, Passwords), DesktopError> {
+        let Some(environment) = self.environment else {
+            let said = Said::new(
+                MessageCode::ChooseEnvironment,
+                &[],
+                "choose the profile's environment (production, staging or sandbox)",
+            );
+            return Err(DesktopError::Invalid(said));
+        };
         let blank_is_none = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
         let passwords = [
             (SecretSlot::Mysql, self.mysql_password),
@@ -39,7 +52,7 @@ impl ProfileForm {
         .filter_map(|(slot, pw)| pw.filter(|p| !p.is_empty()).map(|p| (slot, SecretString::from(p))))
         .collect();
         let profile = Profile {
-            environment: self.environment,
+            environment,
             mysql_url: self.mysql_url.trim().to_string(),
             mysql_replica_url: blank_is_none(self.mysql_replica_url),
             redis_url: self.redis_url.trim().to_string(),
@@ -49,7 +62,7 @@ impl ProfileForm {
             thresholds: self.thresholds,
             secrets: Default::default(),
         };
-        (self.name.trim().to_string(), profile, passwords)
+        Ok((self.name.trim().to_string(), profile, passwords))
     }
 }
 
@@ -60,7 +73,7 @@ pub async fn list_profiles() -> Result<Vec<NamedProfile>, DesktopError> {
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn save_profile(form: ProfileForm) -> Result<Vec<NamedProfile>, DesktopError> {
-    let (name, profile, passwords) = form.split();
+    let (name, profile, passwords) = form.split()?;
     manage::save_default(name, profile, passwords).await?;
     Ok(manage::list_default()?)
 }
@@ -84,7 +97,7 @@ mod tests {
     fn form() -> ProfileForm {
         ProfileForm {
             name: " prod-eu ".into(),
-            environment: EnvironmentKind::Production,
+            environment: Some(EnvironmentKind::Production),
             mysql_url: "mysql://app@db:3306/sale ".into(),
             mysql_replica_url: Some("  ".into()),
             redis_url: "redis://cache:6379/".into(),
@@ -100,11 +113,20 @@ mod tests {
 
     #[test]
     fn a_blank_replica_is_no_replica_and_blank_passwords_keep_the_stored_ones() {
-        let (name, profile, passwords) = form().split();
+        let (name, profile, passwords) = form().split().unwrap();
         assert_eq!(name, "prod-eu");
         assert_eq!(profile.mysql_url, "mysql://app@db:3306/sale");
         assert_eq!(profile.mysql_replica_url, None);
         let slots: Vec<SecretSlot> = passwords.iter().map(|(slot, _)| *slot).collect();
         assert_eq!(slots, vec![SecretSlot::Mysql], "only the password typed is sent to the keychain");
+    }
+
+    #[test]
+    fn a_profile_with_no_environment_chosen_is_refused_saying_so() {
+        let refused = ProfileForm { environment: None, ..form() }.split().unwrap_err();
+        assert!(
+            matches!(&refused, DesktopError::Invalid(said) if said.code == MessageCode::ChooseEnvironment),
+            "{refused}"
+        );
     }
 }

@@ -193,12 +193,16 @@ pub async fn finish(
     status: RunStatus,
     summary: &serde_json::Value,
 ) -> Result<(), DrillRunError> {
+    // A run marked ABORTED the moment it was decided ([`mark_aborted`]) gets its full summary
+    // once the drain and the checks are done; its status and time stay the abort's.
     let done = sqlx::query(
-        "UPDATE drill_runs SET status = ?, finished_at = NOW(3), summary = ? WHERE id = ? AND status = 'RUNNING'",
+        "UPDATE drill_runs SET finished_at = IF(status = 'RUNNING', NOW(3), finished_at), status = ?, summary = ? \
+         WHERE id = ? AND (status = 'RUNNING' OR (status = 'ABORTED' AND ? = 'ABORTED'))",
     )
     .bind(status.as_str())
     .bind(summary)
     .bind(run_id)
+    .bind(status.as_str())
     .execute(pool)
     .await?;
     if done.rows_affected() == 0 {
@@ -206,6 +210,22 @@ pub async fn finish(
             sqlx::query_scalar("SELECT id FROM drill_runs WHERE id = ?").bind(run_id).fetch_optional(pool).await?;
         return Err(exists.map_or(DrillRunError::NoSuchRun(run_id), DrillRunError::AlreadyFinished));
     }
+    Ok(())
+}
+
+/// The runner decided to abort (an oversold unit, a declared abort bound): the run is
+/// `ABORTED` in the database at once, before the load is drained and the orders checked, so
+/// `drill status` and the window never say RUNNING about a run that has stopped. [`finish`]
+/// adds the summary later.
+pub async fn mark_aborted(pool: &MySqlPool, run_id: u64, reason: &str) -> Result<(), DrillRunError> {
+    sqlx::query(
+        "UPDATE drill_runs SET status = 'ABORTED', finished_at = NOW(3), summary = JSON_OBJECT('reason', ?) \
+         WHERE id = ? AND status = 'RUNNING'",
+    )
+    .bind(reason)
+    .bind(run_id)
+    .execute(pool)
+    .await?;
     Ok(())
 }
 

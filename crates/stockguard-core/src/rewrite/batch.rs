@@ -109,16 +109,20 @@ async fn start_runs(
     if locked.is_empty() {
         return Ok(HashMap::new());
     }
-    let mut insert =
-        sqlx::QueryBuilder::new("INSERT INTO rewrite_runs (product_id, requested_by, reason, dry_run, batch) ");
-    insert.push_values(locked, |mut row, req| {
-        row.push_bind(req.product_id)
-            .push_bind(&conns.settings.actor)
-            .push_bind(&req.reason)
-            .push_bind(req.dry_run)
-            .push_bind(batch);
-    });
-    insert.build().execute(&conns.mysql).await?;
+    // One multi-row INSERT, sent again whole if InnoDB picks it as a deadlock's victim.
+    again_on_deadlock(|| async {
+        let mut insert =
+            sqlx::QueryBuilder::new("INSERT INTO rewrite_runs (product_id, requested_by, reason, dry_run, batch) ");
+        insert.push_values(locked, |mut row, req| {
+            row.push_bind(req.product_id)
+                .push_bind(&conns.settings.actor)
+                .push_bind(&req.reason)
+                .push_bind(req.dry_run)
+                .push_bind(batch);
+        });
+        insert.build().execute(&conns.mysql).await
+    })
+    .await?;
     // Each product is locked once, so it has one run in the batch.
     let tokens: HashMap<u64, u64> =
         sqlx::query_as::<_, (u64, u64)>("SELECT product_id, id FROM rewrite_runs WHERE batch = ?")
@@ -158,14 +162,16 @@ async fn start_runs(
     .await?;
     // From here no older holder of these products can write (their fences are gone), so their
     // runs still RUNNING are settled, all in one statement.
-    sqlx::query(
-        "UPDATE rewrite_runs r JOIN rewrite_runs b ON b.product_id = r.product_id AND r.id < b.id \
-         SET r.outcome = 'ABANDONED', r.finished_at = CURRENT_TIMESTAMP(3), \
-             r.error = 'its holder never reported back; a newer rewrite took the fence' \
-         WHERE b.batch = ? AND NOT b.dry_run AND r.outcome = 'RUNNING'",
-    )
-    .bind(batch)
-    .execute(&conns.mysql)
+    again_on_deadlock(|| {
+        sqlx::query(
+            "UPDATE rewrite_runs r JOIN rewrite_runs b ON b.product_id = r.product_id AND r.id < b.id \
+             SET r.outcome = 'ABANDONED', r.finished_at = CURRENT_TIMESTAMP(3), \
+                 r.error = 'its holder never reported back; a newer rewrite took the fence' \
+             WHERE b.batch = ? AND NOT b.dry_run AND r.outcome = 'RUNNING'",
+        )
+        .bind(batch)
+        .execute(&conns.mysql)
+    })
     .await?;
     // The intents go on record before anything is written, one row per product with its token.
     let mut intents = Vec::with_capacity(claiming.len());
@@ -181,7 +187,7 @@ async fn start_runs(
             serde_json::json!({ "fence_token": token, "fence": fence, "batch": batch }),
         ));
     }
-    audit::record_many(&conns.mysql, &intents).await?;
+    again_on_deadlock(|| audit::record_many(&conns.mysql, &intents)).await?;
     Ok(runs)
 }
 
@@ -379,7 +385,7 @@ async fn update_runs(conns: &Connections, results: &[RewriteResult]) -> Result<(
              r.drift_after = v.drift_after, r.outcome = v.outcome",
         rows.join(" UNION ALL ")
     );
-    sqlx::query(&sql).execute(&conns.mysql).await?;
+    again_on_deadlock(|| sqlx::query(&sql).execute(&conns.mysql)).await?;
     Ok(())
 }
 
@@ -404,7 +410,7 @@ async fn audit_results(
             entry
         })
         .collect();
-    let first = audit::record_many(&conns.mysql, &entries).await?;
+    let first = again_on_deadlock(|| audit::record_many(&conns.mysql, &entries)).await?;
     // The statement's rows are the batch's rows from `first` on (its `rewrite.begin` rows were
     // written before), numbered in the statement's order.
     let ids = audit::ids_by_detail(&conns.mysql, first, "batch", &holder.batch).await?;
@@ -432,4 +438,31 @@ async fn fail_runs(conns: &Connections, batch: &str, error: &RewriteError) -> Re
     .execute(&conns.mysql)
     .await?;
     Ok(())
+}
+
+/// Sends a statement again when InnoDB chose it as a deadlock's victim (SQLSTATE 40001): an
+/// autocommitted statement is rolled back whole, so sending it again is safe. Two chunks of one
+/// guided exit write `rewrite_runs` at once and can take its gap locks in opposite orders
+/// (seen under a loaded CI machine); a handful of tries with a short pause settle it.
+async fn again_on_deadlock<T, F, Fut>(mut statement: F) -> Result<T, sqlx::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, sqlx::Error>>,
+{
+    const TRIES: u32 = 5;
+    let mut tried = 1;
+    loop {
+        match statement().await {
+            Err(e) if tried < TRIES && is_deadlock(&e) => {
+                tracing::debug!(tried, "deadlock victim; sending the statement again");
+                tokio::time::sleep(std::time::Duration::from_millis(10 << tried)).await;
+                tried += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+fn is_deadlock(e: &sqlx::Error) -> bool {
+    e.as_database_error().and_then(|d| d.code()).as_deref() == Some("40001")
 }

@@ -354,7 +354,10 @@ async fn drive(
     // first.
     let stopping = Instant::now();
     match &stopped {
-        Some(Stopped::Abort(reason)) => note(Event::Abort { reason: reason.clone() }, stopping).await?,
+        Some(Stopped::Abort(reason)) => {
+            note(Event::Abort { reason: reason.clone() }, stopping).await?;
+            drills::mark_aborted(&conns.mysql, run_id, reason).await?;
+        }
         Some(Stopped::Halt(reason)) => note(Event::Halt { reason: reason.clone() }, stopping).await?,
         None => {}
     }
