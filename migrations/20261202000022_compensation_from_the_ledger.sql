@@ -12,7 +12,7 @@
 --   refuses an order of another product, of none, or one in another case already.
 -- * A plan's amounts are never negative, a refund is the order's price times its quantity, a
 --   coupon lies between 1 cent and 10,000,000.00; who planned a line is the server's word
---   (`planned_by`), and the planner can neither approve nor execute the plan.
+--   (`compensation_cases.planners`), and a planner can neither approve nor execute the plan.
 -- * An effect row *is* the execution of its line: its trigger rechecks the ledger (the order
 --   still live and still among the last accepted orders beyond stock, inventory locked before
 --   orders as every path does), performs the effect, and records what happened; the line's
@@ -54,9 +54,8 @@ UPDATE compensation_cases c SET approvers = (SELECT JSON_ARRAYAGG(s.actor) FROM 
     WHERE s.case_id = c.id AND s.step = 'APPROVE' AND s.id > c.proposal_step)
     WHERE c.status = 'PROPOSED';
 
--- Who last planned a line (the server's word), and everyone who planned any line of a case,
--- on the case row (read there, not by scanning the lines, whose rows stay free for execution).
-ALTER TABLE compensation_lines ADD COLUMN planned_by VARCHAR(128) NULL AFTER note;
+-- Everyone who planned any line of a case (the server's word), on the case row: read there,
+-- not by scanning the lines, whose rows stay free for execution.
 ALTER TABLE compensation_cases ADD COLUMN planners TEXT NULL AFTER approvers;
 
 -- What an effect did: its outcome and detail, the buyer (from the order) and the event's amount
@@ -223,7 +222,7 @@ BEGIN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: the order is in a case already (open, or compensated)';
     END IF;
     SET NEW.user_id = o_user, NEW.qty = o_qty, NEW.accepted_at = o_at, NEW.price_cents = COALESCE(o_price, 0),
-        NEW.action = NULL, NEW.amount_cents = 0, NEW.note = '', NEW.planned_by = NULL,
+        NEW.action = NULL, NEW.amount_cents = 0, NEW.note = '',
         NEW.outcome = 'PENDING', NEW.outcome_detail = '', NEW.executed_by = NULL, NEW.executed_at = NULL;
 END;
 
@@ -236,6 +235,7 @@ BEGIN
     DECLARE e_detail VARCHAR(500);
     DECLARE e_executor VARCHAR(128);
     DECLARE e_at DATETIME(3);
+    DECLARE v_planner VARCHAR(128);
     SELECT CAST(status AS CHAR) INTO v_status FROM compensation_cases WHERE id = OLD.case_id;
     IF NEW.case_id <> OLD.case_id OR NEW.order_no <> OLD.order_no OR NEW.user_id <> OLD.user_id
        OR NEW.qty <> OLD.qty OR NEW.accepted_at <> OLD.accepted_at OR NEW.price_cents <> OLD.price_cents
@@ -261,11 +261,9 @@ BEGIN
         IF (NEW.action IS NULL OR NEW.action IN ('FULFIL', 'NOTE')) AND NEW.amount_cents <> 0 THEN
             SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: only a refund or a coupon has an amount';
         END IF;
-        SET NEW.planned_by = SUBSTRING_INDEX(USER(), '@', 1);
-        UPDATE compensation_cases SET planners = JSON_ARRAY_APPEND(COALESCE(planners, JSON_ARRAY()), '$', NEW.planned_by)
-            WHERE id = OLD.case_id AND NOT JSON_CONTAINS(COALESCE(planners, JSON_ARRAY()), JSON_QUOTE(NEW.planned_by));
-    ELSEIF NOT (NEW.planned_by <=> OLD.planned_by) THEN
-        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: who planned a line is the server''s word';
+        SET v_planner = SUBSTRING_INDEX(USER(), '@', 1);
+        UPDATE compensation_cases SET planners = JSON_ARRAY_APPEND(COALESCE(planners, JSON_ARRAY()), '$', v_planner)
+            WHERE id = OLD.case_id AND NOT JSON_CONTAINS(COALESCE(planners, JSON_ARRAY()), JSON_QUOTE(v_planner));
     END IF;
     IF NEW.outcome <> OLD.outcome THEN
         IF OLD.outcome <> 'PENDING' THEN

@@ -156,11 +156,6 @@ async fn run_line(pool: &MySqlPool, case_id: u64, line: &Pending) -> Result<Line
     }
 }
 
-/// The key downstream systems deduplicate on: one per (case, order, action).
-pub fn idempotency_key(case_id: u64, order_no: &str, action: Action) -> String {
-    format!("compensation:{case_id}:{order_no}:{}", action.as_str())
-}
-
 /// True when a statement failed on a unique key.
 fn is_duplicate(err: &sqlx::Error) -> bool {
     err.as_database_error().is_some_and(|e| e.is_unique_violation())

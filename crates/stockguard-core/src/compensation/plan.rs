@@ -114,7 +114,7 @@ pub async fn set_plan(pool: &MySqlPool, case_id: u64, choices: &[Choice]) -> Res
     .fetch_one(&mut *tx)
     .await?;
     let planned = Planned { lines_changed: changed.len(), total_cents: total };
-    // Who planned is the server's word (the audit log's trigger and each line's `planned_by`);
+    // Who planned is the server's word (the audit log's trigger and the case's `planners`);
     // the functions of a case take the pool alone, so no profile role or environment is said.
     let entry = AuditEntry {
         actor: String::new(),

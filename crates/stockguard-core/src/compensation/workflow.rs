@@ -89,8 +89,7 @@ pub(crate) async fn status_and_maker(
 pub(crate) async fn stepped(pool: &MySqlPool, case_id: u64, actor: String) -> Result<Stepped, CompensationError> {
     let (status, _) = status_and_maker(pool, case_id).await?;
     let (needed, approvals): (u8, i64) = sqlx::query_as(
-        "SELECT c.approvals_needed, (SELECT COUNT(DISTINCT s.actor) FROM compensation_steps s \
-           WHERE s.case_id = c.id AND s.step = 'APPROVE' AND s.id > COALESCE(c.proposal_step, 0)) \
+        "SELECT c.approvals_needed, CAST(COALESCE(JSON_LENGTH(c.approvers), 0) AS SIGNED) \
          FROM compensation_cases c WHERE c.id = ?",
     )
     .bind(case_id)

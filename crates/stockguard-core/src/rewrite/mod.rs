@@ -305,13 +305,18 @@ fn plan(holder: &Holder, reading: &Reading) -> Plan {
         Some(Outcome::DryRun)
     } else if !holder.claimed {
         Some(Outcome::RefusedFence)
-    } else if reading.redis_stock.is_some() && delta == 0 && !reading.history_lost {
-        // A lost history needs its new epoch even when the numbers happen to agree.
+    } else if !needs_write(reading) {
         Some(Outcome::Noop)
     } else {
         None
     };
     Plan { mode, delta, without_write }
+}
+
+/// Whether a reading calls for a write: a missing key (rebuilt), a lost history (reset: it
+/// needs its new epoch even when the numbers happen to agree), or a drift.
+fn needs_write(reading: &Reading) -> bool {
+    reading.redis_stock.is_none() || reading.history_lost || reading.expected_redis != reading.redis_stock.unwrap_or(0)
 }
 
 /// The `apply.lua` call of a planned write, under the holder's fence.
@@ -440,8 +445,7 @@ pub async fn preview(conns: &Connections, req: &RewriteRequest) -> Result<Rewrit
     let mut redis = conns.redis.clone();
     let reading = read_products(&conns.mysql, &mut redis, &conns.keys, &[req.product_id]).await?.remove(0);
     let delta = reading.expected_redis - reading.redis_stock.unwrap_or(0);
-    // The same rule as [`plan`]: a missing key is rebuilt, a lost history reset, else a delta.
-    let writes = reading.redis_stock.is_none() || reading.history_lost || delta != 0;
+    let writes = needs_write(&reading);
     let result = RewriteResult {
         product_id: req.product_id,
         before: reading.redis_stock,
