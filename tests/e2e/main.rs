@@ -460,10 +460,21 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         // 5. Pick the product again on the production board and dry-run its rewrite.
         wait_text(c, &format!("{row} td.drift"), "the production board streams", |t| t == seeded_drift.to_string())
             .await;
-        click(c, &format!("{row} input.pick")).await;
-        click(c, "#rewrite-selected").await;
-        let picked = c.find(Locator::Css("#rw-products")).await.unwrap().prop("value").await.unwrap();
-        assert_eq!(picked.as_deref(), Some("1016"));
+        // The board redraws every tick: a pick can land on a row about to be replaced (or find
+        // the box already ticked). Wait for the state: the box ticked and the form filled.
+        let deadline = tokio::time::Instant::now() + STEP;
+        loop {
+            let pick = c.find(Locator::Css(&format!("{row} input.pick"))).await.unwrap();
+            if !pick.is_selected().await.unwrap_or(false) {
+                click(c, &format!("{row} input.pick")).await;
+            }
+            click(c, "#rewrite-selected").await;
+            let picked = c.find(Locator::Css("#rw-products")).await.unwrap().prop("value").await.unwrap();
+            if picked.as_deref() == Some("1016") {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "the rewrite form never got the pick: {picked:?}");
+        }
         type_into(c, "#rw-reason", "e2e: seeded Redis drift").await;
         click(c, "#dry-run").await;
         let result = format!("#rewrite-results tbody tr[data-product-id=\"{p}\"]");
