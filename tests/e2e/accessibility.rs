@@ -409,7 +409,7 @@ async fn every_screen_passes_axe_speaks_chinese_throughout_and_works_by_keyboard
             wait_error(c, "nothing picked", "").await;
             checks.words(c, "board error").await;
             type_into(c, "#search", "1016").await;
-            click(c, "#products tbody tr[data-product-id=\"1016\"] input.pick").await;
+            tick(c, "#products tbody tr[data-product-id=\"1016\"] input.pick").await;
             click(c, "#show-chart").await;
             wait_shown(c, "#chart-panel", "the chart panel opens").await;
             checks.look(c, "board chart").await;

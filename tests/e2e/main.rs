@@ -219,6 +219,24 @@ async fn click(client: &Client, css: &str) {
     }
 }
 
+/// Ticks the checkbox `css` names, and waits until it is ticked. A click is a toggle, and on
+/// the live board a click may land while its row is being replaced (then `click` finds it
+/// again and clicks once more, which could untick it): so this clicks only a box seen unticked.
+async fn tick(client: &Client, css: &str) {
+    let deadline = tokio::time::Instant::now() + STEP;
+    loop {
+        let ticked = match client.find(Locator::Css(css)).await {
+            Ok(element) => element.is_selected().await.unwrap_or(false),
+            Err(_) => false,
+        };
+        if ticked {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{css} never got ticked");
+        click(client, css).await;
+    }
+}
+
 async fn type_into(client: &Client, css: &str, text: &str) {
     let input =
         client.wait().at_most(STEP).for_element(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}"));
@@ -398,7 +416,7 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         wait_text(c, &format!("{row} td.drift"), "its seeded drift", |t| t == seeded_drift.to_string()).await;
 
         // 3. Its drift over time, drawn in Rust, and exported as a PNG.
-        click(c, &format!("{row} input.pick")).await;
+        tick(c, &format!("{row} input.pick")).await;
         click(c, "#show-chart").await;
         let deadline = tokio::time::Instant::now() + STEP;
         loop {
@@ -464,10 +482,7 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         // the box already ticked). Wait for the state: the box ticked and the form filled.
         let deadline = tokio::time::Instant::now() + STEP;
         loop {
-            let pick = c.find(Locator::Css(&format!("{row} input.pick"))).await.unwrap();
-            if !pick.is_selected().await.unwrap_or(false) {
-                click(c, &format!("{row} input.pick")).await;
-            }
+            tick(c, &format!("{row} input.pick")).await;
             click(c, "#rewrite-selected").await;
             let picked = c.find(Locator::Css("#rw-products")).await.unwrap().prop("value").await.unwrap();
             if picked.as_deref() == Some("1016") {
@@ -705,8 +720,8 @@ async fn a_facilitator_runs_halts_reports_compares_and_replays_drills_from_the_w
 
         // 4. The two runs compared, the halted one (ticked first) as the baseline: every
         //    figure, regressions marked.
-        click(c, &format!("#drill-history tr[data-run-id=\"{second}\"] input.pick")).await;
-        click(c, &format!("#drill-history tr[data-run-id=\"{first}\"] input.pick")).await;
+        tick(c, &format!("#drill-history tr[data-run-id=\"{second}\"] input.pick")).await;
+        tick(c, &format!("#drill-history tr[data-run-id=\"{first}\"] input.pick")).await;
         click(c, "#drill-compare-go").await;
         wait_text(c, "#drill-compare-table tr[data-figure=oversold_units] td.figure", "the comparison shows", |t| {
             t == "oversold_units"
