@@ -320,6 +320,10 @@ export type Change = { revision: number, scope: Scope, mode: Mode, changed_by: s
 
 export type InstanceAck = { instance_id: string, listen_addr: string, 
 /**
+ * The switch row of the products it sells: `global` (the sale's) or `rig:<run id>`.
+ */
+home: Scope, 
+/**
  * Milliseconds since its last heartbeat.
  */
 heartbeat_age_ms: number, 

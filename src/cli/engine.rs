@@ -6,6 +6,7 @@ use clap::Subcommand;
 
 use super::{connect, CliError};
 use secrecy::ExposeSecret as _;
+use stockguard_core::switch::Home;
 use stockguard_engine::engine::replicas::ReplicaGate;
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
 
@@ -24,6 +25,9 @@ pub enum EngineCommand {
         payment_timeout: u64,
         #[arg(long, default_value_t = 200)]
         batch_size: usize,
+        /// Persist only the products of this drill run's rig (a drill's own consumers).
+        #[arg(long, value_name = "RUN_ID")]
+        rig: Option<u64>,
     },
 }
 
@@ -69,13 +73,19 @@ pub struct ServeArgs {
     /// fails a master over by itself in that time.
     #[arg(long)]
     breaker_grace_ms: Option<u64>,
+    /// Sell only the products of this drill run's rig (`inventory.rig`), and send a tripped
+    /// breaker to the rig's switch row instead of the whole sale's: how a drill's engines
+    /// run beside a live sale without touching it. Without it, an engine sells the sale's
+    /// own products and never a rig's.
+    #[arg(long, value_name = "RUN_ID")]
+    rig: Option<u64>,
 }
 
 pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliError> {
     let serve = match cmd {
         EngineCommand::Serve(args) => args,
-        EngineCommand::Consume { instance_id, payment_timeout, batch_size } => {
-            return consume(profile, instance_id, payment_timeout, batch_size).await;
+        EngineCommand::Consume { instance_id, payment_timeout, batch_size, rig } => {
+            return consume(profile, instance_id, payment_timeout, batch_size, home(rig)).await;
         }
     };
     let ServeArgs {
@@ -90,6 +100,7 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
         replica_acks,
         replica_ack_timeout_ms,
         breaker_grace_ms,
+        rig,
     } = serve;
     if degraded {
         return Err(CliError::Refused(
@@ -108,6 +119,7 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
         global_rate,
         per_user_rate,
         consumers: !no_consumers,
+        home: home(rig),
         ..EngineConfig::default()
     };
     config.breaker.grace = match breaker_grace_ms {
@@ -145,6 +157,7 @@ async fn consume(
     instance_id: String,
     payment_timeout: u64,
     batch_size: usize,
+    home: Home,
 ) -> Result<(), CliError> {
     if batch_size == 0 {
         return Err(CliError::Refused("--batch-size must be at least 1".into()));
@@ -154,12 +167,17 @@ async fn consume(
         instance_id,
         payment_timeout: Duration::from_secs(payment_timeout),
         batch_size,
+        home,
         ..EngineConfig::default()
     };
     eprintln!("consumer {} persisting reservations", config.instance_id);
     let state = EngineState::new(conns.mysql, conns.redis, conns.keys, config);
     stockguard_engine::engine::run::consume(state, shutdown_signal()).await;
     Ok(())
+}
+
+fn home(rig: Option<u64>) -> Home {
+    rig.map_or(Home::Sale, Home::Rig)
 }
 
 /// Ctrl-C, or SIGTERM (how a supervisor, or a drill runner, stops a process).

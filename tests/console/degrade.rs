@@ -15,7 +15,7 @@ use stockguard_core::connect::Connections;
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
 use stockguard_core::recon::read_products;
 use stockguard_core::switch::exit::DEFAULT_STALE_AFTER;
-use stockguard_core::switch::{self, store, Changer, ExitOptions, Mode, Scope};
+use stockguard_core::switch::{self, store, Changer, ExitOptions, Home, Mode, Scope};
 use stockguard_engine::drill::{Fault, FaultProxy};
 use stockguard_engine::engine::breaker::BreakerConfig;
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
@@ -214,7 +214,7 @@ async fn degrade_on_under_load_is_applied_by_three_instances_within_a_second_and
     assert!(toggled.ack.complete);
     let took = toggled.ack.propagation_ms.expect("each instance applied exactly this revision");
     assert!(took < 1000, "applied by all three in {took} ms, over the 1 s bar");
-    assert!(engines.iter().all(|e| e.state.global_mode() == Mode::Degraded));
+    assert!(engines.iter().all(|e| e.state.home_mode() == Mode::Degraded));
 
     // Orders keep flowing, now through the DB.
     let before = orders_by_source(&pool, "DB").await;
@@ -268,7 +268,7 @@ async fn redis_cut_off_mid_sale_trips_the_engines_and_the_guided_exit_brings_the
     proxy.set(Fault::Refuse);
     proxy.cut();
     wait_for("every engine is on the DB path", Duration::from_secs(10), async || {
-        engines.iter().all(|e| e.state.global_mode() == Mode::Degraded)
+        engines.iter().all(|e| e.state.home_mode() == Mode::Degraded)
     })
     .await;
     let tripped = engines.iter().filter(|e| e.state.breaker.is_tripped()).count();
@@ -307,7 +307,7 @@ async fn redis_cut_off_mid_sale_trips_the_engines_and_the_guided_exit_brings_the
     let report =
         switch::guided_exit(&conns, &ExitOptions::new(Scope::Global, "Redis restored"), &|_| {}).await.unwrap();
     assert!(report.not_back_on_redis.is_empty(), "{report:?}");
-    assert!(engines.iter().all(|e| !e.state.breaker.is_tripped() && e.state.global_mode() == Mode::Normal));
+    assert!(engines.iter().all(|e| !e.state.breaker.is_tripped() && e.state.home_mode() == Mode::Normal));
     let redis_before = orders_by_source(&pool, "REDIS").await;
     wait_for("orders flow through Redis again", Duration::from_secs(20), async || {
         orders_by_source(&pool, "REDIS").await > redis_before + 300
@@ -348,7 +348,7 @@ async fn a_slow_mysql_leaves_engines_on_their_last_known_mode_without_flapping(p
         let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
         while tokio::time::Instant::now() < deadline {
             for e in &engines {
-                assert_eq!(e.state.global_mode(), mode, "an engine changed mode while MySQL was slow");
+                assert_eq!(e.state.home_mode(), mode, "an engine changed mode while MySQL was slow");
                 samples += 1;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -358,7 +358,7 @@ async fn a_slow_mysql_leaves_engines_on_their_last_known_mode_without_flapping(p
         proxy.set(Fault::PassThrough);
         proxy.cut(); // drop connections stuck behind the slow ones
         wait_for("the engines apply the flip once MySQL answers", Duration::from_secs(15), async || {
-            engines.iter().all(|e| e.state.switch_view().revision == flipped.revision && e.state.global_mode() == other)
+            engines.iter().all(|e| e.state.switch_view().revision == flipped.revision && e.state.home_mode() == other)
         })
         .await;
     }
@@ -402,8 +402,8 @@ async fn every_change_is_a_new_revision_with_an_audit_row_and_viewers_cannot_cha
     viewer.read_only = true;
     assert!(matches!(Changer::person(&viewer), Err(switch::SwitchError::ReadOnly)));
     // Two escalations of tripped breakers write one change.
-    let first = store::escalate_breaker(&pool, "e1", "5 timeouts").await.unwrap();
-    let second = store::escalate_breaker(&pool, "e2", "5 timeouts").await.unwrap();
+    let first = store::escalate_breaker(&pool, Home::Sale, "e1", "5 timeouts").await.unwrap();
+    let second = store::escalate_breaker(&pool, Home::Sale, "e2", "5 timeouts").await.unwrap();
     assert!(first.is_some() && second.is_none());
 }
 

@@ -252,13 +252,13 @@ async fn a_retry_after_the_exit_of_an_order_placed_in_db_mode_gets_the_first_ord
     let engine =
         EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
     let (url, stop, handle) = sale::spawn_engine(engine.clone()).await;
-    wait_for("the engine is in DB mode", Duration::from_secs(5), async || engine.global_mode() == Mode::Degraded).await;
+    wait_for("the engine is in DB mode", Duration::from_secs(5), async || engine.home_mode() == Mode::Degraded).await;
 
     let (status, first) = post_http(&url, 7, "pay-once").await;
     assert_eq!(status, 202, "{first}");
     assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM orders WHERE source = 'DB'").await, 1);
     switch::guided_exit(&conns, &ExitOptions::new(Scope::Global, "Redis is back"), &|_| {}).await.unwrap();
-    assert_eq!(engine.global_mode(), Mode::Normal);
+    assert_eq!(engine.home_mode(), Mode::Normal);
     let stock = redis_stock(&conns).await;
 
     let (status, retry) = post_http(&url, 7, "pay-once").await;

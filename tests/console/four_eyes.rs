@@ -17,6 +17,7 @@ use stockguard_core::compensation::{Action, CaseStatus, CompensationError};
 use stockguard_core::connect::Connections;
 use stockguard_core::recon::{read_products, DriftStatus};
 use stockguard_core::roles::SaleRole;
+use stockguard_core::switch::Home;
 
 const P: u64 = 51;
 
@@ -352,8 +353,9 @@ async fn orders_timing_out_while_their_case_executes_never_give_an_owed_unit_to_
         let (mut closed, relay) = (0, Relay::default());
         let mut conn = d.root.redis.clone();
         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            closed += close_due_orders(&pool, chrono::Utc::now().naive_utc(), 50).await.expect("the closer runs");
-            relay.run_once(&pool, &mut conn, &d.root.keys, 500).await.expect("the relay runs");
+            closed +=
+                close_due_orders(&pool, Home::Sale, chrono::Utc::now().naive_utc(), 50).await.expect("the closer runs");
+            relay.run_once(&pool, Home::Sale, &mut conn, &d.root.keys, 500).await.expect("the relay runs");
         }
         closed
     };
@@ -364,8 +366,8 @@ async fn orders_timing_out_while_their_case_executes_never_give_an_owed_unit_to_
     };
     let (closed, run) = tokio::join!(closer, executed);
     let run = run.expect("execution ends without a deadlock or an error");
-    let closed = closed + close_due_orders(&pool, chrono::Utc::now().naive_utc(), 2000).await.unwrap();
-    Relay::default().run_once(&pool, &mut d.root.redis.clone(), &d.root.keys, 2000).await.unwrap();
+    let closed = closed + close_due_orders(&pool, Home::Sale, chrono::Utc::now().naive_utc(), 2000).await.unwrap();
+    Relay::default().run_once(&pool, Home::Sale, &mut d.root.redis.clone(), &d.root.keys, 2000).await.unwrap();
     let done = run.lines.iter().filter(|l| matches!(l, LineRun::Done { .. })).count();
     println!("closer closed {closed}, execution cancelled {done} of 1500 lines");
     assert!(closed > 0, "the closer raced the execution");

@@ -59,6 +59,7 @@ fn heartbeat(id: &str, addr: &str) -> Heartbeat {
     Heartbeat {
         instance_id: id.into(),
         listen_addr: addr.into(),
+        home: stockguard_core::switch::Scope::Global,
         started_at: chrono::Utc::now().naive_utc(),
         applied_revision: 0,
         effective_mode: Mode::Normal,

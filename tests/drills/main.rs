@@ -5,10 +5,13 @@
 //! Drills start engine processes and load them hard; two at once on two cores would measure
 //! each other. [`one_at_a_time`] serialises them within this binary.
 
+#[path = "../support/sale.rs"]
+mod sale;
 #[path = "../support/mod.rs"]
 mod support;
 
 mod abort;
+mod beside_a_sale;
 mod builtin;
 mod halt;
 mod rerun;

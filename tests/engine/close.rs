@@ -11,6 +11,7 @@ use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
 use stockguard_core::keys::Keys;
 use stockguard_core::recon::{read_products, DriftStatus};
+use stockguard_core::switch::Home;
 use stockguard_engine::engine::close::{close_due_orders, close_order, CloseKind, CloseOutcome};
 use stockguard_engine::engine::consumer::{self, ConsumerConfig};
 use stockguard_engine::engine::relay::Relay;
@@ -88,14 +89,14 @@ async fn unpaid_orders_close_at_their_deadline_and_not_before(pool: MySqlPool) {
 
     let just_before =
         (Utc::now() + chrono::Duration::from_std(PAYMENT).unwrap() - chrono::Duration::seconds(5)).naive_utc();
-    assert_eq!(close_due_orders(&pool, just_before, 100).await.unwrap(), 0);
+    assert_eq!(close_due_orders(&pool, Home::Sale, just_before, 100).await.unwrap(), 0);
     assert_eq!(db_stock(&pool).await, 6);
 
-    assert_eq!(close_due_orders(&pool, after_deadline(), 100).await.unwrap(), 4);
+    assert_eq!(close_due_orders(&pool, Home::Sale, after_deadline(), 100).await.unwrap(), 4);
     assert_eq!(db_stock(&pool).await, 10, "stock back in the DB");
     assert_eq!(redis_stock(&mut conn, &redis.keys).await, 6, "not yet in Redis: pending release");
 
-    let relayed = Relay::default().run_once(&pool, &mut conn, &redis.keys, 100).await.unwrap();
+    let relayed = Relay::default().run_once(&pool, Home::Sale, &mut conn, &redis.keys, 100).await.unwrap();
     assert_eq!(relayed.applied, 4);
     assert_eq!(redis_stock(&mut conn, &redis.keys).await, 10, "stock back in Redis");
     assert_conserved(&pool, &mut conn, &redis.keys).await;
@@ -105,14 +106,14 @@ async fn unpaid_orders_close_at_their_deadline_and_not_before(pool: MySqlPool) {
 async fn closing_and_relaying_twice_returns_stock_once(pool: MySqlPool) {
     let redis = TestRedis::new("c2").await;
     let (mut conn, _) = sale_with_orders(&pool, &redis, 3).await;
-    assert_eq!(close_due_orders(&pool, after_deadline(), 100).await.unwrap(), 3);
-    assert_eq!(close_due_orders(&pool, after_deadline(), 100).await.unwrap(), 0);
+    assert_eq!(close_due_orders(&pool, Home::Sale, after_deadline(), 100).await.unwrap(), 3);
+    assert_eq!(close_due_orders(&pool, Home::Sale, after_deadline(), 100).await.unwrap(), 0);
     let relay = Relay::default();
-    relay.run_once(&pool, &mut conn, &redis.keys, 100).await.unwrap();
+    relay.run_once(&pool, Home::Sale, &mut conn, &redis.keys, 100).await.unwrap();
     // The same release applied again (as if the outbox row were not marked done before a
     // crash): the `released` hash refuses it.
     sqlx::query("UPDATE outbox SET status = 'PENDING'").execute(&pool).await.unwrap();
-    let again = relay.run_once(&pool, &mut conn, &redis.keys, 100).await.unwrap();
+    let again = relay.run_once(&pool, Home::Sale, &mut conn, &redis.keys, 100).await.unwrap();
     assert_eq!((again.applied, again.already_applied), (0, 3));
     assert_eq!(db_stock(&pool).await, 10);
     assert_eq!(redis_stock(&mut conn, &redis.keys).await, 10);
@@ -142,8 +143,8 @@ async fn a_timeout_close_racing_a_cancel_returns_stock_once(pool: MySqlPool) {
     let relay = Relay::default();
     let (mut c1, mut c2) = (conn.clone(), conn.clone());
     let (a, b) = tokio::join!(
-        relay.run_once(&pool, &mut c1, &redis.keys, 100),
-        relay.run_once(&pool, &mut c2, &redis.keys, 100)
+        relay.run_once(&pool, Home::Sale, &mut c1, &redis.keys, 100),
+        relay.run_once(&pool, Home::Sale, &mut c2, &redis.keys, 100)
     );
     assert_eq!(a.unwrap().applied + b.unwrap().applied, 5, "each release applied once across two relays");
     assert_eq!(db_stock(&pool).await, 10);
@@ -161,7 +162,7 @@ async fn a_paid_order_is_not_closed_and_a_closed_order_is_not_paid(pool: MySqlPo
         .await
         .unwrap();
 
-    assert_eq!(close_due_orders(&pool, after_deadline(), 100).await.unwrap(), 1);
+    assert_eq!(close_due_orders(&pool, Home::Sale, after_deadline(), 100).await.unwrap(), 1);
     let paid = close_order(&pool, &order_nos[0], CloseKind::Timeout, after_deadline()).await.unwrap();
     assert_eq!(paid, CloseOutcome::NotWaiting("PAID".into()));
     let paying_closed = sqlx::query("UPDATE orders SET status = 'PAID' WHERE order_no = ? AND status = 'WAIT_PAY'")
@@ -170,7 +171,7 @@ async fn a_paid_order_is_not_closed_and_a_closed_order_is_not_paid(pool: MySqlPo
         .await
         .unwrap();
     assert_eq!(paying_closed.rows_affected(), 0, "the compare-and-set refuses a closed order");
-    Relay::default().run_once(&pool, &mut conn, &redis.keys, 100).await.unwrap();
+    Relay::default().run_once(&pool, Home::Sale, &mut conn, &redis.keys, 100).await.unwrap();
     assert_eq!(db_stock(&pool).await, 9);
     assert_conserved(&pool, &mut conn, &redis.keys).await;
 }
@@ -179,9 +180,9 @@ async fn a_paid_order_is_not_closed_and_a_closed_order_is_not_paid(pool: MySqlPo
 async fn a_release_waits_while_the_stock_key_is_missing(pool: MySqlPool) {
     let redis = TestRedis::new("c5").await;
     let (mut conn, _) = sale_with_orders(&pool, &redis, 1).await;
-    close_due_orders(&pool, after_deadline(), 100).await.unwrap();
+    close_due_orders(&pool, Home::Sale, after_deadline(), 100).await.unwrap();
     let _: () = conn.del(redis.keys.stock(PRODUCT)).await.unwrap();
-    let out = Relay::default().run_once(&pool, &mut conn, &redis.keys, 100).await.unwrap();
+    let out = Relay::default().run_once(&pool, Home::Sale, &mut conn, &redis.keys, 100).await.unwrap();
     assert_eq!(out.waiting_for_key, 1);
     let exists: bool = conn.exists(redis.keys.stock(PRODUCT)).await.unwrap();
     assert!(!exists, "the release did not create a stock key from nothing");

@@ -10,7 +10,7 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use sqlx::MySqlPool;
 use stockguard_core::profile::EnvironmentKind;
-use stockguard_core::switch::{store, Changer, Mode, Scope};
+use stockguard_core::switch::{store, Changer, Home, Mode, Scope};
 use stockguard_engine::engine::degraded;
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
 use stockguard_engine::engine::{ReserveOutcome, ReserveRequest};
@@ -42,7 +42,7 @@ async fn an_instance_on_the_db_path_beside_a_redis_path_instance_cannot_sell_whi
         idempotency_key: "pinned".into(),
         per_user_limit: 1,
     };
-    let pinned = degraded::place_order(&pool, &req, "pinned-1", Duration::from_secs(900)).await;
+    let pinned = degraded::place_order(&pool, Home::Sale, &req, "pinned-1", Duration::from_secs(900)).await;
     assert!(!matches!(pinned, Ok(ReserveOutcome::Reserved { .. } | ReserveOutcome::Replayed { .. })), "{pinned:?}");
     assert_eq!(scalar(&pool, "SELECT stock FROM inventory").await, 5, "the DB path sold nothing");
 

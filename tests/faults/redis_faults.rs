@@ -11,6 +11,7 @@ use sqlx::MySqlPool;
 use stockguard_core::connect::Connections;
 use stockguard_core::recon::{read_products, DriftStatus, Reading};
 use stockguard_core::rewrite::{self, Outcome, RewriteRequest};
+use stockguard_core::switch::Home;
 use stockguard_engine::engine::reserve::{ReserveOutcome, ReserveRequest};
 use support::redis_server::RedisServer;
 
@@ -175,7 +176,9 @@ async fn after_redis_restarts_empty_in_db_mode_the_guided_exit_sets_what_the_db_
             per_user_limit: 5,
         };
         let placed =
-            degraded::place_order(&pool, &req, &numbers.next_order_no(P), Duration::from_secs(600)).await.unwrap();
+            degraded::place_order(&pool, Home::Sale, &req, &numbers.next_order_no(P), Duration::from_secs(600))
+                .await
+                .unwrap();
         assert!(matches!(placed, ReserveOutcome::Reserved { .. }), "{placed:?}");
     }
     server.restart_empty().await;

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use sqlx::MySqlPool;
 
+use crate::switch::Home;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct Product {
     pub product_id: u64,
@@ -15,6 +17,15 @@ pub struct Product {
 /// Every product of the sale, in id order.
 pub async fn list_products(pool: &MySqlPool) -> Result<Vec<Product>, sqlx::Error> {
     sqlx::query_as("SELECT product_id, name, initial_stock, stock, per_user_limit FROM inventory ORDER BY product_id")
+        .fetch_all(pool)
+        .await
+}
+
+/// The products of `home`, in id order: the sale's (on no drill rig) or one drill rig's
+/// (`inventory.rig`). What an engine of that home lists for its consumers.
+pub async fn home_products(pool: &MySqlPool, home: Home) -> Result<Vec<u64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT product_id FROM inventory WHERE rig <=> ? ORDER BY product_id")
+        .bind(home.rig())
         .fetch_all(pool)
         .await
 }

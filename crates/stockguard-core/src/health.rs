@@ -69,7 +69,7 @@ pub async fn probe(conns: &Connections, readings: &[Reading]) -> Result<Health, 
         products_off_normal: switch
             .scopes
             .iter()
-            .filter(|s| s.scope != Scope::Global && s.mode != Mode::Normal)
+            .filter(|s| s.scope.product_id().is_some() && s.mode != Mode::Normal)
             .count(),
         engines_live: switch.ack.live,
         engines_applied: switch.ack.applied,

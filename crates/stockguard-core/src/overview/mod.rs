@@ -220,7 +220,8 @@ pub async fn read(
     let sale = sale_figures(&conns.mysql).await?;
     let scopes = crate::switch::store::scopes(&conns.mysql).await?;
     let mode = scopes.iter().find(|s| s.scope == Scope::Global).map_or(Mode::Normal, |s| s.mode);
-    let products_off_normal = scopes.iter().filter(|s| s.scope != Scope::Global && s.mode != Mode::Normal).count();
+    let products_off_normal =
+        scopes.iter().filter(|s| s.scope.product_id().is_some() && s.mode != Mode::Normal).count();
     let compensation_open = crate::compensation::read::list(&conns.mysql, None)
         .await?
         .into_iter()

@@ -45,6 +45,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::MySqlPool;
 
 use super::status::DriftStatus;
+use crate::drills;
 use crate::keys::Keys;
 use crate::redis_link::{idempotent_script_per_item, per_product, product_slot, Link};
 
@@ -117,10 +118,19 @@ pub enum ReconError {
     UnknownProduct(u64),
 }
 
-/// The product ids of the sale, in id order.
+/// The product ids of the sale, in id order: its own, and those of a drill rig while its
+/// run is alive (RUNNING, its runner's heartbeat younger than [`drills::runs::STALE_AFTER`]).
+/// A finished or dead run's products are off sale: no engine sells them, and the sale's
+/// reading no longer shows them.
 pub async fn product_ids(pool: &MySqlPool) -> Result<Vec<u64>, ReconError> {
-    let ids: Vec<(u64,)> =
-        sqlx::query_as("SELECT product_id FROM inventory ORDER BY product_id").fetch_all(pool).await?;
+    let ids: Vec<(u64,)> = sqlx::query_as(
+        "SELECT product_id FROM inventory WHERE rig IS NULL OR rig IN \
+         (SELECT id FROM drill_runs WHERE status = 'RUNNING' AND heartbeat_at >= NOW(3) - INTERVAL ? MICROSECOND) \
+         ORDER BY product_id",
+    )
+    .bind(drills::runs::STALE_AFTER.as_micros() as u64)
+    .fetch_all(pool)
+    .await?;
     Ok(ids.into_iter().map(|(id,)| id).collect())
 }
 

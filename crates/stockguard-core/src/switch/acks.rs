@@ -12,7 +12,7 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use sqlx::MySqlPool;
 
-use super::mode::Mode;
+use super::mode::{Mode, Scope};
 use super::SwitchError;
 
 /// A heartbeat's content.
@@ -20,6 +20,8 @@ use super::SwitchError;
 pub struct Heartbeat {
     pub instance_id: String,
     pub listen_addr: String,
+    /// The switch row of the products it sells ([`super::Home::scope`]).
+    pub home: Scope,
     pub started_at: NaiveDateTime,
     pub applied_revision: u64,
     pub effective_mode: Mode,
@@ -44,11 +46,11 @@ pub async fn write_heartbeat(pool: &MySqlPool, hb: &Heartbeat) -> Result<(), Swi
     // deprecates and whose replacement (a row alias) MariaDB does not accept.
     sqlx::query(
         "INSERT INTO engine_heartbeats (instance_id, listen_addr, started_at, last_seen, applied_revision, applied_at, \
-         effective_mode, breaker_state, breaker_reason, breaker_tripped_at) \
-         VALUES (?, ?, ?, NOW(3), ?, NOW(3), ?, ?, ?, ?) ON DUPLICATE KEY UPDATE \
+         effective_mode, breaker_state, breaker_reason, breaker_tripped_at, home) \
+         VALUES (?, ?, ?, NOW(3), ?, NOW(3), ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE \
          applied_at = IF(applied_revision <> ? OR started_at <> ?, NOW(3), applied_at), \
          listen_addr = ?, started_at = ?, last_seen = NOW(3), applied_revision = ?, effective_mode = ?, \
-         breaker_state = ?, breaker_reason = ?, breaker_tripped_at = ?",
+         breaker_state = ?, breaker_reason = ?, breaker_tripped_at = ?, home = ?",
     )
     .bind(&hb.instance_id)
     .bind(&hb.listen_addr)
@@ -58,6 +60,7 @@ pub async fn write_heartbeat(pool: &MySqlPool, hb: &Heartbeat) -> Result<(), Swi
     .bind(hb.breaker.state)
     .bind(&hb.breaker.reason)
     .bind(hb.breaker.tripped_at)
+    .bind(hb.home.key())
     .bind(hb.applied_revision)
     .bind(hb.started_at)
     .bind(&hb.listen_addr)
@@ -67,6 +70,7 @@ pub async fn write_heartbeat(pool: &MySqlPool, hb: &Heartbeat) -> Result<(), Swi
     .bind(hb.breaker.state)
     .bind(&hb.breaker.reason)
     .bind(hb.breaker.tripped_at)
+    .bind(hb.home.key())
     .execute(pool)
     .await?;
     Ok(())
@@ -78,6 +82,8 @@ pub async fn write_heartbeat(pool: &MySqlPool, hb: &Heartbeat) -> Result<(), Swi
 pub struct InstanceAck {
     pub instance_id: String,
     pub listen_addr: String,
+    /// The switch row of the products it sells: `global` (the sale's) or `rig:<run id>`.
+    pub home: Scope,
     /// Milliseconds since its last heartbeat.
     pub heartbeat_age_ms: i64,
     /// False when the heartbeat is stale: shown, not counted.
@@ -107,7 +113,7 @@ pub struct Acknowledgement {
     pub instances: Vec<InstanceAck>,
 }
 
-type AckRow = (String, String, i64, u64, Option<i64>, String, String, Option<String>);
+type AckRow = (String, String, String, i64, u64, Option<i64>, String, String, Option<String>);
 
 /// Where every known instance stands on `revision`. Instances silent for longer than
 /// `stale_after` are listed as not live.
@@ -122,7 +128,7 @@ pub async fn acknowledgement(
             .fetch_optional(pool)
             .await?;
     let rows: Vec<AckRow> = sqlx::query_as(
-        "SELECT instance_id, listen_addr, CAST(TIMESTAMPDIFF(MICROSECOND, last_seen, NOW(3)) AS SIGNED), \
+        "SELECT instance_id, listen_addr, home, CAST(TIMESTAMPDIFF(MICROSECOND, last_seen, NOW(3)) AS SIGNED), \
          applied_revision, \
          CAST(TIMESTAMPDIFF(MICROSECOND, (SELECT changed_at FROM switch_changes WHERE revision = ?), applied_at) AS SIGNED), \
          CAST(effective_mode AS CHAR), CAST(breaker_state AS CHAR), breaker_reason \
@@ -133,13 +139,24 @@ pub async fn acknowledgement(
     .await?;
     let stale_us = stale_after.as_micros() as i64;
     let mut instances = Vec::with_capacity(rows.len());
-    for (instance_id, listen_addr, age_us, applied_revision, since_change_us, mode, breaker_state, breaker_reason) in
-        rows
+    for (
+        instance_id,
+        listen_addr,
+        home,
+        age_us,
+        applied_revision,
+        since_change_us,
+        mode,
+        breaker_state,
+        breaker_reason,
+    ) in rows
     {
         let effective_mode = mode.parse().map_err(|e: super::mode::UnknownMode| SwitchError::Corrupt(e.to_string()))?;
+        let home = home.parse().map_err(|e: super::mode::UnknownScope| SwitchError::Corrupt(e.to_string()))?;
         instances.push(InstanceAck {
             instance_id,
             listen_addr,
+            home,
             heartbeat_age_ms: age_us / 1000,
             live: age_us <= stale_us,
             applied_revision,

@@ -31,14 +31,15 @@ use futures_util::StreamExt as _;
 use serde::Serialize;
 use tracing::{info_span, Instrument as _};
 
-use super::acks::{self, Acknowledgement};
-use super::mode::{Mode, Scope};
+use super::acks::{self, Acknowledgement, InstanceAck};
+use super::mode::{Home, Mode, Scope};
 use super::store::{self, Changer};
 use super::{buyers, idem, SwitchError};
 use crate::audit::{self, AuditEntry};
+use crate::catalog;
 use crate::connect::Connections;
 use crate::profile::EnvironmentKind;
-use crate::recon::{read_products, reading::product_ids};
+use crate::recon::read_products;
 use crate::redis_link::per_product;
 use crate::rewrite::{self, Outcome, RewriteRequest, RewriteResult};
 
@@ -170,20 +171,9 @@ pub async fn guided_exit(
     if conns.settings.environment == EnvironmentKind::Production && opts.confirm.as_deref() != Some(&opts.scope.key()) {
         return Err(SwitchError::ConfirmationRequired(opts.scope.key()));
     }
-    let products = match opts.scope {
-        // A product held in DB mode by its own row stays there (and keeps selling through
-        // the DB), so rebuilding its Redis stock now would be stale at once: it leaves with
-        // its own exit.
-        Scope::Global => {
-            let held: Vec<u64> = store::scopes(&conns.mysql)
-                .await?
-                .into_iter()
-                .filter_map(|s| s.scope.product_id().filter(|_| s.mode != Mode::Normal))
-                .collect();
-            product_ids(&conns.mysql).await?.into_iter().filter(|p| !held.contains(p)).collect()
-        }
-        Scope::Product(p) => vec![p],
-    };
+    let products = in_scope(conns, opts.scope).await?;
+    // The engines that sell what this exit rebuilds: only their breakers and modes count.
+    let concerned = |i: &InstanceAck| sells_in(opts.scope, i.home);
     // 1. Redis must answer us, and every live engine must reach it again.
     let live = async {
         let mut redis = conns.redis.clone();
@@ -192,7 +182,7 @@ pub async fn guided_exit(
         let failing: Vec<String> = now
             .instances
             .iter()
-            .filter(|i| i.live && i.breaker_state == "OPEN")
+            .filter(|i| i.live && i.breaker_state == "OPEN" && concerned(i))
             .map(|i| i.instance_id.clone())
             .collect();
         if !failing.is_empty() {
@@ -217,7 +207,7 @@ pub async fn guided_exit(
     .await?;
     // The revision the exit wrote last: a step back to DB mode is a compare-and-set on it.
     let mut written = pause.revision;
-    let done = match rebuild_and_resume(conns, opts, &changer, &products, &mut written, progress).await {
+    let done = match rebuild_and_resume(conns, opts, &changer, &products, &concerned, &mut written, progress).await {
         Ok(done) => done,
         Err(e) => return Err(abort(conns, opts, &changer, written, e).await),
     };
@@ -226,7 +216,7 @@ pub async fn guided_exit(
         .resume
         .instances
         .iter()
-        .filter(|i| i.live && i.effective_mode != Mode::Normal)
+        .filter(|i| i.live && i.effective_mode != Mode::Normal && concerned(i))
         .map(|i| i.instance_id.clone())
         .collect();
 
@@ -315,6 +305,7 @@ async fn rebuild_and_resume(
     opts: &ExitOptions,
     changer: &Changer,
     products: &[u64],
+    concerned: &(dyn Fn(&InstanceAck) -> bool + Sync),
     written: &mut u64,
     progress: &(dyn Fn(&ExitStep) + Sync),
 ) -> Result<Rebuilt, SwitchError> {
@@ -347,7 +338,7 @@ async fn rebuild_and_resume(
         .instrument(span.clone())
         .await?;
     *written = normal.revision;
-    let resume = wait_normal(conns, opts, normal.revision).instrument(span).await?;
+    let resume = wait_normal(conns, opts, normal.revision, concerned).instrument(span).await?;
     progress(&ExitStep::Resumed { revision: normal.revision, ack: resume.clone() });
     Ok(Rebuilt { rewrites, buyers_rebuilt, idempotency_rebuilt, resume })
 }
@@ -508,13 +499,46 @@ async fn rebuild_product(
     Ok((users, replays, result))
 }
 
+/// The products an exit of `scope` rebuilds: the sale's for the global row, a drill rig's
+/// for its row. A product held in DB mode by its own row stays there and keeps selling
+/// through the DB, so rebuilding its Redis stock now would be stale at once: it leaves with
+/// its own exit.
+async fn in_scope(conns: &Connections, scope: Scope) -> Result<Vec<u64>, SwitchError> {
+    let home = match scope {
+        Scope::Product(p) => return Ok(vec![p]),
+        Scope::Global => Home::Sale,
+        Scope::Rig(run) => Home::Rig(run),
+    };
+    let held: Vec<u64> = store::scopes(&conns.mysql)
+        .await?
+        .into_iter()
+        .filter_map(|s| s.scope.product_id().filter(|_| s.mode != Mode::Normal))
+        .collect();
+    let products = catalog::home_products(&conns.mysql, home).await?;
+    Ok(products.into_iter().filter(|p| !held.contains(p)).collect())
+}
+
+/// Whether an engine whose home is `home` sells products an exit of `scope` rebuilds: the
+/// home's own engines for the global row or a rig's, any for one product's.
+fn sells_in(scope: Scope, home: Scope) -> bool {
+    match scope {
+        Scope::Product(_) => true,
+        Scope::Global | Scope::Rig(_) => home == scope,
+    }
+}
+
 /// Waits until every live instance applied `revision` and reports NORMAL (tripped breakers
 /// close a heartbeat after applying it), or the timeout; NORMAL is written either way.
-async fn wait_normal(conns: &Connections, opts: &ExitOptions, revision: u64) -> Result<Acknowledgement, SwitchError> {
+async fn wait_normal(
+    conns: &Connections,
+    opts: &ExitOptions,
+    revision: u64,
+    concerned: &(dyn Fn(&InstanceAck) -> bool + Sync),
+) -> Result<Acknowledgement, SwitchError> {
     let deadline = Instant::now() + opts.ack_timeout;
     loop {
         let ack = acks::acknowledgement(&conns.mysql, revision, opts.stale_after).await?;
-        let normal = ack.instances.iter().filter(|i| i.live).all(|i| i.effective_mode == Mode::Normal);
+        let normal = ack.instances.iter().filter(|i| i.live && concerned(i)).all(|i| i.effective_mode == Mode::Normal);
         if (ack.complete && normal) || ack.live == 0 || Instant::now() >= deadline {
             return Ok(ack);
         }

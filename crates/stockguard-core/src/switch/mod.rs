@@ -21,7 +21,7 @@ pub mod toggle;
 
 pub use acks::{Acknowledgement, InstanceAck};
 pub use exit::{guided_exit, ExitOptions, ExitReport, ExitStep, ProductDrift, RebuildPath, ScopeLeft};
-pub use mode::{Mode, Scope, SwitchView};
+pub use mode::{Home, Mode, Scope, SwitchView};
 pub use store::{Change, Changer, ScopeState};
 pub use toggle::{enter_db_mode, status, SwitchStatus, Toggled};
 

@@ -52,13 +52,16 @@ impl FromStr for Mode {
     }
 }
 
-/// What a switch row covers: every product, or one. Written (and serialised) as its
-/// `scope` column text: `global` or `product:<id>`.
+/// What a switch row covers: every product, one drill rig's products, or one product. Written
+/// (and serialised) as its `scope` column text: `global`, `rig:<run id>` or `product:<id>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 pub enum Scope {
     Global,
+    /// The products a drill run put on sale (`inventory.rig`): what its engines' breakers
+    /// escalate to and its guided exit leads back, so the sale beside it is never touched.
+    Rig(u64),
     Product(u64),
 }
 
@@ -67,14 +70,15 @@ impl Scope {
     pub fn key(self) -> String {
         match self {
             Self::Global => "global".into(),
+            Self::Rig(run) => format!("rig:{run}"),
             Self::Product(p) => format!("product:{p}"),
         }
     }
 
     pub fn product_id(self) -> Option<u64> {
         match self {
-            Self::Global => None,
             Self::Product(p) => Some(p),
+            Self::Global | Self::Rig(_) => None,
         }
     }
 }
@@ -92,7 +96,7 @@ impl From<Scope> for String {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scope {0:?} (global or product:<id>)")]
+#[error("unknown scope {0:?} (global, rig:<run id> or product:<id>)")]
 pub struct UnknownScope(pub String);
 
 impl FromStr for Scope {
@@ -101,9 +105,10 @@ impl FromStr for Scope {
         if s == "global" {
             return Ok(Self::Global);
         }
-        s.strip_prefix("product:")
-            .and_then(|id| id.parse().ok())
+        let id = |prefix: &str| s.strip_prefix(prefix).and_then(|id| id.parse().ok());
+        id("product:")
             .map(Self::Product)
+            .or_else(|| id("rig:").map(Self::Rig))
             .ok_or_else(|| UnknownScope(s.to_string()))
     }
 }
@@ -115,6 +120,46 @@ impl TryFrom<String> for Scope {
     }
 }
 
+/// The products an engine sells, and so the switch row that is its own: the sale's (every
+/// product on no drill rig; the global row), or one drill rig's (`inventory.rig`; the rig's
+/// row). A breaker escalates to its home's row, and only a guided exit of that row closes it.
+///
+/// The two never cover each other: no engine sells both a sale's product and a rig's, so the
+/// global row (a person's, or a sale engine's breaker) leaves a drill's rig alone, and a rig's
+/// row never reaches the sale. Both sides of a drill stay what they would be without it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Home {
+    #[default]
+    Sale,
+    Rig(u64),
+}
+
+impl Home {
+    /// The switch row of this home.
+    pub fn scope(self) -> Scope {
+        match self {
+            Self::Sale => Scope::Global,
+            Self::Rig(run) => Scope::Rig(run),
+        }
+    }
+
+    /// The `inventory.rig` value of this home's products (`NULL` for the sale's).
+    pub fn rig(self) -> Option<u64> {
+        match self {
+            Self::Sale => None,
+            Self::Rig(run) => Some(run),
+        }
+    }
+}
+
+/// One row of the switch as an engine applies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    pub mode: Mode,
+    /// The revision of the row's last change.
+    pub revision: u64,
+}
+
 /// The whole switch at one revision, as an engine applies it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SwitchView {
@@ -123,19 +168,46 @@ pub struct SwitchView {
     pub global: Option<Mode>,
     /// The revision of the global row's last change (0: never set).
     pub global_revision: u64,
+    /// The drill rigs' rows, by run id.
+    pub rigs: HashMap<u64, Row>,
     pub products: HashMap<u64, Mode>,
 }
 
 impl SwitchView {
-    /// The mode for one product: the higher of the global row and the product's row.
+    /// The mode for one product of the sale: the higher of the global row and the product's.
     pub fn mode_for(&self, product_id: u64) -> Mode {
-        let global = self.global.unwrap_or(Mode::Normal);
-        self.products.get(&product_id).map_or(global, |&m| m.max(global))
+        self.mode_in(Home::Sale, product_id)
     }
 
-    /// The global mode (what an instance reports as its mode).
+    /// The mode for one product of `home`: the higher of the home's row (global, or the
+    /// rig's) and the product's row.
+    pub fn mode_in(&self, home: Home, product_id: u64) -> Mode {
+        let home_mode = self.home_mode(home);
+        self.products.get(&product_id).map_or(home_mode, |&m| m.max(home_mode))
+    }
+
+    /// The global mode.
     pub fn global_mode(&self) -> Mode {
         self.global.unwrap_or(Mode::Normal)
+    }
+
+    /// The mode of a home's products without a row of their own (what an instance reports
+    /// as its mode): its home's row.
+    pub fn home_mode(&self, home: Home) -> Mode {
+        self.home_row(home).map_or(Mode::Normal, |r| r.mode)
+    }
+
+    /// The home's own row (`None`: never set).
+    pub fn home_row(&self, home: Home) -> Option<Row> {
+        match home {
+            Home::Sale => self.global.map(|mode| Row { mode, revision: self.global_revision }),
+            Home::Rig(run) => self.rigs.get(&run).copied(),
+        }
+    }
+
+    /// The revision of the home's own row (0: never set).
+    pub fn home_revision(&self, home: Home) -> u64 {
+        self.home_row(home).map_or(0, |r| r.revision)
     }
 }
 
@@ -149,6 +221,7 @@ mod tests {
             revision: 3,
             global: Some(Mode::Degraded),
             global_revision: 2,
+            rigs: HashMap::new(),
             products: HashMap::from([(1, Mode::Normal), (2, Mode::Paused)]),
         };
         assert_eq!(view.mode_for(1), Mode::Degraded);
@@ -158,16 +231,39 @@ mod tests {
     }
 
     #[test]
+    fn a_rigs_row_and_the_global_row_each_cover_their_own_products_only() {
+        let view = SwitchView {
+            revision: 5,
+            global: Some(Mode::Normal),
+            global_revision: 1,
+            rigs: HashMap::from([(7, Row { mode: Mode::Degraded, revision: 5 })]),
+            products: HashMap::from([(2, Mode::Paused)]),
+        };
+        assert_eq!(view.mode_for(1), Mode::Normal, "the sale's products ignore a rig's row");
+        assert_eq!(view.mode_in(Home::Rig(7), 1), Mode::Degraded);
+        assert_eq!(view.mode_in(Home::Rig(7), 2), Mode::Paused, "a product's own row still counts");
+        assert_eq!(view.mode_in(Home::Rig(8), 1), Mode::Normal, "another rig's row does not");
+        assert_eq!((view.home_mode(Home::Sale), view.home_mode(Home::Rig(7))), (Mode::Normal, Mode::Degraded));
+        assert_eq!((view.home_revision(Home::Sale), view.home_revision(Home::Rig(7))), (1, 5));
+        assert_eq!(view.home_revision(Home::Rig(8)), 0);
+        let degraded = SwitchView { global: Some(Mode::Degraded), ..view };
+        assert_eq!(degraded.mode_in(Home::Rig(8), 1), Mode::Normal, "the global row leaves a rig alone");
+        assert_eq!(degraded.mode_for(1), Mode::Degraded);
+    }
+
+    #[test]
     fn modes_and_scopes_round_trip_through_their_column_text() {
         for m in [Mode::Normal, Mode::Degraded, Mode::Paused] {
             assert_eq!(m.as_str().parse::<Mode>(), Ok(m));
         }
         assert!("degraded".parse::<Mode>().is_err());
-        for scope in [Scope::Global, Scope::Product(7)] {
+        for scope in [Scope::Global, Scope::Rig(3), Scope::Product(7)] {
             assert_eq!(scope.key().parse::<Scope>(), Ok(scope));
         }
         assert_eq!(Scope::Product(7).key(), "product:7");
         assert!("product:x".parse::<Scope>().is_err());
+        assert!("rig:".parse::<Scope>().is_err());
+        assert_eq!(Scope::Rig(3).key(), "rig:3");
         assert_eq!(serde_json::to_string(&Scope::Global).unwrap(), "\"global\"");
     }
 }

@@ -12,13 +12,11 @@
 //! rows shared, then inventory, then orders; switch changes never lock inventory, so the two
 //! cannot deadlock, and a change waits for every DB-path order already past its switch check.
 
-use std::collections::HashMap;
-
 use chrono::NaiveDateTime;
 use serde::Serialize;
 use sqlx::MySqlPool;
 
-use super::mode::{Mode, Scope, SwitchView};
+use super::mode::{self, Home, Mode, Scope, SwitchView};
 use super::SwitchError;
 use crate::audit::{self, AuditEntry};
 use crate::profile::{ConnectionSettings, WriteRefusal};
@@ -82,10 +80,10 @@ type Row = (String, Option<u64>, String, u64, String, String, NaiveDateTime);
 fn parse_row(
     (scope, product_id, mode, revision, changed_by, reason, changed_at): Row,
 ) -> Result<ScopeState, SwitchError> {
-    let scope = match product_id {
-        Some(p) => Scope::Product(p),
-        None if scope == "global" => Scope::Global,
-        None => return Err(SwitchError::Corrupt(format!("scope {scope:?} has no product id"))),
+    let scope = match (product_id, scope.parse::<Scope>()) {
+        (Some(p), Ok(Scope::Product(q))) if p == q => Scope::Product(p),
+        (None, Ok(scope @ (Scope::Global | Scope::Rig(_)))) => scope,
+        _ => return Err(SwitchError::Corrupt(format!("scope {scope:?} with product id {product_id:?}"))),
     };
     let mode = mode.parse().map_err(|e: super::mode::UnknownMode| SwitchError::Corrupt(e.to_string()))?;
     Ok(ScopeState { scope, mode, revision, changed_by, reason, changed_at })
@@ -104,13 +102,16 @@ pub async fn scopes(pool: &MySqlPool) -> Result<Vec<ScopeState>, SwitchError> {
 
 /// The switch as an engine applies it: one small query (a row per scope that was ever set).
 pub async fn read_view(pool: &MySqlPool) -> Result<SwitchView, SwitchError> {
-    let mut view = SwitchView { revision: 0, global: None, global_revision: 0, products: HashMap::new() };
+    let mut view = SwitchView::default();
     for s in scopes(pool).await? {
         view.revision = view.revision.max(s.revision);
         match s.scope {
             Scope::Global => {
                 view.global = Some(s.mode);
                 view.global_revision = s.revision;
+            }
+            Scope::Rig(run) => {
+                view.rigs.insert(run, mode::Row { mode: s.mode, revision: s.revision });
             }
             Scope::Product(p) => {
                 view.products.insert(p, s.mode);
@@ -184,16 +185,23 @@ async fn lock_head(tx: &mut sqlx::MySqlConnection) -> Result<(), SwitchError> {
     head.map(|_| ()).ok_or_else(|| SwitchError::Corrupt("the switch_head row (id 1) is missing".into()))
 }
 
-/// An engine's breaker tripped: put the whole sale in DB mode, unless it already is (or is
-/// paused). Several engines tripping at once write one change, not one each. `None`: the
-/// switch already said so.
-pub async fn escalate_breaker(pool: &MySqlPool, instance_id: &str, why: &str) -> Result<Option<Change>, SwitchError> {
+/// An engine's breaker tripped: put its home in DB mode (the whole sale for a sale's engine,
+/// only its rig for a drill's), unless it already is (or is paused). Several engines
+/// tripping at once write one change, not one each. `None`: the switch already said so.
+pub async fn escalate_breaker(
+    pool: &MySqlPool,
+    home: Home,
+    instance_id: &str,
+    why: &str,
+) -> Result<Option<Change>, SwitchError> {
+    let scope = home.scope();
     let mut tx = pool.begin().await?;
     // The head lock serialises escalations with each other and with every other change, so
     // two engines tripping at once write one change.
     lock_head(&mut tx).await?;
     let current: Option<String> =
-        sqlx::query_scalar("SELECT CAST(mode AS CHAR) FROM degrade_switch WHERE scope = 'global' FOR UPDATE")
+        sqlx::query_scalar("SELECT CAST(mode AS CHAR) FROM degrade_switch WHERE scope = ? FOR UPDATE")
+            .bind(scope.key())
             .fetch_optional(&mut *tx)
             .await?;
     if current.as_deref().is_some_and(|m| m != "NORMAL") {
@@ -201,7 +209,7 @@ pub async fn escalate_breaker(pool: &MySqlPool, instance_id: &str, why: &str) ->
         return Ok(None);
     }
     let reason = format!("circuit breaker of {instance_id} tripped: {why}");
-    let change = write_change(&mut tx, &Changer::breaker(instance_id), Scope::Global, Mode::Degraded, &reason).await?;
+    let change = write_change(&mut tx, &Changer::breaker(instance_id), scope, Mode::Degraded, &reason).await?;
     tx.commit().await?;
     Ok(Some(change))
 }

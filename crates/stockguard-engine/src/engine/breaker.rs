@@ -5,12 +5,14 @@
 //! resets the count), lasting at least `grace`. On Redis Cluster the grace covers a failover:
 //! while a failed master's replica is promoted (the node timeout plus an election), the
 //! reservations of its slots fail, and the cluster heals by itself; tripping would take the
-//! whole instance, every product, to the DB path until someone runs the guided exit. Once tripped it stays on the DB path: it probes Redis and reports
-//! `OPEN` (still failing) or `HALF_OPEN` (answering `healthy_probes` times in a row), but it
-//! goes back to Redis only when the switch's global row returns to `NORMAL` at a revision
-//! newer than the trip, which only the guided exit writes. Why not close by itself: while it
-//! sold through the DB, Redis stock kept its old, too-high value; selling from it again
-//! before the rebuild would accept orders the DB then refuses.
+//! whole instance, every product, to the DB path until someone runs the guided exit. Once
+//! tripped it stays on the DB path: it probes Redis and reports `OPEN` (still failing) or
+//! `HALF_OPEN` (answering `healthy_probes` times in a row), but it goes back to Redis only
+//! when its home's switch row (the global row for the sale's engines, the rig's row for a
+//! drill's) returns to `NORMAL` at a revision newer than the trip, which only the guided exit
+//! writes. Why not close by itself: while it sold through the DB, Redis stock kept its old,
+//! too-high value; selling from it again before the rebuild would accept orders the DB then
+//! refuses.
 //!
 //! Only failures of the connection or of time count ([`classify`]): a script error or a
 //! wrong-type reply is a bug, not an outage, and says nothing about Redis being reachable.
@@ -84,8 +86,8 @@ const HALF_OPEN: u8 = 2;
 struct Trip {
     reason: Option<String>,
     at: Option<NaiveDateTime>,
-    /// The global row's revision when it tripped; only a newer NORMAL closes it.
-    global_revision: u64,
+    /// The home row's revision when it tripped; only a newer NORMAL closes it.
+    home_revision: u64,
     good_probes: u32,
 }
 
@@ -119,12 +121,12 @@ impl Breaker {
         self.state.load(Ordering::Acquire) != CLOSED
     }
 
-    /// The global revision in force when it tripped; `None` while closed.
+    /// The home row's revision in force when it tripped; `None` while closed.
     pub fn tripped_under(&self) -> Option<u64> {
         if !self.is_tripped() {
             return None;
         }
-        Some(self.trip.lock().unwrap_or_else(|e| e.into_inner()).global_revision)
+        Some(self.trip.lock().unwrap_or_else(|e| e.into_inner()).home_revision)
     }
 
     /// A Redis call on the order path succeeded.
@@ -137,7 +139,7 @@ impl Breaker {
 
     /// A Redis call on the order path failed with `fault`. Returns true when this failure
     /// tripped the breaker.
-    pub fn record_failure(&self, fault: RedisFault, global_revision: u64) -> bool {
+    pub fn record_failure(&self, fault: RedisFault, home_revision: u64) -> bool {
         let n = self.failures_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
         let failing_for = {
             let mut since = self.failing_since.lock().unwrap_or_else(|e| e.into_inner());
@@ -153,7 +155,7 @@ impl Breaker {
         *trip = Trip {
             reason: Some(format!("{n} Redis {} failures in a row", fault.as_str())),
             at: Some(chrono::Utc::now().naive_utc()),
-            global_revision,
+            home_revision,
             good_probes: 0,
         };
         true
@@ -177,14 +179,14 @@ impl Breaker {
         }
     }
 
-    /// Closes a tripped breaker when the guided exit has run: the global row is `NORMAL`
+    /// Closes a tripped breaker when the guided exit has run: the home's row is `NORMAL`
     /// at a revision newer than the trip, and Redis answers. Returns true when it closed.
-    pub fn close_after_exit(&self, global_normal: bool, global_revision: u64) -> bool {
-        if self.state.load(Ordering::Acquire) != HALF_OPEN || !global_normal {
+    pub fn close_after_exit(&self, home_normal: bool, home_revision: u64) -> bool {
+        if self.state.load(Ordering::Acquire) != HALF_OPEN || !home_normal {
             return false;
         }
         let mut trip = self.trip.lock().unwrap_or_else(|e| e.into_inner());
-        if global_revision <= trip.global_revision {
+        if home_revision <= trip.home_revision {
             return false;
         }
         *trip = Trip::default();

@@ -14,6 +14,7 @@
 
 use chrono::NaiveDateTime;
 use sqlx::MySqlPool;
+use stockguard_core::switch::Home;
 
 /// Where a closed order ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,12 +111,20 @@ pub fn units_to_release(stock: i64, qty: i64) -> i64 {
     (stock + qty).max(0) - stock.max(0)
 }
 
-/// Closes up to `limit` orders whose deadline passed by `now`; returns how many it closed.
-pub async fn close_due_orders(pool: &MySqlPool, now: NaiveDateTime, limit: u32) -> Result<usize, sqlx::Error> {
+/// Closes up to `limit` orders of `home`'s products whose deadline passed by `now`; returns
+/// how many it closed.
+pub async fn close_due_orders(
+    pool: &MySqlPool,
+    home: Home,
+    now: NaiveDateTime,
+    limit: u32,
+) -> Result<usize, sqlx::Error> {
     let due: Vec<(String,)> = sqlx::query_as(
-        "SELECT order_no FROM orders WHERE status = 'WAIT_PAY' AND pay_deadline <= ? ORDER BY pay_deadline LIMIT ?",
+        "SELECT o.order_no FROM orders o JOIN inventory i ON i.product_id = o.product_id \
+         WHERE o.status = 'WAIT_PAY' AND o.pay_deadline <= ? AND i.rig <=> ? ORDER BY o.pay_deadline LIMIT ?",
     )
     .bind(now)
+    .bind(home.rig())
     .bind(limit)
     .fetch_all(pool)
     .await?;

@@ -1,8 +1,8 @@
 //! The degrade path: with Redis out of the picture, an order goes straight to the DB, the
 //! conditional UPDATE and the order insert in one transaction (contract section 5).
 //!
-//! The transaction's first statement reads the switch rows of the order's scopes (`global`
-//! and `product:<P>`) with a shared lock, and sells only if the higher of them says
+//! The transaction's first statement reads the switch rows of the order's scopes (`global`,
+//! or `rig:<run>` for a drill's product, and `product:<P>`) with a shared lock, and sells only if the higher of them says
 //! DEGRADED. This makes the DB, not the engine's last reading, the authority on whether the
 //! DB path may sell: a switch change (the guided exit's pause above all) takes the row
 //! exclusively, so it waits for every DB-path order already past this check, and every
@@ -25,7 +25,7 @@ use sqlx::{MySql, MySqlPool, Transaction};
 use super::is_duplicate;
 use super::ledger_write::{deduct, insert_orders, NewOrder, Source};
 use super::reserve::{ReserveOutcome, ReserveRequest};
-use stockguard_core::switch::Mode;
+use stockguard_core::switch::{Home, Mode, Scope};
 
 /// Why the DB path did not take an order.
 #[derive(Debug, thiserror::Error)]
@@ -62,14 +62,15 @@ async fn existing_order<'e>(
         .await
 }
 
-/// The switch for this product as the DB says it now, its rows held shared until commit.
-async fn switch_mode(tx: &mut Transaction<'static, MySql>, product_id: u64) -> Result<Mode, DbPathError> {
-    let modes: Vec<String> = sqlx::query_scalar(
-        "SELECT CAST(mode AS CHAR) FROM degrade_switch WHERE scope IN ('global', ?) LOCK IN SHARE MODE",
-    )
-    .bind(format!("product:{product_id}"))
-    .fetch_all(&mut **tx)
-    .await?;
+/// The switch for this product of `home` as the DB says it now (the home's row, global or
+/// the drill rig's, and the product's row), its rows held shared until commit.
+async fn switch_mode(tx: &mut Transaction<'static, MySql>, home: Home, product_id: u64) -> Result<Mode, DbPathError> {
+    let modes: Vec<String> =
+        sqlx::query_scalar("SELECT CAST(mode AS CHAR) FROM degrade_switch WHERE scope IN (?, ?) LOCK IN SHARE MODE")
+            .bind(home.scope().key())
+            .bind(Scope::Product(product_id).key())
+            .fetch_all(&mut **tx)
+            .await?;
     let mut mode = Mode::Normal; // an absent row is NORMAL
     for m in modes {
         mode = mode.max(m.parse()?);
@@ -81,6 +82,7 @@ async fn switch_mode(tx: &mut Transaction<'static, MySql>, product_id: u64) -> R
 #[tracing::instrument(level = "debug", name = "db_path", skip_all, fields(product_id = req.product_id, order_no = order_no))]
 pub async fn place_order(
     pool: &MySqlPool,
+    home: Home,
     req: &ReserveRequest,
     order_no: &str,
     payment_timeout: Duration,
@@ -91,7 +93,7 @@ pub async fn place_order(
         return Ok(ReserveOutcome::Replayed { order_no });
     }
     let mut tx = super::metrics::begin_with(pool, BEGIN).await?;
-    let mode = switch_mode(&mut tx, req.product_id).await?;
+    let mode = switch_mode(&mut tx, home, req.product_id).await?;
     if mode != Mode::Degraded {
         tx.rollback().await?;
         return Err(DbPathError::NotDegraded(mode));

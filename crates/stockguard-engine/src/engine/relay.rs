@@ -6,6 +6,7 @@ use redis::Script;
 use sqlx::MySqlPool;
 
 use stockguard_core::keys::Keys;
+use stockguard_core::switch::Home;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RelayOutcome {
@@ -34,10 +35,12 @@ impl Default for Relay {
 }
 
 impl Relay {
-    /// Applies up to `limit` pending releases, oldest first.
+    /// Applies up to `limit` pending releases of `home`'s products, oldest first (a drill's
+    /// rig may sell from a Redis of its own).
     pub async fn run_once<C>(
         &self,
         pool: &MySqlPool,
+        home: Home,
         redis: &mut C,
         keys: &Keys,
         limit: u32,
@@ -47,9 +50,10 @@ impl Relay {
     {
         let pending: Vec<(u64, u64, String, i32, u64)> = sqlx::query_as(
             "SELECT x.id, x.product_id, x.order_no, x.qty, o.user_id FROM outbox x \
-             JOIN orders o ON o.order_no = x.order_no \
-             WHERE x.status = 'PENDING' ORDER BY x.id LIMIT ?",
+             JOIN orders o ON o.order_no = x.order_no JOIN inventory i ON i.product_id = x.product_id \
+             WHERE x.status = 'PENDING' AND i.rig <=> ? ORDER BY x.id LIMIT ?",
         )
+        .bind(home.rig())
         .bind(limit)
         .fetch_all(pool)
         .await?;

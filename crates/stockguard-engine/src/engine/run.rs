@@ -40,7 +40,8 @@ const LIST_CAP: Duration = Duration::from_secs(15);
 const CLOSE_CAP: Duration = Duration::from_secs(5);
 const RELAY_CAP: Duration = Duration::from_secs(5);
 
-/// Runs the consumers over every product of the sale until `stop` turns true.
+/// Runs the consumers over every product of the instance's home (the sale's, or its drill
+/// rig's) until `stop` turns true.
 pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) {
     let cfg = ConsumerConfig {
         name: state.config.instance_id.clone(),
@@ -65,7 +66,7 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
     while !*stop.borrow() {
         let now = Instant::now();
         if listed_at.is_none_or(|t| now.duration_since(t) > LIST_EVERY) && listing.due(now) {
-            match stockguard_core::recon::reading::product_ids(&state.pool).await {
+            match stockguard_core::catalog::home_products(&state.pool, state.config.home).await {
                 Ok(ids) => {
                     products = ids;
                     listing.succeeded(Instant::now());
@@ -116,7 +117,8 @@ pub async fn run_consumers(state: EngineState, mut stop: watch::Receiver<bool>) 
     }
 }
 
-/// Closes orders past their deadline and relays releases to Redis, until `stop`.
+/// Closes orders past their deadline and relays releases to Redis (of the products of the
+/// instance's home), until `stop`.
 pub async fn run_closer_and_relay(state: EngineState, mut stop: watch::Receiver<bool>) {
     let relay = Relay::default();
     let mut redis = state.redis.clone();
@@ -130,7 +132,7 @@ pub async fn run_closer_and_relay(state: EngineState, mut stop: watch::Receiver<
             _ = stop.changed() => continue,
         };
         if closing.due(at) {
-            match close_due_orders(&state.pool, chrono::Utc::now().naive_utc(), 500).await {
+            match close_due_orders(&state.pool, state.config.home, chrono::Utc::now().naive_utc(), 500).await {
                 Ok(_) => closing.succeeded(Instant::now()),
                 Err(e) => {
                     closing.failed(at, &e);
@@ -138,7 +140,7 @@ pub async fn run_closer_and_relay(state: EngineState, mut stop: watch::Receiver<
             }
         }
         if relaying.due(at) {
-            match relay.run_once(&state.pool, &mut redis, &state.keys, 500).await {
+            match relay.run_once(&state.pool, state.config.home, &mut redis, &state.keys, 500).await {
                 Ok(_) => relaying.succeeded(Instant::now()),
                 Err(e) => {
                     relaying.failed(at, &e);

@@ -14,7 +14,7 @@ use super::order_no::InstanceTag;
 use super::replicas::ReplicaGate;
 use super::reserve::Reserver;
 use stockguard_core::keys::Keys;
-use stockguard_core::switch::{Mode, SwitchView};
+use stockguard_core::switch::{Home, Mode, SwitchView};
 
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -45,6 +45,9 @@ pub struct EngineConfig {
     /// as processes of their own (`stockguard engine consume`), as MQ consumers do in
     /// production, so a drill can stop them while the order API goes on selling.
     pub consumers: bool,
+    /// The products this instance sells, persists, closes and relays: the sale's, or one
+    /// drill rig's (`engine serve --rig`); and so the switch row its breaker escalates to.
+    pub home: Home,
 }
 
 impl Default for EngineConfig {
@@ -64,6 +67,7 @@ impl Default for EngineConfig {
             redis_timeout: Duration::from_millis(300),
             breaker: BreakerConfig::default(),
             consumers: true,
+            home: Home::Sale,
         }
     }
 }
@@ -176,22 +180,25 @@ impl EngineState {
     /// the switch in the DB says DEGRADED (`engine::degraded`). To send orders to the DB, flip
     /// the switch (`stockguard degrade on`: audited, role-checked, confirmed on production).
     pub fn mode_for(&self, product_id: u64) -> Mode {
+        let home = self.config.home;
         let view = self.switch.load();
-        self.raise(view.mode_for(product_id), view.global_revision)
+        self.raise(view.mode_in(home, product_id), view.home_revision(home))
     }
 
-    /// The mode for products without a row of their own (what heartbeats report).
-    pub fn global_mode(&self) -> Mode {
+    /// The mode for products without a row of their own (what heartbeats report): the
+    /// global row's for a sale's engine, raised by its rig's row for a drill's.
+    pub fn home_mode(&self) -> Mode {
+        let home = self.config.home;
         let view = self.switch.load();
-        self.raise(view.global_mode(), view.global_revision)
+        self.raise(view.home_mode(home), view.home_revision(home))
     }
 
-    fn raise(&self, mode: Mode, global_revision: u64) -> Mode {
+    fn raise(&self, mode: Mode, home_revision: u64) -> Mode {
         match self.breaker.tripped_under() {
-            // The guided exit has rebuilt Redis (NORMAL, newer than the trip) but this
-            // instance's breaker has not closed yet: selling through the DB now would make
-            // the rebuilt stock wrong, so it waits instead.
-            Some(tripped) if mode == Mode::Normal && global_revision > tripped => Mode::Paused,
+            // The guided exit has rebuilt Redis (the home's row NORMAL, newer than the trip)
+            // but this instance's breaker has not closed yet: selling through the DB now would
+            // make the rebuilt stock wrong, so it waits instead.
+            Some(tripped) if mode == Mode::Normal && home_revision > tripped => Mode::Paused,
             Some(_) => mode.max(Mode::Degraded),
             None => mode,
         }
@@ -228,7 +235,7 @@ impl EngineState {
             },
             Err(_) => (RedisFault::Timeout, RedisCallError::TimedOut(self.config.redis_timeout)),
         };
-        if self.breaker.record_failure(fault.0, self.switch.load().global_revision) {
+        if self.breaker.record_failure(fault.0, self.switch.load().home_revision(self.config.home)) {
             tracing::error!(instance = %self.config.instance_id, "Redis circuit breaker tripped: orders go to the DB");
             self.tripped.notify_one();
         }
@@ -240,15 +247,18 @@ impl EngineState {
         self.products.read().await.keys().copied().collect()
     }
 
-    /// The product's rule, from the cache or (on a miss) the DB. `None`: no such product.
+    /// The product's rule, from the cache or (on a miss) the DB. `None`: no such product in
+    /// this instance's home (a drill rig's product is not the sale's, nor the other way).
     pub async fn product(&self, product_id: u64) -> Result<Option<ProductRule>, sqlx::Error> {
         if let Some(rule) = self.products.read().await.get(&product_id) {
             return Ok(Some(*rule));
         }
-        let limit: Option<i32> = sqlx::query_scalar("SELECT per_user_limit FROM inventory WHERE product_id = ?")
-            .bind(product_id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let limit: Option<i32> =
+            sqlx::query_scalar("SELECT per_user_limit FROM inventory WHERE product_id = ? AND rig <=> ?")
+                .bind(product_id)
+                .bind(self.config.home.rig())
+                .fetch_optional(&self.pool)
+                .await?;
         let rule = limit.map(|l| ProductRule { per_user_limit: i64::from(l) });
         if let Some(rule) = rule {
             self.products.write().await.insert(product_id, rule);

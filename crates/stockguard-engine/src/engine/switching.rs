@@ -4,8 +4,10 @@
 //!
 //! When the switch cannot be read in time (MySQL slow or away), the last known mode stays in
 //! force: an engine never guesses a mode it was not told. A breaker trip is escalated to the
-//! global row so that every instance sells through the same path: one instance on the DB
-//! path beside others on Redis would let Redis accept units the DB has already sold.
+//! row of the engine's home (the global row for the sale's engines, the rig's row for a
+//! drill's) so that every instance selling those products sells through the same path: one
+//! instance on the DB path beside others on Redis would let Redis accept units the DB has
+//! already sold. A drill's trip never reaches the sale's products.
 //!
 //! While the DB fails, the switch read and the heartbeat back off ([`super::backoff`]) from
 //! the poll (100 ms by default) up to 1 s, and each says so once. The DB is where a mode
@@ -92,7 +94,8 @@ pub async fn run_switch(state: EngineState, listen_addr: String, mut stop: watch
         if state.breaker.is_tripped() {
             if !escalated {
                 let why = state.breaker.report().reason.unwrap_or_default();
-                match timeout(cfg.switch_timeout, store::escalate_breaker(&state.pool, &cfg.instance_id, &why)).await {
+                let escalation = store::escalate_breaker(&state.pool, cfg.home, &cfg.instance_id, &why);
+                match timeout(cfg.switch_timeout, escalation).await {
                     Ok(Ok(_)) => {
                         escalated = true;
                         escalating.succeeded(Instant::now());
@@ -111,15 +114,18 @@ pub async fn run_switch(state: EngineState, listen_addr: String, mut stop: watch
                 let ping = timeout(cfg.redis_timeout, redis::cmd("PING").query_async::<String>(&mut redis)).await;
                 state.breaker.record_probe(matches!(ping, Ok(Ok(_))));
             }
-            let view = state.switch_view();
-            if state.breaker.close_after_exit(view.global == Some(Mode::Normal), view.global_revision) {
+            let home = state.switch_view().home_row(cfg.home);
+            if state
+                .breaker
+                .close_after_exit(home.is_some_and(|r| r.mode == Mode::Normal), home.map_or(0, |r| r.revision))
+            {
                 escalated = false;
                 tracing::info!(instance = %cfg.instance_id, "breaker closed after the guided exit: back on Redis");
             }
-        } else if state.switch_view().global.is_some_and(|m| m != Mode::Normal)
+        } else if state.switch_view().home_mode(cfg.home) != Mode::Normal
             && probed_at.elapsed() >= state.breaker.config().probe_interval
         {
-            // On the DB path without having tripped (the global switch took it off Redis, by
+            // On the DB path without having tripped (its home's switch took it off Redis, by
             // hand or after another instance's breaker tripped): no order calls Redis, so
             // only a probe finds out whether this instance could go back. Failed probes count
             // like failed orders and trip the breaker, so the heartbeat says OPEN and the
@@ -138,11 +144,12 @@ pub async fn run_switch(state: EngineState, listen_addr: String, mut stop: watch
             }
         }
         let breaker = state.breaker.report();
-        let now = (applied, state.global_mode(), breaker.state);
+        let now = (applied, state.home_mode(), breaker.state);
         if (last_beat != Some(now) || beat_at.elapsed() >= cfg.heartbeat_every) && beating.due(at) {
             let hb = Heartbeat {
                 instance_id: cfg.instance_id.clone(),
                 listen_addr: listen_addr.clone(),
+                home: cfg.home.scope(),
                 started_at,
                 applied_revision: applied,
                 effective_mode: now.1,

@@ -1,4 +1,4 @@
-//! Leading the sale back to Redis once the faults are over, as on-call would, while the sale
+//! Leading the rig back to Redis once the faults are over, as on-call would, while the sale
 //! goes on: the guided exit, run beside the sampler's ticks, and tried again while an engine
 //! stays on the DB path (an engine whose heartbeats were late may reach the DB path only
 //! after the faults ended).
@@ -18,6 +18,8 @@ const RETRY_AFTER: Duration = Duration::from_secs(3);
 const ATTEMPTS: u32 = 5;
 
 pub struct Leader {
+    /// The drill run whose rig it leads back (`Scope::Rig`).
+    run_id: u64,
     task: Option<JoinHandle<Option<LedBack>>>,
     attempts: u32,
     last_attempt: Option<Instant>,
@@ -27,8 +29,8 @@ pub struct Leader {
 }
 
 impl Leader {
-    pub fn new(enabled: bool) -> Self {
-        Self { task: None, attempts: 0, last_attempt: None, faults_over_at: None, done: !enabled }
+    pub fn new(run_id: u64, enabled: bool) -> Self {
+        Self { run_id, task: None, attempts: 0, last_attempt: None, faults_over_at: None, done: !enabled }
     }
 
     /// After each tick: answers what a finished attempt did; starts another when an engine is
@@ -58,7 +60,7 @@ impl Leader {
         } else if !back && self.attempts < ATTEMPTS && self.last_attempt.is_none_or(|t| t.elapsed() >= RETRY_AFTER) {
             self.attempts += 1;
             self.last_attempt = Some(Instant::now());
-            self.task = Some(tokio::spawn(lead_back(conns.clone(), instances.to_vec())));
+            self.task = Some(tokio::spawn(lead_back(conns.clone(), self.run_id, instances.to_vec())));
         } else if !back && self.attempts >= ATTEMPTS {
             // Given up: the verdict shows the sale did not come back (no recovery time).
             self.done = true;

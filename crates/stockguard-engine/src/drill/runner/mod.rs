@@ -194,6 +194,9 @@ pub async fn run(
     let sale = rig.lock().await.runner_conns.clone();
     let result = drive(&sale, &plan, &faults, run_id, rig.clone(), renew_every, &opts.variant, progress).await;
     rig.lock().await.tear_down().await;
+    if let Err(e) = rig.lock().await.take_off_sale(conns).await {
+        tracing::warn!(run_id, error = %e, "the rig's Redis keys could not be removed");
+    }
     let (status, summary) = match result {
         Ok(done) => done,
         Err(e) => return Err(failed(conns, run_id, "the runner failed", e).await),
@@ -267,7 +270,7 @@ async fn drive(
     let mut last_mode = (u32::MAX, u32::MAX);
     // The drill goes on until the load is sent, the faults are over and the sale is back on
     // Redis (see `lead`); then it drains.
-    let mut leader = lead::Leader::new(plan.guided_exit);
+    let mut leader = lead::Leader::new(run_id, plan.guided_exit);
     let fails_over = plan.faults.iter().any(|f| f.target == Target::RedisMaster);
     let mut repairer = repair::Repairer::default();
     loop {

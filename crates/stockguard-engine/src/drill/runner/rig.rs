@@ -168,7 +168,8 @@ fn through(url: &url::Url, port: u16) -> String {
 }
 
 impl Rig {
-    /// Puts the plan's products on sale (fresh ids above every existing one) and starts the
+    /// Puts the plan's products on sale (fresh ids above every existing one, on this run's rig:
+    /// `inventory.rig`, which only the rig's own engines sell) and starts the
     /// proxies and the processes; returns once every engine answers `/health`.
     pub async fn build(conns: &Connections, plan: &Plan, run_id: u64, opts: RigOptions) -> Result<Self, RunnerError> {
         // Run ids are per database: two sales' runs may share one, their logs may not.
@@ -281,6 +282,8 @@ impl Rig {
             let mut args = vec!["engine", "serve", "--listen"].into_iter().map(String::from).collect::<Vec<_>>();
             args.extend([format!("127.0.0.1:{port}"), "--instance-id".into(), instance_id.clone()]);
             args.extend(["--payment-timeout".into(), timeout.clone(), "--per-user-rate".into(), "0".into()]);
+            // The rig's products only, and the rig's switch row: the sale beside it untouched.
+            args.extend(["--rig".into(), run_id.to_string()]);
             if plan.rig.replica_acks > 0 {
                 args.extend(["--replica-acks".into(), plan.rig.replica_acks.to_string()]);
             }
@@ -290,6 +293,7 @@ impl Rig {
                 let consumer_id = format!("drill{run_id}-c{i}");
                 let mut consumer_args: Vec<String> = consumer_args.collect();
                 consumer_args.extend([consumer_id.clone(), "--payment-timeout".into(), timeout]);
+                consumer_args.extend(["--rig".into(), run_id.to_string()]);
                 rig.consumers.push(Proc {
                     index: i,
                     instance_id: consumer_id.clone(),
@@ -398,6 +402,20 @@ impl Rig {
     }
 }
 
+impl Rig {
+    /// The rig's products off sale once the run is over and its processes stopped: their
+    /// Redis keys removed from the sale's Redis (the failover drill's Redis of its own is gone
+    /// with it). No engine sells them any more (only the rig's own did), and the sale's
+    /// reading leaves a finished run's products out (`recon::reading::product_ids`).
+    pub async fn take_off_sale(&self, conns: &Connections) -> Result<(), RunnerError> {
+        let mut redis = conns.redis.clone();
+        for &p in &self.products {
+            let _: () = redis::cmd("DEL").arg(conns.keys.all_for_product(p)).query_async(&mut redis).await?;
+        }
+        Ok(())
+    }
+}
+
 async fn put_on_sale(conns: &Connections, plan: &Plan, run_id: u64) -> Result<Vec<u64>, RunnerError> {
     let highest: Option<u64> =
         sqlx::query_scalar("SELECT MAX(product_id) FROM inventory").fetch_one(&conns.mysql).await?;
@@ -407,13 +425,15 @@ async fn put_on_sale(conns: &Connections, plan: &Plan, run_id: u64) -> Result<Ve
     for (n, product) in plan.rig.products.iter().enumerate() {
         let id = first + n as u64;
         sqlx::query(
-            "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit, rig) \
+             VALUES (?, ?, ?, ?, ?, ?)",
         )
         .bind(id)
         .bind(format!("drill {run_id} #{}", n + 1))
         .bind(product.stock)
         .bind(product.stock)
         .bind(product.per_user_limit)
+        .bind(run_id)
         .execute(&conns.mysql)
         .await?;
         // Warmed up as a sale is before it opens: the stock key, and the stream's group so no

@@ -396,9 +396,9 @@ pub struct LedBack {
     pub propagation_ms: Option<u64>,
 }
 
-/// When any rig engine left the Redis path, leads the sale back with the guided exit once
-/// their breakers see Redis healthy; `None` when every engine stayed on Redis.
-pub async fn lead_back(conns: Connections, instances: Vec<String>) -> Option<LedBack> {
+/// When any rig engine left the Redis path, leads the rig back with the guided exit of its
+/// switch row once their breakers see Redis healthy; `None` when every engine stayed on Redis.
+pub async fn lead_back(conns: Connections, run_id: u64, instances: Vec<String>) -> Option<LedBack> {
     // Only engines heard from lately count: a stale heartbeat shows a mode that may be over.
     let live_rows = |rows: Vec<(String, String, String, i64)>| {
         rows.into_iter()
@@ -426,7 +426,8 @@ pub async fn lead_back(conns: Connections, instances: Vec<String>) -> Option<Led
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    let opts = ExitOptions::new(Scope::Global, "drill: the faults are over, back to Redis");
+    // The rig's row only: the sale beside the drill is neither paused nor rebuilt.
+    let opts = ExitOptions::new(Scope::Rig(run_id), "drill: the faults are over, back to Redis");
     match switch::guided_exit(&conns, &opts, &|_| {}).await {
         Ok(report) => Some(LedBack {
             outcome: format!(

@@ -126,7 +126,8 @@ async fn create_order(
             // Degraded: Redis is not touched at all, not even for the per-user rate.
             let order_no = state.reserver().await?.next_order_no(request.product_id);
             span.record("order_no", order_no.as_str());
-            degraded::place_order(&state.pool, &request, &order_no, state.config.payment_timeout).await?
+            degraded::place_order(&state.pool, state.config.home, &request, &order_no, state.config.payment_timeout)
+                .await?
         }
         Mode::Normal => {
             let mut redis = state.redis.clone();
@@ -160,7 +161,7 @@ async fn create_order(
 /// Prometheus text format.
 pub async fn metrics_text(State(state): State<EngineState>) -> ([(axum::http::HeaderName, &'static str); 1], String) {
     let mut redis = state.redis.clone();
-    let products = match stockguard_core::recon::reading::product_ids(&state.pool).await {
+    let products = match stockguard_core::catalog::home_products(&state.pool, state.config.home).await {
         Ok(ids) => ids,
         Err(_) => state.known_products().await,
     };
@@ -298,7 +299,7 @@ pub async fn cancel(
 /// The body says which mode and switch revision the instance is on, and its breaker.
 pub async fn health(State(state): State<EngineState>) -> Result<Json<serde_json::Value>, ApiError> {
     sqlx::query("SELECT 1").execute(&state.pool).await?;
-    let mode = state.global_mode();
+    let mode = state.home_mode();
     let mut redis = state.redis.clone();
     let ping =
         tokio::time::timeout(state.config.redis_timeout, redis::cmd("PING").query_async::<String>(&mut redis)).await;
