@@ -108,6 +108,12 @@ fn engine_serve_degraded_is_refused_with_a_pointer_to_the_shared_switch() {
     assert_one_line_error(&out, "stockguard degrade on");
 }
 
+#[test]
+fn the_fault_proxy_refuses_to_listen_where_other_machines_reach_it_unless_told() {
+    let out = stockguard(&["drill", "proxy", "serve", "--listen", "0.0.0.0:0"], &[]);
+    assert_one_line_error(&out, "has no authentication");
+}
+
 /// A sale of 3,000 products in this test's own database, as environment for the CLI.
 async fn a_sale_of_3000_products(pool: &sqlx::MySqlPool) -> Vec<(&'static str, String)> {
     sqlx::query(

@@ -193,6 +193,25 @@ async fn bad_requests_are_refused_with_the_reason_and_change_nothing() {
 }
 
 #[tokio::test]
+async fn a_body_without_a_content_type_is_read_as_toxiproxy_reads_it_and_bad_json_says_why() {
+    let (api, _stop) = serve(None).await;
+    redis_proxy(&api, "redis").await;
+    // As `curl -d` and Toxiproxy's own examples send it: no `Content-Type: application/json`.
+    let raw = |body: &'static str| {
+        reqwest::Client::new().post(format!("http://{api}/proxies/redis/toxics")).body(body).send()
+    };
+    let added = raw(r#"{"name": "slow", "type": "latency", "attributes": {"latency": 5}}"#).await.unwrap();
+    assert_eq!(added.status().as_u16(), 200);
+    let (_, toxics) = call(reqwest::Method::GET, &api, "/proxies/redis/toxics", None).await;
+    assert_eq!(toxics[0]["name"], "slow", "{toxics}");
+
+    let broken = raw(r#"{"type": "latency""#).await.unwrap();
+    assert_eq!(broken.status().as_u16(), 400);
+    let error: serde_json::Value = broken.json().await.unwrap();
+    assert!(error["error"].as_str().unwrap().contains("not the JSON"), "{error}");
+}
+
+#[tokio::test]
 async fn a_held_fault_lasts_while_renewed_and_ends_within_its_lease_once_its_holder_is_gone() {
     let lease = Duration::from_secs(1);
     let (api, _stop) = serve(Some(lease)).await;

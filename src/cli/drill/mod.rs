@@ -99,6 +99,10 @@ pub enum ProxyCommand {
         /// until they are removed, as Toxiproxy does.
         #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
         lease: Duration,
+        /// Listen on an address other machines reach (say 0.0.0.0): the API has no
+        /// authentication, so anyone who reaches it can cut this machine's links.
+        #[arg(long)]
+        allow_remote: bool,
     },
 }
 
@@ -114,6 +118,8 @@ pub async fn run(cmd: DrillCommand, profile: Option<&str>) -> Result<(), CliErro
         }
         DrillCommand::Compare { a, b, threshold, json } => review::compare(profile, a, b, threshold, json).await,
         DrillCommand::Review { run, notes } => review::review(profile, run, &notes).await,
-        DrillCommand::Proxy(ProxyCommand::Serve { listen, lease }) => proxy::serve(listen, lease).await,
+        DrillCommand::Proxy(ProxyCommand::Serve { listen, lease, allow_remote }) => {
+            proxy::serve(listen, lease, allow_remote).await
+        }
     }
 }

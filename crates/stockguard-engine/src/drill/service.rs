@@ -324,12 +324,30 @@ pub fn router(proxies: Arc<Proxies>) -> Router {
 
 type Api = State<Arc<Proxies>>;
 
+/// A JSON request body, whatever its `Content-Type` says, or without one: Toxiproxy reads
+/// its bodies so, and its clients (and its own examples, `curl -d`) do not all send
+/// `application/json`. A body that is not the JSON asked for is a 400 saying why.
+struct Body<T>(T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> axum::extract::FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("the request body could not be read: {e}")))?;
+        serde_json::from_slice(&bytes)
+            .map(Body)
+            .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("the body is not the JSON asked for: {e}")))
+    }
+}
+
 async fn reset(State(p): Api) -> StatusCode {
     p.reset();
     StatusCode::NO_CONTENT
 }
 
-async fn populate(State(p): Api, Json(wanted): Json<Vec<NewProxy>>) -> Result<impl IntoResponse, ApiError> {
+async fn populate(State(p): Api, Body(wanted): Body<Vec<NewProxy>>) -> Result<impl IntoResponse, ApiError> {
     let proxies = p.populate(wanted).await?;
     Ok((StatusCode::CREATED, Json(serde_json::json!({ "proxies": proxies }))))
 }
@@ -338,7 +356,7 @@ async fn all(State(p): Api) -> Json<BTreeMap<String, ProxyView>> {
     Json(p.all())
 }
 
-async fn create(State(p): Api, Json(new): Json<NewProxy>) -> Result<impl IntoResponse, ApiError> {
+async fn create(State(p): Api, Body(new): Body<NewProxy>) -> Result<impl IntoResponse, ApiError> {
     Ok((StatusCode::CREATED, Json(p.create(new).await?)))
 }
 
@@ -349,7 +367,7 @@ async fn one(State(p): Api, Path(proxy): Path<String>) -> Result<Json<ProxyView>
 async fn change(
     State(p): Api,
     Path(proxy): Path<String>,
-    Json(c): Json<ProxyChange>,
+    Body(c): Body<ProxyChange>,
 ) -> Result<Json<ProxyView>, ApiError> {
     p.change(&proxy, c).map(Json)
 }
@@ -362,7 +380,7 @@ async fn toxics(State(p): Api, Path(proxy): Path<String>) -> Result<Json<Vec<Tox
     p.toxics(&proxy).map(Json)
 }
 
-async fn add_toxic(State(p): Api, Path(proxy): Path<String>, Json(t): Json<NewToxic>) -> Result<Json<Toxic>, ApiError> {
+async fn add_toxic(State(p): Api, Path(proxy): Path<String>, Body(t): Body<NewToxic>) -> Result<Json<Toxic>, ApiError> {
     p.add_toxic(&proxy, t).map(Json)
 }
 
@@ -373,7 +391,7 @@ async fn toxic(State(p): Api, Path((proxy, toxic)): Path<(String, String)>) -> R
 async fn change_toxic(
     State(p): Api,
     Path((proxy, toxic)): Path<(String, String)>,
-    Json(c): Json<ToxicChange>,
+    Body(c): Body<ToxicChange>,
 ) -> Result<Json<Toxic>, ApiError> {
     p.change_toxic(&proxy, &toxic, c).map(Json)
 }
