@@ -740,7 +740,11 @@ export type EngineFigures = { instance_id: string, listen_addr: string, answer: 
  */
 error: string | null, heartbeat_age_ms: number, breaker_state: string, requests: number | null, orders_per_s: number | null, };
 
-export type Overview = { at: string, sale: SaleFigures, orders: OrderFigures, engines: Array<EngineFigures>, 
+export type Overview = { at: string, 
+/**
+ * The first line: is the sale safe ([`verdict`]).
+ */
+verdict: Verdict, sale: SaleFigures, orders: OrderFigures, engines: Array<EngineFigures>, 
 /**
  * The sale's mode: the degrade switch's global row (NORMAL when never set).
  */
@@ -757,6 +761,30 @@ alerts: Array<AlertState>,
  * Cases not executed or closed, newest first.
  */
 compensation_open: Array<CaseSummary>, };
+
+export type Verdict = { level: Level, 
+/**
+ * Products sold beyond their stock.
+ */
+oversold: number, 
+/**
+ * Products whose ledger (DB stock against its orders) does not add up.
+ */
+ledger_mismatch: number, 
+/**
+ * Products whose Redis stock drifts (confirmed) or whose key is missing.
+ */
+drifting: number, 
+/**
+ * Sale-wide alerts: the backlog, open breakers.
+ */
+other: number, 
+/**
+ * Firing alerts nobody acknowledged.
+ */
+unacknowledged: number, };
+
+export type Level = "unsafe" | "watch" | "exact";
 
 export type BurnDownView = { svg: string, product_id: number | null, initial_units: number, 
 /**

@@ -109,6 +109,8 @@ fn generated() -> String {
         stockguard_core::overview::OrderFigures,
         stockguard_core::overview::EngineFigures,
         stockguard_core::overview::Overview,
+        stockguard_core::overview::verdict::Verdict,
+        stockguard_core::overview::verdict::Level,
         crate::commands::overview::BurnDownView,
         crate::error::ErrorKind,
         crate::error::MessageCode,

@@ -67,9 +67,11 @@ fn text(o: &Overview, burn: &BurnDown) -> String {
     let s = &o.sale;
     let r = &o.orders;
     let mut out = format!(
-        "sold {} of {} units ({:.1}%), {} left, {} products; mode {}{}\n\
+        "{}\n\
+         sold {} of {} units ({:.1}%), {} left, {} products; mode {}{}\n\
          orders {} (accepted {}, sold out {}, errors {}, refused {}); {} orders/s, {} accepted/s\n\
          p99 {} (since start {}), backlog {}, in flight {}\n",
+        o.verdict,
         s.sold_units,
         s.initial_units,
         s.sold_pct,

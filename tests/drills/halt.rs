@@ -1,15 +1,19 @@
 //! Stopping a drill from outside: a halt asked from another process ends every fault within
 //! five seconds; a runner killed with SIGKILL leaves no fault behind once its lease runs out,
-//! no engine process behind, and shows as dead.
+//! no engine process behind, shows as dead, and (killed once its breakers tripped) leaves
+//! only its own rig in DB mode.
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use sqlx::MySqlPool;
 use stockguard_core::drills::RunStatus;
+use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::switch::{self, ExitOptions, Scope};
 use tokio::process::{Child, Command};
 
 use crate::rig::{self, LONG_FAULT};
+use crate::support::waits::wait_for;
 use crate::support::{self, TestRedis, PROFILE_OVERRIDES};
 
 /// The `stockguard` CLI against this test's database and key prefix.
@@ -104,4 +108,49 @@ async fn a_runner_killed_mid_drill_leaves_no_fault_after_its_lease_and_shows_dea
     let runs: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
     assert_eq!(runs[0]["status"], "RUNNING");
     assert_eq!(runs[0]["dead"], true, "{runs}");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_runner_killed_once_its_breakers_tripped_leaves_the_sale_out_of_db_mode_and_free_to_exit(pool: MySqlPool) {
+    let _slot = rig::one_at_a_time().await;
+    let redis = TestRedis::new("killdb").await;
+    // The sale beside the drill: one product of its own, on sale in Redis.
+    sqlx::query(
+        "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit) VALUES (1, 'sale', 10, 10, 1)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let mut r = redis.conn().await;
+    let _: () = redis::cmd("SET").arg(redis.keys.stock(1)).arg(10).query_async(&mut r).await.unwrap();
+    let mut runner = cli(&pool, &redis, &["drill", "run", "redis-down", "--short", "0.3"])
+        .await
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the runner starts");
+    let tripped = "SELECT COUNT(*) FROM degrade_switch WHERE scope LIKE 'rig:%' AND mode = 'DEGRADED'";
+    wait_for("a breaker of the drill escalated", Duration::from_secs(90), async || {
+        support::scalar(&pool, tripped).await == 1
+    })
+    .await;
+    runner.start_kill().unwrap();
+    runner.wait().await.unwrap();
+
+    // Only the dead drill's rig is in DB mode: the sale's switch was never touched.
+    let sale_rows = support::scalar(&pool, "SELECT COUNT(*) FROM degrade_switch WHERE scope NOT LIKE 'rig:%'").await;
+    assert_eq!(sale_rows, 0, "the drill left the sale's switch changed");
+    // Its engines died with it; once their heartbeats are stale, the sale's own guided exit is
+    // held neither by their breakers nor by the reservations they left in flight.
+    let live = "SELECT COUNT(*) FROM engine_heartbeats WHERE last_seen > NOW(3) - INTERVAL 3 SECOND";
+    wait_for("the dead drill's engines are gone", Duration::from_secs(15), async || {
+        support::scalar(&pool, live).await == 0
+    })
+    .await;
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    let exit = ExitOptions::new(Scope::Global, "tests: the sale after a dead drill");
+    let report =
+        switch::guided_exit(&conns, &exit, &|_| {}).await.expect("the sale's exit is not held by the dead drill");
+    let rebuilt: Vec<u64> = report.rewrites.iter().map(|r| r.product_id).collect();
+    assert_eq!(rebuilt, vec![1], "the sale's exit rebuilt the sale's product only");
 }

@@ -991,6 +991,24 @@ async fn a_maker_a_checker_and_an_executor_walk_a_compensation_case_through_the_
         screenshot(c, "compensation-zh").await;
         click(c, "#lang-toggle").await;
 
+        // 4b. Closing the case is a step of its own: a dialog says what it does and takes the
+        //     reason; Cancel leaves the case as it was.
+        click(c, "#cp-close").await;
+        wait_text(c, "#cp-close-hint", "the close dialog", |t| t.contains("files the case")).await;
+        click(c, "#cp-close-dialog button[value=cancel]").await;
+        wait_text(c, "#cp-head", "still executed", |t| t.contains("executed")).await;
+        click(c, "#cp-close").await;
+        wait_text(c, "#cp-close-title", "the close dialog", |t| t.contains("Close case 1")).await;
+        type_into(c, "#cp-close-reason", "paid in full").await;
+        click(c, "#cp-close-go").await;
+        wait_text(c, "#cp-head", "closed", |t| t.contains("closed")).await;
+        let reason: String =
+            sqlx::query_scalar("SELECT reason FROM compensation_steps WHERE case_id = 1 AND step = 'CLOSE'")
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        assert_eq!(reason, "paid in full");
+
         // 5. A reader's account: the window reads its rights from the servers and turns its
         //    write actions off, each saying why; nothing ends in a raw server error.
         connect_as("viewer").await;

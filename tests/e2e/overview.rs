@@ -33,6 +33,9 @@ async fn the_overview_shows_a_running_loads_figures_as_the_load_generator_counte
         }
     };
 
+    // The window's turn first: a load started while another scenario holds the display could
+    // be over before this window opens (then the overview shows no pace at all).
+    let _one_window = one_window_at_a_time().await;
     // About 15 s of buyers, so the window sees the load running.
     let load = stockguard(
         config.path(),
@@ -60,7 +63,6 @@ async fn the_overview_shows_a_running_loads_figures_as_the_load_generator_counte
     .spawn()
     .expect("stockguard load starts");
 
-    let _one_window = one_window_at_a_time().await;
     let (driver, client) = open_app(config.path(), "e2e-overview").await;
     let outcome = async {
         let c = &client;
@@ -83,8 +85,21 @@ async fn the_overview_shows_a_running_loads_figures_as_the_load_generator_counte
         wait_text(c, "#ov-burndown-info", "the product's burn-down", |t| t.starts_with(&format!("product {BIG}:")))
             .await;
         wait_attr_prefix(c, "#ov-burndown", "src", "data:image/svg+xml").await;
+        // The first line is the verdict: the seed's oversold product makes the sale unsafe.
+        wait_attr(c, "#ov-verdict", "data-level", "unsafe", "the seeded sale is not safe").await;
+        wait_text(c, "#ov-verdict", "the verdict counts", |t| {
+            t.starts_with("Not safe") && t.contains("products oversold: 1")
+        })
+        .await;
         tokio::time::sleep(Duration::from_secs(3)).await;
         screenshot(c, "overview").await;
+        click(c, "#lang-toggle").await;
+        wait_text(c, "#ov-verdict", "the verdict in Chinese", |t| {
+            t.starts_with("不安全：") && t.contains("超卖商品 1 个")
+        })
+        .await;
+        screenshot(c, "overview-unsafe-zh").await;
+        click(c, "#lang-toggle").await;
 
         // 3. The load ends: its own counts, then the window's.
         let out = tokio::task::spawn_blocking(move || load.wait_with_output()).await.unwrap().unwrap();
@@ -128,10 +143,18 @@ async fn the_overview_shows_a_running_loads_figures_as_the_load_generator_counte
         wait_attr(c, "#ov-burndown-info", "data-remaining", &live_left.to_string(), "the curve ends on the ledger")
             .await;
 
-        // 6. In Chinese.
+        // 6. The seed's broken products taken out of the sale: the verdict turns exact.
+        sqlx::query("DELETE FROM inventory WHERE product_id >= 1016").execute(&pool).await.unwrap();
+        wait_attr(c, "#ov-verdict", "data-level", "exact", "the sale reads exact").await;
+        wait_text(c, "#ov-verdict", "the exact verdict", |t| t.starts_with("Exact")).await;
+        screenshot(c, "overview-exact").await;
+
+        // 7. In Chinese.
         click(c, "#lang-toggle").await;
         wait_text(c, "#nav [data-screen=overview]", "the overview in Chinese", |t| t == "总览").await;
         wait_text(c, "#ov-burndown-info", "the burn-down in Chinese", |t| t.starts_with("整场活动")).await;
+        wait_text(c, "#ov-verdict", "the exact verdict in Chinese", |t| t.starts_with("准确")).await;
+        screenshot(c, "overview-exact-zh").await;
         click(c, "#lang-toggle").await;
     }
     .await;

@@ -106,8 +106,12 @@ function row(r) {
     renderSelection();
   });
   pick.append(box);
-  const status = cell(t(r.status), "status");
+  // A sold-out product is OK and says so; every status explains itself on hover (and in
+  // the legend above the board, for the keyboard).
+  const soldOut = r.status === "OK" && r.db_stock <= 0;
+  const status = cell(soldOut ? `${t(r.status)} · ${t("soldOut")}` : t(r.status), "status");
   status.dataset.status = r.status;
+  status.title = t(`why_${r.status}`);
   tr.append(
     pick,
     cell(r.product_id, "num id"),

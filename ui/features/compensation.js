@@ -190,6 +190,32 @@ async function step(step, reason) {
   showNotice(() => t("cpStepped", { id, status: t(`st_${s.status}`), actor: s.actor, n: s.approvals, needed: s.approvals_needed }));
 }
 
+/**
+ * Closing a case is a workflow step, not a panel's close: a dialog says what it does to this
+ * case and takes the reason. Resolves to the reason, or null when cancelled.
+ * @returns {Promise<string | null>}
+ */
+function askCloseReason() {
+  const dialog = /** @type {HTMLDialogElement} */ (byId("cp-close-dialog"));
+  const reason = input("cp-close-reason");
+  const go = /** @type {HTMLButtonElement} */ (byId("cp-close-go"));
+  if (!current) return Promise.resolve(null);
+  const { id, status } = current;
+  byId("cp-close-title").textContent = t("cpCloseTitle", { id });
+  byId("cp-close-hint").textContent = t(status === "DRAFT" ? "cpCloseDraftHint" : "cpCloseExecutedHint");
+  reason.value = input("cp-reason").value.trim();
+  go.disabled = !reason.value.trim();
+  reason.oninput = () => (go.disabled = !reason.value.trim());
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "confirm" ? reason.value.trim() : null), {
+      once: true,
+    });
+    dialog.returnValue = "";
+    dialog.showModal();
+    reason.focus();
+  });
+}
+
 /** Runs `action`, then reloads the case and the inbox; any refusal is shown as said. @param {() => Promise<void>} action */
 async function act(action) {
   clearFeedback();
@@ -221,7 +247,10 @@ export function init() {
   );
   byId("cp-approve").addEventListener("click", () => act(() => step("APPROVE", input("cp-reason").value.trim())));
   byId("cp-reject").addEventListener("click", () => act(() => step("REJECT", input("cp-reason").value.trim())));
-  byId("cp-close").addEventListener("click", () => act(() => step("CLOSE", input("cp-reason").value.trim())));
+  byId("cp-close").addEventListener("click", async () => {
+    const reason = await askCloseReason();
+    if (reason !== null) await act(() => step("CLOSE", reason));
+  });
   byId("cp-execute").addEventListener("click", () =>
     act(async () => {
       if (!current) return;

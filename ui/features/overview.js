@@ -60,11 +60,34 @@ function engineRow(e) {
   return tr;
 }
 
+/**
+ * The first line: is the sale safe, in one sentence and one colour.
+ * @param {import("../types").Verdict} v
+ */
+function renderVerdict(v) {
+  const line = byId("ov-verdict");
+  line.className = `verdict verdict-${v.level}`;
+  line.dataset.level = v.level;
+  if (v.level === "exact") {
+    line.textContent = t("ovVerdictExact");
+    return;
+  }
+  /** @type {string[]} */
+  const parts = [];
+  if (v.oversold) parts.push(t("ovVerdictOversold", { n: v.oversold }));
+  if (v.ledger_mismatch) parts.push(t("ovVerdictLedger", { n: v.ledger_mismatch }));
+  if (v.drifting) parts.push(t("ovVerdictDrifting", { n: v.drifting }));
+  if (v.other) parts.push(t("ovVerdictOther", { n: v.other }));
+  const level = t(v.level === "unsafe" ? "ovVerdictUnsafe" : "ovVerdictWatch");
+  line.textContent = `${level}${t("verdictSep")}${parts.join(t("listSep"))}${t("ovVerdictUnacked", { n: v.unacknowledged })}`;
+}
+
 function render() {
   const o = last;
   if (!o) return;
   const s = o.sale;
   const r = o.orders;
+  renderVerdict(o.verdict);
   byId("ov-sold").textContent = num(s.sold_units);
   byId("ov-sold-of").textContent = t("ovSoldOf", { initial: num(s.initial_units), pct: num(s.sold_pct, 1), left: num(s.remaining_units) });
   byId("ov-rate").textContent = num(r.orders_per_s, 1);

@@ -8,6 +8,7 @@
 //! - [`metrics`]: the exposition parsed, engines added up, rates and p99 from two scrapes.
 //! - [`burndown`]: units left over the whole sale, bucketed by time in SQL from the ledger.
 //! - [`chart`]: the burn-down drawn with `plotters` (SVG for the window, PNG files).
+//! - [`verdict`]: the first line: exact, or how many products are oversold or drifting.
 //!
 //! The caller keeps the previous [`FleetScrape`] and hands it back: the desktop app's feed
 //! does so every tick, the CLI scrapes twice a second apart ([`once`]).
@@ -16,6 +17,7 @@ pub mod burndown;
 pub mod chart;
 pub mod metrics;
 pub mod scrape;
+pub mod verdict;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -118,6 +120,8 @@ pub struct EngineFigures {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Overview {
     pub at: DateTime<Utc>,
+    /// The first line: is the sale safe ([`verdict`]).
+    pub verdict: verdict::Verdict,
     pub sale: SaleFigures,
     pub orders: OrderFigures,
     pub engines: Vec<EngineFigures>,
@@ -227,8 +231,18 @@ pub async fn read(
         .into_iter()
         .filter(|c| !matches!(c.status, CaseStatus::Executed | CaseStatus::Closed))
         .collect();
-    let overview =
-        Overview { at: Utc::now(), sale, orders, engines, mode, products_off_normal, alerts, compensation_open };
+    let verdict = verdict::of(&alerts);
+    let overview = Overview {
+        at: Utc::now(),
+        verdict,
+        sale,
+        orders,
+        engines,
+        mode,
+        products_off_normal,
+        alerts,
+        compensation_open,
+    };
     Ok((overview, fleet))
 }
 

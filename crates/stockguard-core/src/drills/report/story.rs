@@ -69,8 +69,8 @@ pub struct Story {
 impl Story {
     pub(super) fn of(data: &ReportData, windows: &[FaultWindow], series: &Series, words: &Words) -> Self {
         let faults_over_s = windows.iter().map(|w| w.end_s).fold(f64::NEG_INFINITY, f64::max);
-        let mut chain = impact(data, series);
-        let mut recovery = recovery(data, series, faults_over_s);
+        let mut chain = impact(data, series, words);
+        let mut recovery = recovery(data, series, windows, faults_over_s, words);
         let by_time = |a: &Moment, b: &Moment| a.at_s.total_cmp(&b.at_s);
         chain.sort_by(by_time);
         recovery.sort_by(by_time);
@@ -99,7 +99,7 @@ fn first_peak<'a, T>(items: impl Iterator<Item = &'a T>, size: impl Fn(&T) -> f6
 }
 
 /// The firsts and the worsts of the harm.
-fn impact(data: &ReportData, series: &Series) -> Vec<Moment> {
+fn impact(data: &ReportData, series: &Series, words: &Words) -> Vec<Moment> {
     let mut chain = Vec::new();
     let on_db = series.mode.iter().find(|p| p.db_path > 0);
     if let Some(p) = on_db {
@@ -126,9 +126,9 @@ fn impact(data: &ReportData, series: &Series) -> Vec<Moment> {
         let found = match &timed.event {
             Event::Violation { invariant, figure } if !violated => {
                 violated = true;
-                Some((MomentKind::FirstViolation, format!("{invariant}: {figure}")))
+                Some((MomentKind::FirstViolation, words.runner_text(&format!("{invariant}: {figure}"))))
             }
-            Event::Abort { reason } => Some((MomentKind::Abort, reason.clone())),
+            Event::Abort { reason } => Some((MomentKind::Abort, words.runner_text(reason))),
             Event::Halt { reason } => Some((MomentKind::Halt, reason.clone())),
             _ => None,
         };
@@ -140,16 +140,27 @@ fn impact(data: &ReportData, series: &Series) -> Vec<Moment> {
 }
 
 /// What was done, and when the sale was whole again.
-fn recovery(data: &ReportData, series: &Series, faults_over_s: f64) -> Vec<Moment> {
+fn recovery(
+    data: &ReportData,
+    series: &Series,
+    windows: &[FaultWindow],
+    faults_over_s: f64,
+    words: &Words,
+) -> Vec<Moment> {
+    // A fault by the name its window gives it in the report's language.
+    let fault_name = |fault: &str| {
+        windows.iter().find(|w| w.fault == fault).map_or(fault.to_string(), |w| w.name_in(words.lang).to_string())
+    };
     let mut steps: Vec<Moment> = data
         .timeline
         .iter()
         .filter_map(|timed| match &timed.event {
             Event::Repair { what, outcome } => {
-                Some(moment(at(timed.offset_ms), MomentKind::Repair, format!("{what}: {outcome}")))
+                let detail = words.runner_text(&format!("{what}: {outcome}"));
+                Some(moment(at(timed.offset_ms), MomentKind::Repair, detail))
             }
             Event::FaultRestored { fault } => {
-                Some(moment(at(timed.offset_ms), MomentKind::FaultRestored, fault.clone()))
+                Some(moment(at(timed.offset_ms), MomentKind::FaultRestored, fault_name(fault)))
             }
             _ => None,
         })

@@ -54,7 +54,14 @@ pub(super) fn header(view: &ReportView, w: &Words) -> Table {
         (w.seed, opt(r.seed, w)),
         (w.schedule_hash, opt(summary.map(|s| s.schedule_hash.as_str()).filter(|h| !h.is_empty()), w)),
         (w.variant, opt(variant, w)),
-        (w.reason, opt(summary.and_then(|s| s.reason.as_deref()).or(r.halt_reason.as_deref()), w)),
+        // The runner's reason in this language; a halt's reason as the person typed it.
+        (
+            w.reason,
+            match summary.and_then(|s| s.reason.as_deref()) {
+                Some(reason) => w.runner_text(reason),
+                None => opt(r.halt_reason.as_deref(), w),
+            },
+        ),
     ];
     for (label, value) in rows {
         table.push(vec![label.to_string(), value], false);
@@ -71,8 +78,8 @@ pub(super) fn checks(view: &ReportView, w: &Words) -> Option<Table> {
             c.name.clone(),
             w.check_kind(&c.kind).to_string(),
             w.verdict(c.passed).into(),
-            c.figure.clone(),
-            c.bound.clone(),
+            w.runner_text(&c.figure),
+            w.runner_text(&c.bound),
         ];
         table.push(cells, !c.passed);
     }
@@ -140,7 +147,7 @@ pub(super) fn phases(view: &ReportView, w: &Words) -> Table {
     ]);
     for p in &view.phases {
         let cells = vec![
-            p.phase.clone(),
+            w.phase_name(&p.phase),
             secs(p.start_s),
             secs(p.end_s),
             p.sent.to_string(),
@@ -167,7 +174,8 @@ pub(super) fn trigger(view: &ReportView, w: &Words) -> Table {
             (true, false) => format!("{}; {}", f.detail, w.from_plan),
             (false, _) => f.detail.clone(),
         };
-        table.push(vec![f.fault.clone(), f.target.clone(), f.action.clone(), secs(f.start_s), end, detail], f.open);
+        let fault = f.name_in(w.lang).to_string();
+        table.push(vec![fault, f.target.clone(), f.action.clone(), secs(f.start_s), end, detail], f.open);
     }
     table
 }

@@ -11,6 +11,8 @@ use crate::drills::plan::{FaultStep, Plan};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FaultWindow {
     pub fault: String,
+    /// The fault's Chinese name in the drill file (`name_zh`), when it has one.
+    pub fault_zh: Option<String>,
     pub target: String,
     pub action: String,
     pub start_s: f64,
@@ -24,6 +26,14 @@ pub struct FaultWindow {
 }
 
 impl FaultWindow {
+    /// The fault's name in `lang`: its `name_zh` in Chinese when the file gives one.
+    pub fn name_in(&self, lang: super::Lang) -> &str {
+        match (lang, &self.fault_zh) {
+            (super::Lang::Zh, Some(zh)) => zh,
+            _ => &self.fault,
+        }
+    }
+
     pub fn length_s(&self) -> f64 {
         self.end_s - self.start_s
     }
@@ -38,6 +48,7 @@ pub fn fault_windows(timeline: &[TimedEvent], plan: Option<&Plan>, end_s: f64) -
         match &timed.event {
             Event::FaultInjected { fault, target, action } => windows.push(FaultWindow {
                 fault: fault.clone(),
+                fault_zh: step(fault).and_then(|s| s.name_zh.clone()),
                 target: target.clone(),
                 action: action.clone(),
                 start_s: at_s,
@@ -65,6 +76,7 @@ pub fn fault_windows(timeline: &[TimedEvent], plan: Option<&Plan>, end_s: f64) -
 fn planned(step: &FaultStep) -> FaultWindow {
     FaultWindow {
         fault: step.name.clone(),
+        fault_zh: step.name_zh.clone(),
         target: file_name(&step.target),
         action: file_name(&step.action),
         start_s: step.at_s,

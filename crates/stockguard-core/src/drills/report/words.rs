@@ -254,6 +254,30 @@ const ZH: Words = Words {
     why: "原因",
 };
 
+/// The runner's own phrases (`drill::runner`: checks' figures and bounds, repairs and their
+/// outcomes) with their Chinese, longest first so that a phrase is replaced before its parts.
+const RUNNER_PHRASES: &[(&str, &str)] = &[
+    ("guided exit to Redis", "引导退出回到 Redis"),
+    ("fenced rewrite", "带栅栏的重写"),
+    ("instances not back on Redis", "个实例未回到 Redis"),
+    ("products rebuilt", "个商品已重建"),
+    ("sales paused", "暂停销售"),
+    ("ticks after the failover", "次采样（故障切换后）"),
+    ("looks answered not found", "次查询答复未找到"),
+    ("not reached", "未达到"),
+    (" units beyond stock", " 件超出库存"),
+    (" products below zero in Redis", " 个商品的 Redis 库存为负"),
+    (" against ", "，要求 "),
+    ("drift ", "漂移 "),
+    ("never", "从未"),
+    ("failed: ", "失败："),
+    (" units", " 件"),
+    (" ticks", " 次采样"),
+    (" sent", " 已发送"),
+    (" of ", " / "),
+    (", ", "，"),
+];
+
 pub(super) fn of(lang: Lang) -> &'static Words {
     match lang {
         Lang::En => &EN,
@@ -358,10 +382,38 @@ impl Words {
         })
     }
 
+    /// A run's phase (`rig`, `load`, `drain`, `verify`, `done`) as a word.
+    pub fn phase_name(&self, phase: &str) -> String {
+        let zh = match phase {
+            "rig" => "搭建演练环境",
+            "load" => "压测",
+            "drain" => "排空",
+            "verify" => "核验",
+            "done" => "结束",
+            other => return other.to_string(),
+        };
+        if self.zh() {
+            zh.to_string()
+        } else {
+            phase.to_string()
+        }
+    }
+
+    /// What the runner wrote in words of its own (a check's figure and bound, a repair and
+    /// its outcome), in this language: the numbers and identifiers as written, its phrases
+    /// translated.
+    pub fn runner_text(&self, text: &str) -> String {
+        if !self.zh() {
+            return text.to_string();
+        }
+        RUNNER_PHRASES.iter().fold(text.to_string(), |t, (en, zh)| t.replace(en, zh))
+    }
+
     /// The follow-up a failed check asks for.
     pub fn fix_check(&self, check: &Check) -> String {
         if self.zh() {
-            format!("{}：实测 {}，要求 {}。查明原因，在下次演练前修复。", check.name, check.figure, check.bound)
+            let (figure, bound) = (self.runner_text(&check.figure), self.runner_text(&check.bound));
+            format!("{}：实测 {figure}，要求 {bound}。查明原因，在下次演练前修复。", check.name)
         } else {
             format!(
                 "{}: measured {} against {}. Find the cause and fix it before the next run.",
