@@ -29,6 +29,8 @@ const STRINGS = {
     OVERSOLD: "OVERSOLD", LEDGER_MISMATCH: "LEDGER_MISMATCH", KEY_MISSING: "KEY_MISSING",
     HISTORY_LOST: "HISTORY_LOST", REDIS_HIGH: "REDIS_HIGH", REDIS_LOW: "REDIS_LOW", OK: "OK",
     legendTitle: "What the statuses mean, and what to do", soldOut: "sold out",
+    oc_APPLIED: "APPLIED", oc_REBUILT: "REBUILT", oc_NOOP: "NOOP", oc_DRY_RUN: "DRY_RUN", oc_REFUSED_FENCE: "REFUSED_FENCE",
+    oc_LOCK_BUSY: "LOCK_BUSY", oc_FAILED: "FAILED", lo_PENDING: "PENDING", lo_DONE: "DONE", lo_SKIPPED: "SKIPPED",
     ovVerdictExact: "Exact: every product's Redis stock matches the ledger, nothing oversold.",
     ovVerdictUnsafe: "Not safe", ovVerdictWatch: "Needs attention", listSep: ", ", verdictSep: ": ",
     ovVerdictOversold: "products oversold: {n}", ovVerdictLedger: "ledger mismatches: {n}",
@@ -199,6 +201,8 @@ const STRINGS = {
     OVERSOLD: "超卖", LEDGER_MISMATCH: "账目不平", KEY_MISSING: "键缺失",
     HISTORY_LOST: "Redis 历史丢失", REDIS_HIGH: "Redis 偏高", REDIS_LOW: "Redis 偏低", OK: "正常",
     legendTitle: "各状态的含义与处理办法", soldOut: "已售罄",
+    oc_APPLIED: "已写入", oc_REBUILT: "已重建", oc_NOOP: "无需改动", oc_DRY_RUN: "试运行", oc_REFUSED_FENCE: "被栅栏拒绝",
+    oc_LOCK_BUSY: "锁被占用", oc_FAILED: "失败", lo_PENDING: "待执行", lo_DONE: "已完成", lo_SKIPPED: "已跳过",
     ovVerdictExact: "准确：所有商品的 Redis 库存与账目一致，没有超卖。",
     ovVerdictUnsafe: "不安全", ovVerdictWatch: "需要关注", listSep: "，", verdictSep: "：",
     ovVerdictOversold: "超卖商品 {n} 个", ovVerdictLedger: "账目不平 {n} 个",
@@ -242,7 +246,7 @@ const STRINGS = {
     scope: "范围", mode: "模式", revision: "版本", scopePlaceholder: "商品 ID（留空：整场活动）",
     degradeOn: "开启数据库模式", degradeOff: "退出数据库模式（引导）", instance: "实例", listen: "地址",
     liveCol: "存活", breaker: "熔断器", took: "耗时", stale: "失联 {s} 秒",
-    neverSet: "开关从未设置：所有商品均为 NORMAL。",
+    neverSet: "开关从未设置：所有商品均为正常模式。",
     ackLine: "版本 {revision}：{live} 个存活实例中 {applied} 个已生效{took}", ackTook: "，用时 {ms} 毫秒",
     ackNone: "版本 {revision}：没有存活的引擎实例。",
     exitConfirmTitle: "生产环境：确认引导退出", exitConfirmHint: "输入 {scope} 以重建 Redis 并退出数据库模式。",
@@ -355,6 +359,14 @@ const listeners = [];
 export function t(key, vars = {}) {
   const text = STRINGS[lang][key] ?? STRINGS.en[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (_, /** @type {string} */ k) => String(vars[k] ?? ""));
+}
+
+/**
+ * A time of day in the window's language (the system locale's would say "PM" in Chinese).
+ * @param {Date} date
+ */
+export function clock(date) {
+  return date.toLocaleTimeString(lang === "zh" ? "zh-CN" : "en-GB");
 }
 
 export function currentLanguage() {

@@ -242,7 +242,7 @@ impl From<ProfileError> for DesktopError {
             ProfileError::UnknownProfile { name, known } => {
                 Said::new(C::UnknownProfile, &[("name", name), ("known", known)], m)
             }
-            ProfileError::NoProfile => Said::new(C::NoProfile, &[], m),
+            ProfileError::NoProfile | ProfileError::OneUrlOnly { .. } => Said::new(C::NoProfile, &[], m),
             ProfileError::InvalidName(name) => Said::new(C::InvalidProfileName, &[("name", name)], m),
             ProfileError::MalformedUrl { what, url, reason } => {
                 Said::new(C::MalformedUrl, &[("what", what), ("url", url), ("detail", reason)], m)

@@ -3,7 +3,7 @@
 // a notification or the tray asks (`open-product`). The count in the banner is what nobody
 // took: the same number the tray shows.
 import { invoke, listen } from "../api.js";
-import { t, onLanguageChange, currentLanguage } from "../i18n.js";
+import { t, onLanguageChange, currentLanguage, clock } from "../i18n.js";
 import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
 import { byId, query } from "../dom.js";
 import { may } from "../session.js";
@@ -29,7 +29,7 @@ let ctx;
 
 /** @param {string} naive a NaiveDateTime from Rust (UTC, no zone) */
 function localTime(naive) {
-  return new Date(`${naive}Z`).toLocaleTimeString();
+  return clock(new Date(`${naive}Z`));
 }
 
 /** @param {AlertState} s */

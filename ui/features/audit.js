@@ -26,9 +26,20 @@ function row(a) {
     cell(a.target, "target"),
     cell(a.reason),
     cell(a.outcome, "outcome"),
-    cell(a.details ? JSON.stringify(a.details) : "", "details"),
+    details(a.details),
   );
   return tr;
+}
+
+/**
+ * The details as compact JSON that wraps inside its column (a JSON string has no spaces to
+ * break at, so it ran off the page), the whole of it indented on hover.
+ * @param {unknown} value
+ */
+function details(value) {
+  const td = cell(value ? JSON.stringify(value).replaceAll(",", ", ") : "", "details");
+  if (value) td.title = JSON.stringify(value, null, 2);
+  return td;
 }
 
 async function load() {

@@ -2,7 +2,7 @@
 // sampler tick (no polling here). Only the rows in view exist in the DOM (a windowed list),
 // so 5,000 products cost the same to draw as 40. Also the health strip and the drift chart.
 import { invoke, listen } from "../api.js";
-import { t, onLanguageChange, currentLanguage } from "../i18n.js";
+import { t, onLanguageChange, currentLanguage, clock } from "../i18n.js";
 import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
 import { selection, onConnect } from "../session.js";
 import { byId, query } from "../dom.js";
@@ -217,7 +217,7 @@ function renderHealth(tick) {
     : "-";
   mode.className = h ? `mode-${h.engine_mode}` : "";
   byId("health-took").textContent = ms(tick.took_ms);
-  byId("health-at").textContent = new Date(tick.at).toLocaleTimeString();
+  byId("health-at").textContent = clock(new Date(tick.at));
   byId("health").classList.toggle("bad", !h);
   byId("health").title = tick.health_error ?? "";
 }

@@ -128,7 +128,7 @@ function render() {
         cell(t(`rs_${l.reason}`)),
         cell(l.action ? t(`act_${l.action}`) : "-"),
         cell(money(l.amount_cents), "num"),
-        cell(l.outcome, "outcome"),
+        cell(l.outcome ? t(`lo_${l.outcome}`) : "", "outcome"),
       );
       return tr;
     }),

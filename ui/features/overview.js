@@ -3,7 +3,7 @@
 // request: when the screen opens, when a product is picked, and then again while units keep
 // selling, at most every BURN_EVERY_MS.
 import { invoke, listen } from "../api.js";
-import { t, onLanguageChange } from "../i18n.js";
+import { t, onLanguageChange, clock } from "../i18n.js";
 import { showError, clearFeedback, cell } from "../feedback.js";
 import { onConnect } from "../session.js";
 import { byId, query } from "../dom.js";
@@ -132,7 +132,7 @@ function render() {
         })
       : [emptyItem(t("ovNoCases"))]),
   );
-  byId("ov-at").textContent = t("ovAt", { at: new Date(o.at).toLocaleTimeString() });
+  byId("ov-at").textContent = t("ovAt", { at: clock(new Date(o.at)) });
 }
 
 /** @param {string} text */

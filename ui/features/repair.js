@@ -41,7 +41,7 @@ function renderResults(items) {
       tr.className = r && !item.error ? `outcome-${r.outcome}` : "failed";
       tr.append(
         cell(item.product_id, "num id"),
-        cell(r ? r.outcome : t(item.error?.kind ?? "error"), "outcome"),
+        cell(r ? t(`oc_${r.outcome}`) : t(item.error?.kind ?? "error"), "outcome"),
         cell(r?.before, "num before"),
         cell(r?.after, "num after"),
         cell(r?.delta, "num delta"),

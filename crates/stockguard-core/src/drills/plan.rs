@@ -24,12 +24,25 @@ const BUILTIN: [(&str, &str); 9] = [
     ("timeout-storm", include_str!("../../../../drills/timeout-storm.toml")),
 ];
 
+/// The built-in drill whose name is a typo away from `name` (at most 3 edits), if any.
+fn closest_builtin(name: &str) -> Option<&'static str> {
+    BUILTIN
+        .iter()
+        .map(|(n, _)| (strsim::levenshtein(n, name), *n))
+        .filter(|(distance, _)| *distance <= 3)
+        .min()
+        .map(|(_, n)| n)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
     #[error("no built-in drill is called {0:?}; `stockguard drill list` shows them")]
     NoSuchDrill(String),
     #[error("cannot read the drill file {path}: {source}")]
     Unreadable { path: String, source: std::io::Error },
+    /// A name that is neither a built-in drill nor a file, close to a built-in one.
+    #[error("no built-in drill and no file is called {name:?}: did you mean {closest}? (`stockguard drill list` shows them)")]
+    DidYouMean { name: String, closest: &'static str },
     #[error("the drill file is not valid: {0}")]
     Syntax(#[from] toml::de::Error),
     #[error("the drill file is not valid: {0}")]
@@ -273,8 +286,14 @@ impl Plan {
         if BUILTIN.iter().any(|(n, _)| *n == name_or_path) {
             return Self::builtin(name_or_path);
         }
-        let text = std::fs::read_to_string(name_or_path)
-            .map_err(|source| PlanError::Unreadable { path: name_or_path.to_string(), source })?;
+        let text = std::fs::read_to_string(name_or_path).map_err(|source| {
+            match (source.kind(), closest_builtin(name_or_path)) {
+                (std::io::ErrorKind::NotFound, Some(closest)) => {
+                    PlanError::DidYouMean { name: name_or_path.to_string(), closest }
+                }
+                _ => PlanError::Unreadable { path: name_or_path.to_string(), source },
+            }
+        })?;
         Ok((Self::parse(&text)?, text))
     }
 
@@ -384,6 +403,15 @@ pub fn builtin() -> Vec<Plan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typo_of_a_built_in_drill_is_answered_with_the_name_it_was_close_to() {
+        let err = Plan::load("redis-slo").unwrap_err();
+        assert!(matches!(err, PlanError::DidYouMean { closest: "redis-slow", .. }), "{err}");
+        assert!(err.to_string().contains("did you mean redis-slow?"), "{err}");
+        let far = Plan::load("no-such-thing-at-all.toml").unwrap_err();
+        assert!(matches!(far, PlanError::Unreadable { .. }), "nothing close: the file error as it was: {far}");
+    }
 
     #[test]
     fn every_builtin_drill_parses_and_is_named_for_its_file() {

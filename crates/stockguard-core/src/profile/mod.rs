@@ -128,6 +128,9 @@ pub enum ProfileError {
     UnknownProfile { name: String, known: String },
     #[error("no profile chosen: pass --profile NAME, set STOCKGUARD_PROFILE, or set STOCKGUARD_MYSQL_URL and STOCKGUARD_REDIS_URL (run `stockguard sandbox up` for a local one)")]
     NoProfile,
+    /// Half of the environment's connection: one URL set, the other not.
+    #[error("{set} is set but {missing} is not: set both to connect without a profile (or choose one with --profile NAME or STOCKGUARD_PROFILE)")]
+    OneUrlOnly { set: &'static str, missing: &'static str },
     #[error("invalid profile name `{0}`: use letters, digits, `-` and `_` (at most 64)")]
     InvalidName(String),
     #[error("malformed {what} URL `{url}`: {reason}")]

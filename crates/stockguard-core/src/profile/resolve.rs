@@ -241,8 +241,21 @@ pub fn resolve(
             }
         }
         None => {
-            let (Some(mysql), Some(redis)) = (&env.mysql_url, &env.redis_url) else {
-                return Err(ProfileError::NoProfile);
+            let (mysql, redis) = match (&env.mysql_url, &env.redis_url) {
+                (Some(mysql), Some(redis)) => (mysql, redis),
+                (Some(_), None) => {
+                    return Err(ProfileError::OneUrlOnly {
+                        set: "STOCKGUARD_MYSQL_URL",
+                        missing: "STOCKGUARD_REDIS_URL",
+                    })
+                }
+                (None, Some(_)) => {
+                    return Err(ProfileError::OneUrlOnly {
+                        set: "STOCKGUARD_REDIS_URL",
+                        missing: "STOCKGUARD_MYSQL_URL",
+                    })
+                }
+                (None, None) => return Err(ProfileError::NoProfile),
             };
             let environment = match env.environment.as_deref() {
                 None => EnvironmentKind::Production,
@@ -541,6 +554,16 @@ mod tests {
         };
         let s = resolve(&store, None, &env, &NoKeychain).unwrap();
         assert_eq!(s.environment, EnvironmentKind::Production);
+    }
+
+    #[test]
+    fn one_url_without_the_other_names_both_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
+        let env = EnvOverrides { mysql_url: Some("mysql://root@127.0.0.1:3306/x".into()), ..Default::default() };
+        let err = resolve(&store, None, &env, &NoKeychain).unwrap_err();
+        assert!(matches!(err, ProfileError::OneUrlOnly { missing: "STOCKGUARD_REDIS_URL", .. }), "{err}");
+        assert!(err.to_string().starts_with("STOCKGUARD_MYSQL_URL is set but STOCKGUARD_REDIS_URL is not"), "{err}");
     }
 
     #[test]

@@ -173,7 +173,7 @@ impl EngineState {
         self.replicas.as_ref()
     }
 
-    /// How this instance takes orders for `product_id` now: the switch (global row and the
+    /// How this instance takes orders for `product_id` now: the switch (its home's row and the
     /// product's row), raised to DB mode by a tripped breaker. There is no per-instance pin:
     /// one instance selling through the DB beside others selling from Redis is a split brain
     /// (Redis accepts units the DB path already sold), and the DB path refuses to sell unless
@@ -185,8 +185,8 @@ impl EngineState {
         self.raise(view.mode_in(home, product_id), view.home_revision(home))
     }
 
-    /// The mode for products without a row of their own (what heartbeats report): the
-    /// global row's for a sale's engine, raised by its rig's row for a drill's.
+    /// The mode for products without a row of their own (what heartbeats report): its home's
+    /// row, the global row for a sale's engine and its rig's row for a drill's.
     pub fn home_mode(&self) -> Mode {
         let home = self.config.home;
         let view = self.switch.load();
