@@ -33,13 +33,11 @@ function row(a) {
 
 /**
  * The details as compact JSON that wraps inside its column (a JSON string has no spaces to
- * break at, so it ran off the page), the whole of it indented on hover.
+ * break at, so it ran off the page).
  * @param {unknown} value
  */
 function details(value) {
-  const td = cell(value ? JSON.stringify(value).replaceAll(",", ", ") : "", "details");
-  if (value) td.title = JSON.stringify(value, null, 2);
-  return td;
+  return cell(value ? JSON.stringify(value).replaceAll(",", ", ") : "", "details");
 }
 
 async function load() {
