@@ -124,7 +124,7 @@ execute_compensation: Right, run_drills: Right,
  */
 acknowledge_alerts: Right, };
 
-export type DriftStatus = "OK" | "REDIS_HIGH" | "REDIS_LOW" | "KEY_MISSING" | "HISTORY_LOST" | "LEDGER_MISMATCH" | "OVERSOLD";
+export type DriftStatus = "OK" | "UNSETTLED" | "REDIS_HIGH" | "REDIS_LOW" | "KEY_MISSING" | "HISTORY_LOST" | "LEDGER_MISMATCH" | "OVERSOLD";
 
 export type Reading = { product_id: number, name: string, initial_stock: number, db_stock: number, live_orders_qty: number, inflight_pending: number, pending_release: number, 
 /**
@@ -137,7 +137,8 @@ reserved_after_cut: number,
  */
 redis_stock: number | null, expected_redis: number, 
 /**
- * `None` when the stock key is absent.
+ * `None` when the stock key is absent, or (over an adapter) while the product is
+ * `UNSETTLED`.
  */
 drift: number | null, status: DriftStatus, 
 /**
@@ -158,7 +159,18 @@ history_lost: boolean,
  * True when `live_orders_qty` comes from the last full reading's ledger gap rather than
  * from summing live orders now (see the module docs).
  */
-live_derived: boolean, };
+live_derived: boolean, 
+/**
+ * True when the drift is a verdict. Our own reading is exact (always true); a reading
+ * over an adapter is settled once two passes agree (`crate::adapter`).
+ */
+settled: boolean, 
+/**
+ * Orders accepted and not yet rows: our own reading's in-flight entries not yet in the DB;
+ * over an adapter, what waits in its in-flight source for this product (or the whole
+ * queue's depth when its messages name no product).
+ */
+in_flight: number, };
 
 export type ConfirmedDrift = { product_id: number, status: DriftStatus, drift: number | null, };
 

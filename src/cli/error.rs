@@ -16,6 +16,8 @@ pub enum CliError {
     #[error(transparent)]
     Recon(#[from] ReconError),
     #[error(transparent)]
+    Adapter(#[from] stockguard_core::adapter::AdapterError),
+    #[error(transparent)]
     Load(#[from] stockguard_engine::load::LoadError),
     #[error(transparent)]
     Ledger(#[from] stockguard_core::recon::ledger::LedgerError),

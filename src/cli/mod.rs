@@ -1,5 +1,6 @@
 //! Argument parsing and dispatch. Each subcommand module parses, calls the core and prints.
 
+mod adapter;
 mod alerts;
 mod bench;
 mod choice;
@@ -33,6 +34,13 @@ pub struct Cli {
     /// overridden it counts as production unless STOCKGUARD_ENVIRONMENT says otherwise.
     #[arg(long, global = true, env = "STOCKGUARD_PROFILE")]
     profile: Option<String>,
+    /// The adapter file of a sale Stockguard did not build (docs/adapters/): the reading,
+    /// `recon` and `adapter ...` then read that sale's own tables, keys and queue.
+    #[arg(long, global = true, env = "STOCKGUARD_ADAPTER")]
+    adapter: Option<std::path::PathBuf>,
+    /// Stockguard's own database for an adapter sale (baselines, audit): never the sale's.
+    #[arg(long, global = true, env = "STOCKGUARD_STATE_URL", hide_env_values = true)]
+    state_url: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -54,6 +62,10 @@ enum Command {
     },
     /// One reading of where every unit of stock is, per product.
     Recon(recon::ReconArgs),
+    /// A sale Stockguard did not build, through its adapter file: check it, record baselines,
+    /// repair a settled drift.
+    #[command(subcommand)]
+    Adapter(adapter::AdapterCommand),
     /// Rewrite Redis stock to what the DB says it should be, under a lock and a fence.
     Rewrite(rewrite::RewriteArgs),
     /// The degrade switch: status, DB mode on, guided exit off.
@@ -106,6 +118,7 @@ pub(crate) async fn connect(profile: Option<&str>) -> Result<Connections, CliErr
 
 pub async fn run(cli: Cli) -> Result<(), CliError> {
     let profile = cli.profile.as_deref();
+    let adapter = adapter::AdapterOpts { file: cli.adapter, state_url: cli.state_url };
     match cli.command {
         Command::Migrate => {
             let conns = connect(profile).await?;
@@ -121,7 +134,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             output::products(&products, json);
             Ok(())
         }
-        Command::Recon(args) => recon::recon(args, profile).await,
+        Command::Recon(args) => recon::recon(args, profile, &adapter).await,
+        Command::Adapter(cmd) => adapter::run(cmd, &adapter, profile).await,
         Command::Drift(cmd) => recon::drift(cmd, profile).await,
         Command::Alerts(args) => alerts::run(args, profile).await,
         Command::Overview(args) => overview::run(args, profile).await,

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
+use super::adapter::AdapterOpts;
 use super::output::say;
 use super::{connect, output, CliError};
 use stockguard_core::recon::ledger::{self, LedgerOptions};
@@ -39,7 +40,15 @@ pub enum DriftCommand {
     },
 }
 
-pub async fn recon(args: ReconArgs, profile: Option<&str>) -> Result<(), CliError> {
+pub async fn recon(args: ReconArgs, profile: Option<&str>, adapter: &AdapterOpts) -> Result<(), CliError> {
+    if adapter.file.is_some() {
+        if args.ledger {
+            return Err(CliError::Refused(
+                "--ledger reads Stockguard's own tables; over an adapter every reading checks the ledger".into(),
+            ));
+        }
+        return super::adapter::recon(adapter, profile, &args.products, args.json).await;
+    }
     let conns = connect(profile).await?;
     if args.ledger {
         let replica = stockguard_core::connect::connect_replica(&conns.settings).await?;

@@ -46,6 +46,7 @@
 //!
 //! The contract these modules implement is restated in `docs/contract.md`.
 
+pub mod adapter;
 pub mod alerts;
 pub mod audit;
 pub mod backlog;

@@ -4,7 +4,7 @@
 //! rules (`deploy/prometheus/alerts.yml`) and Grafana (`deploy/grafana/`) see what the console
 //! sees.
 //!
-//! Labels are bounded to products (and, for the status, the seven statuses): never orders or
+//! Labels are bounded to products (and, for the status, the eight statuses): never orders or
 //! users, whose numbers grow without bound. A drift is "confirmed" when two readings in a row
 //! agree on it (`recon::sampler::DriftTracker`, the console's own rule).
 //!
@@ -57,7 +57,8 @@ struct Gauges {
     errors: IntCounter,
 }
 
-const STATUSES: [DriftStatus; 7] = [
+const STATUSES: [DriftStatus; 8] = [
+    DriftStatus::Unsettled,
     DriftStatus::Ok,
     DriftStatus::RedisHigh,
     DriftStatus::RedisLow,

@@ -146,6 +146,8 @@ mod tests {
             cut_epoch: 0,
             history_lost: false,
             live_derived: false,
+            settled: true,
+            in_flight: 0,
         }
     }
 

@@ -66,7 +66,8 @@ pub struct Reading {
     /// `None` when the stock key is absent.
     pub redis_stock: Option<i64>,
     pub expected_redis: i64,
-    /// `None` when the stock key is absent.
+    /// `None` when the stock key is absent, or (over an adapter) while the product is
+    /// `UNSETTLED`.
     pub drift: Option<i64>,
     pub status: DriftStatus,
     /// The product's sequence number at the Redis cut.
@@ -83,6 +84,19 @@ pub struct Reading {
     /// from summing live orders now (see the module docs).
     #[serde(default)]
     pub live_derived: bool,
+    /// True when the drift is a verdict. Our own reading is exact (always true); a reading
+    /// over an adapter is settled once two passes agree (`crate::adapter`).
+    #[serde(default = "settled_by_default")]
+    pub settled: bool,
+    /// Orders accepted and not yet rows: our own reading's in-flight entries not yet in the DB;
+    /// over an adapter, what waits in its in-flight source for this product (or the whole
+    /// queue's depth when its messages name no product).
+    #[serde(default)]
+    pub in_flight: i64,
+}
+
+fn settled_by_default() -> bool {
+    true
 }
 
 /// Per product, `initial - db_stock - live` as of a full reading.
@@ -425,6 +439,8 @@ where
             cut_epoch: cut.epoch,
             history_lost: lost,
             live_derived: gaps.is_some(),
+            settled: true,
+            in_flight: inflight_pending,
         });
     }
     readings.sort_by(|a, b| {

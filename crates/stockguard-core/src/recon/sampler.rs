@@ -88,7 +88,7 @@ impl History {
     pub fn push(&mut self, point: HistoryPoint) {
         if self.recent.len() == self.capacity {
             if let Some(old) = self.recent.pop_front() {
-                if self.evicted % self.archive_every == 0 {
+                if self.evicted.is_multiple_of(self.archive_every) {
                     self.archive.push(old);
                 }
                 self.evicted += 1;
@@ -223,6 +223,8 @@ mod tests {
             drift: Some(drift),
             status: DriftStatus::classify(10, 10, 0, Some(10 + drift), 10, false),
             live_derived: false,
+            settled: true,
+            in_flight: 0,
             cut_seq: 0,
             cut_epoch: 0,
             history_lost: false,

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum DriftStatus {
     Ok,
+    /// Over an adapter: the product moved between the reading's two passes, or what waits in
+    /// flight names no product, so its drift is no verdict yet (`crate::adapter`).
+    Unsettled,
     RedisHigh,
     RedisLow,
     KeyMissing,
@@ -25,6 +28,7 @@ impl DriftStatus {
     pub fn severity(self) -> u8 {
         match self {
             Self::Ok => 0,
+            Self::Unsettled => 0,
             Self::RedisLow => 1,
             Self::RedisHigh => 2,
             Self::KeyMissing => 3,
@@ -37,6 +41,7 @@ impl DriftStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Ok => "OK",
+            Self::Unsettled => "UNSETTLED",
             Self::RedisHigh => "REDIS_HIGH",
             Self::RedisLow => "REDIS_LOW",
             Self::KeyMissing => "KEY_MISSING",

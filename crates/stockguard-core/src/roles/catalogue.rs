@@ -121,6 +121,7 @@ pub const TABLES: &[&str] = &[
     "drill_runs",
     "drill_events",
     "alert_acks",
+    "adapter_baselines",
 ];
 
 use Privilege::{Delete, Insert, Update};
@@ -149,6 +150,8 @@ const ONCALL: &[(&str, &[Privilege])] = &[
     ("compensation_effects", &[Insert]),
     // Acknowledging an alert, and closing an acknowledgement whose alert cleared.
     ("alert_acks", &[Insert, Update]),
+    // Recording (and, with a reason, re-recording) the baseline of a sale read over an adapter.
+    ("adapter_baselines", &[Insert, Update]),
     ("audit_log", &[Insert]),
 ];
 
@@ -208,6 +211,7 @@ const ADMIN: &[(&str, &[Privilege])] = &[
     ("drill_runs", &[Insert, Update, Delete]),
     ("drill_events", &[Insert, Delete]),
     ("alert_acks", &[Insert, Update, Delete]),
+    ("adapter_baselines", &[Insert, Update, Delete]),
 ];
 
 /// What a role may do on the sale's database: `SELECT` on the database, and these

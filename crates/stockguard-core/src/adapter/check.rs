@@ -1,0 +1,203 @@
+//! `stockguard adapter check`: every table, column, key and queue the file names exists and
+//! answers, with the orders counted per status (so that a status label that lies, say every
+//! real sale stored as "invalid", is seen) and a sample of each key template. Reads only.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use sqlx::MySqlPool;
+
+use super::db;
+use super::file::{AdapterFile, Inflight, RedisForm};
+use super::ident::Ident;
+use super::inflight;
+use super::AdapterError;
+use crate::redis_link::Link;
+
+/// What the check found. `problems` is empty when everything named exists.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CheckReport {
+    pub sale: String,
+    pub products: usize,
+    /// Orders per status value as stored, with what the file makes of it.
+    pub statuses: Vec<StatusCount>,
+    /// A sampled key of each template, with its value.
+    pub keys: Vec<KeySample>,
+    /// What waits in the in-flight source now.
+    pub in_flight: Option<i64>,
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusCount {
+    pub status: String,
+    pub orders: i64,
+    /// `live`, `released`, `reserving` (and live), or `unlisted` (the file names it nowhere).
+    pub meaning: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KeySample {
+    pub template: String,
+    pub key: String,
+    /// The key's value as Redis prints it; `None` when the key does not exist.
+    pub value: Option<String>,
+}
+
+/// The columns of each table the file names, `table -> [column]`.
+fn named_columns(file: &AdapterFile) -> Vec<(&Ident, Vec<&Ident>)> {
+    let mut out = Vec::new();
+    if let Some(s) = &file.stock {
+        let mut cols = vec![&s.product, &s.remaining];
+        cols.extend(s.reserved.iter().chain(s.name.iter()));
+        if let super::file::Initial::Column(c) = &s.initial {
+            cols.push(c);
+        }
+        out.push((&s.table, cols));
+    }
+    if let Some(o) = &file.orders {
+        let mut cols = vec![&o.product];
+        cols.extend(o.quantity_column.iter().chain(o.order_id.iter()));
+        match &o.join {
+            Some(j) => {
+                cols.push(&j.on);
+                let mut parent = vec![&j.key, &o.status];
+                parent.extend(o.created.iter().chain(o.user.iter()));
+                out.push((&o.table, cols));
+                out.push((&j.table, parent));
+            }
+            None => {
+                cols.push(&o.status);
+                cols.extend(o.created.iter().chain(o.user.iter()));
+                out.push((&o.table, cols));
+            }
+        }
+    }
+    out
+}
+
+async fn table_problems(pool: &MySqlPool, file: &AdapterFile) -> Result<Vec<String>, AdapterError> {
+    let mut problems = Vec::new();
+    for (table, columns) in named_columns(file) {
+        let found: Vec<(String,)> = sqlx::query_as(
+            "SELECT CAST(COLUMN_NAME AS CHAR) FROM information_schema.COLUMNS \
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+        )
+        .bind(table.as_str())
+        .fetch_all(pool)
+        .await
+        .map_err(|source| AdapterError::Db { step: "read the schema", source })?;
+        if found.is_empty() {
+            problems.push(format!("the sale's database has no table {table} (or this account cannot see it)"));
+            continue;
+        }
+        let have: BTreeSet<String> = found.into_iter().map(|(c,)| c.to_lowercase()).collect();
+        for c in columns {
+            if !have.contains(&c.as_str().to_lowercase()) {
+                problems.push(format!("table {table} has no column {c}"));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// Checks everything the file names.
+pub async fn check<C: Link>(
+    file: &AdapterFile,
+    sale_db: Option<&MySqlPool>,
+    redis: Option<&C>,
+) -> Result<CheckReport, AdapterError> {
+    let mut report = CheckReport { sale: file.sale.name.clone(), ..Default::default() };
+    if let Some(pool) = sale_db {
+        report.problems = table_problems(pool, file).await?;
+    } else if file.stock.is_some() || file.orders.is_some() {
+        report.problems.push("the file names tables but no MySQL URL was given for the sale".into());
+    }
+    if !report.problems.is_empty() {
+        return Ok(report);
+    }
+    let ids = db::product_ids(sale_db, file).await?;
+    report.products = ids.len();
+    if ids.is_empty() {
+        report.problems.push("the sale has no products".into());
+    }
+    if let (Some(pool), Some(orders)) = (sale_db, &file.orders) {
+        for (status, n) in db::counts_per_status(pool, orders).await? {
+            let is = |list: &[super::file::StatusValue]| list.iter().any(|v| v.to_string().trim_matches('"') == status);
+            let meaning = if is(&orders.reserving) {
+                "reserving"
+            } else if is(&orders.live) {
+                "live"
+            } else if is(&orders.released) {
+                "released"
+            } else {
+                "unlisted"
+            };
+            report.statuses.push(StatusCount { status, orders: n, meaning });
+        }
+    }
+    if let Some(section) = &file.redis {
+        let Some(redis) = redis else {
+            report.problems.push("the file names Redis keys but no Redis URL was given for the sale".into());
+            return Ok(report);
+        };
+        let sample = ids.iter().take(3).copied().collect::<Vec<_>>();
+        let mut conn = redis.clone();
+        let templates: Vec<(String, Vec<String>)> = match section.form() {
+            RedisForm::Counter(t) => vec![(t.as_str().into(), sample.iter().map(|&id| t.key(id)).collect())],
+            RedisForm::Hash(h) => vec![(h.key.as_str().into(), sample.iter().map(|&id| h.key.key(id)).collect())],
+            RedisForm::Buckets(b) => vec![
+                (b.count.as_str().into(), sample.iter().map(|&id| b.count.key(id)).collect()),
+                (b.key.as_str().into(), sample.iter().map(|&id| b.key.bucket_key(id, 0)).collect()),
+            ],
+        };
+        for (template, keys) in templates {
+            let mut found = false;
+            for key in keys {
+                let kind: String = redis::cmd("TYPE")
+                    .arg(&key)
+                    .query_async(&mut conn)
+                    .await
+                    .map_err(|source| AdapterError::Redis { step: "sample a key", source })?;
+                let value = match kind.as_str() {
+                    "none" => None,
+                    "string" => {
+                        redis::cmd("GET").arg(&key).query_async::<Option<String>>(&mut conn).await.ok().flatten()
+                    }
+                    "hash" => redis::cmd("HGETALL")
+                        .arg(&key)
+                        .query_async::<Vec<(String, String)>>(&mut conn)
+                        .await
+                        .ok()
+                        .map(|kv| kv.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")),
+                    other => Some(format!("({other})")),
+                };
+                found |= value.is_some();
+                report.keys.push(KeySample { template: template.clone(), key, value });
+            }
+            if !found && !sample.is_empty() {
+                report.problems.push(format!(
+                    "the key template {template} matches no key of the first products ({})",
+                    sample.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+    }
+    match &file.inflight {
+        Inflight::None => report.in_flight = Some(0),
+        Inflight::RedisStream { .. } => match inflight::read(&file.inflight, redis, &ids).await {
+            Ok(read) => report.in_flight = Some(read.depth()),
+            Err(AdapterError::Missing(m)) => report.problems.push(m),
+            Err(e) => return Err(e),
+        },
+        Inflight::Rabbitmq { url, queue, .. } => match inflight::rabbitmq_depth(url, queue).await {
+            Ok(depth) => report.in_flight = Some(depth as i64),
+            Err(AdapterError::Missing(m)) => report.problems.push(m),
+            Err(AdapterError::Amqp { step, source }) => {
+                report.problems.push(format!("RabbitMQ at {}: cannot {step}: {source}", crate::profile::redact(url)))
+            }
+            Err(e) => return Err(e),
+        },
+    }
+    Ok(report)
+}

@@ -1,0 +1,491 @@
+//! The adapter file: a TOML description of a sale Stockguard did not build (its stock table,
+//! its orders and their status codes, its Redis keys, where accepted orders wait).
+//!
+//! Parsing checks the shape only (names are identifiers, templates carry `${id}`, exactly one
+//! Redis stock form); whether the tables, columns, keys and queues exist is
+//! [`super::check`]'s work. The format is the contract in `docs/adapters/README.md`: extend
+//! it, never rename a field.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::ident::Ident;
+use super::template::Template;
+
+/// A parsed, shape-checked adapter file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AdapterFile {
+    pub sale: SaleSection,
+    #[serde(default)]
+    pub stock: Option<StockSection>,
+    #[serde(default)]
+    pub orders: Option<OrdersSection>,
+    #[serde(default)]
+    pub redis: Option<RedisSection>,
+    #[serde(default)]
+    pub inflight: Inflight,
+    #[serde(default)]
+    pub repair: RepairSection,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SaleSection {
+    /// Names the sale in the state database (baselines, audit, cases).
+    pub name: String,
+    /// The products, when there is no stock table to list them.
+    #[serde(default)]
+    pub products: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StockSection {
+    pub table: Ident,
+    pub product: Ident,
+    /// Units left (on a two-phase lock sale, the physical stock, `reserved` beside it).
+    pub remaining: Ident,
+    /// Units held by unpaid orders (two-phase lock).
+    #[serde(default)]
+    pub reserved: Option<Ident>,
+    pub initial: Initial,
+    /// A display name column.
+    #[serde(default)]
+    pub name: Option<Ident>,
+}
+
+/// Where a product's initial stock comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Initial {
+    /// A column of the stock table.
+    Column(Ident),
+    /// Recorded by `stockguard adapter baseline` in the state database.
+    Baseline,
+    /// The same number for every product.
+    Fixed(i64),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OrdersSection {
+    pub table: Ident,
+    pub product: Ident,
+    /// Units per order, when every order is of the same size (default 1).
+    #[serde(default)]
+    pub quantity: Option<i64>,
+    /// The column holding an order's units.
+    #[serde(default)]
+    pub quantity_column: Option<Ident>,
+    pub status: Ident,
+    /// Statuses whose orders hold a unit.
+    pub live: Vec<StatusValue>,
+    /// Statuses whose unit went back to stock.
+    #[serde(default)]
+    pub released: Vec<StatusValue>,
+    /// Live statuses whose units sit in `stock.reserved` (two-phase lock: unpaid).
+    #[serde(default)]
+    pub reserving: Vec<StatusValue>,
+    #[serde(default)]
+    pub order_id: Option<Ident>,
+    #[serde(default)]
+    pub created: Option<Ident>,
+    #[serde(default)]
+    pub user: Option<Ident>,
+    /// The status, created and user columns are on a parent table.
+    #[serde(default)]
+    pub join: Option<Join>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Join {
+    pub table: Ident,
+    /// The orders table's column that names the parent.
+    pub on: Ident,
+    /// The parent's key column.
+    pub key: Ident,
+}
+
+/// A status code as the sale stores it: a number or a string.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(untagged)]
+pub enum StatusValue {
+    Int(i64),
+    Text(String),
+}
+
+impl std::fmt::Display for StatusValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Int(i) => write!(f, "{i}"),
+            Self::Text(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RedisSection {
+    /// A string counter of units left.
+    #[serde(default)]
+    pub stock: Option<Template>,
+    /// A hash with a total and a sold field.
+    #[serde(default)]
+    pub stock_hash: Option<StockHash>,
+    /// Stock split into bucket keys.
+    #[serde(default)]
+    pub buckets: Option<Buckets>,
+    /// A set of buyers per product (read for information).
+    #[serde(default)]
+    pub buyers: Option<Template>,
+    /// How a counter below zero is read.
+    #[serde(default)]
+    pub negative: Option<Negative>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StockHash {
+    pub key: Template,
+    pub total: String,
+    pub sold: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Buckets {
+    /// One key per bucket: `${id}` and `${n}` (0-based).
+    pub key: Template,
+    /// The key holding the number of buckets.
+    pub count: Template,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Negative {
+    /// The counter keeps going below zero with every rejected try: read as 0, the excess shown.
+    Clamp,
+}
+
+/// How a product's Redis stock is kept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RedisForm<'a> {
+    Counter(&'a Template),
+    Hash(&'a StockHash),
+    Buckets(&'a Buckets),
+}
+
+impl RedisSection {
+    /// The one stock form the file names (checked at parse time).
+    pub fn form(&self) -> RedisForm<'_> {
+        match (&self.stock, &self.stock_hash, &self.buckets) {
+            (Some(t), _, _) => RedisForm::Counter(t),
+            (_, Some(h), _) => RedisForm::Hash(h),
+            (_, _, Some(b)) => RedisForm::Buckets(b),
+            _ => unreachable!("checked by AdapterFile::parse"),
+        }
+    }
+}
+
+/// Where accepted orders wait before they are DB rows.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(tag = "source", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Inflight {
+    /// Orders become rows in the request (or the sale keeps no queue).
+    #[default]
+    None,
+    /// A Redis stream (one for all products, or `${id}` for one each) read by a consumer group.
+    RedisStream {
+        stream: Template,
+        group: String,
+        product_field: String,
+        /// Entries that carry the order id are de-duplicated against the rows already in the DB.
+        #[serde(default)]
+        order_id_field: Option<String>,
+    },
+    /// A RabbitMQ queue. Its messages cannot be read without taking them, so only its depth
+    /// is known: while it is not empty the reading is `UNSETTLED`.
+    Rabbitmq {
+        url: String,
+        queue: String,
+        #[serde(default)]
+        product_field: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RepairSection {
+    #[serde(default)]
+    pub rewrite: RewriteMode,
+    /// The sale's own lock key, held while a repair runs.
+    #[serde(default)]
+    pub fence_key: Option<Template>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RewriteMode {
+    /// Read only: Stockguard never writes the sale's Redis.
+    #[default]
+    Off,
+    /// The settled drift applied as an `INCRBY`/`DECRBY`, which deductions commute with.
+    Delta,
+}
+
+/// Why a file is not an adapter.
+#[derive(Debug, thiserror::Error)]
+pub enum AdapterFileError {
+    #[error("cannot read the adapter file {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the adapter file {path} is not valid: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("the adapter file {path}: {problem}")]
+    Invalid { path: PathBuf, problem: String },
+}
+
+impl AdapterFile {
+    /// Reads and checks a file.
+    pub fn load(path: &Path) -> Result<Self, AdapterFileError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|source| AdapterFileError::Read { path: path.into(), source })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and checks a file's text (`path` only names it in errors).
+    pub fn parse(text: &str, path: &Path) -> Result<Self, AdapterFileError> {
+        let file: Self = toml::from_str(text)
+            .map_err(|e| AdapterFileError::Parse { path: path.into(), message: e.to_string().trim().to_string() })?;
+        file.problems().map_err(|problem| AdapterFileError::Invalid { path: path.into(), problem })?;
+        Ok(file)
+    }
+
+    /// The first shape problem, said for a person.
+    fn problems(&self) -> Result<(), String> {
+        if self.sale.name.trim().is_empty() {
+            return Err("[sale] name is empty".into());
+        }
+        if self.stock.is_none() && self.sale.products.is_empty() {
+            return Err("no [stock] table and no [sale] products: name one so the products can be listed".into());
+        }
+        if let Some(redis) = &self.redis {
+            let forms = [redis.stock.is_some(), redis.stock_hash.is_some(), redis.buckets.is_some()];
+            match forms.iter().filter(|f| **f).count() {
+                0 => return Err("[redis] names no stock: give one of stock, stock_hash or buckets".into()),
+                1 => {}
+                _ => return Err("[redis] names more than one of stock, stock_hash and buckets: keep one".into()),
+            }
+            for (field, t) in [("stock", &redis.stock), ("buyers", &redis.buyers)] {
+                if let Some(t) = t {
+                    t.require_id(&format!("[redis] {field}"))?;
+                }
+            }
+            if let Some(h) = &redis.stock_hash {
+                h.key.require_id("[redis] stock_hash.key")?;
+            }
+            if let Some(b) = &redis.buckets {
+                b.key.require_id("[redis] buckets.key")?;
+                b.key.require_bucket("[redis] buckets.key")?;
+                b.count.require_id("[redis] buckets.count")?;
+            }
+        } else if self.stock.is_none() {
+            return Err("neither a [stock] table nor [redis] stock: there is nothing to read".into());
+        }
+        if let Some(orders) = &self.orders {
+            if orders.quantity.is_some() && orders.quantity_column.is_some() {
+                return Err("[orders] has both quantity and quantity_column: keep one".into());
+            }
+            if orders.quantity.is_some_and(|q| q < 1) {
+                return Err("[orders] quantity must be at least 1".into());
+            }
+            if orders.live.is_empty() {
+                return Err("[orders] live is empty: name the statuses whose orders hold a unit".into());
+            }
+            if let Some(s) = orders.reserving.iter().find(|s| !orders.live.contains(s)) {
+                return Err(format!("[orders] reserving status {s} is not among the live statuses"));
+            }
+            if let Some(s) = orders.released.iter().find(|s| orders.live.contains(s)) {
+                return Err(format!("[orders] status {s} is both live and released"));
+            }
+            if !orders.reserving.is_empty() && self.stock.as_ref().is_none_or(|s| s.reserved.is_none()) {
+                return Err("[orders] reserving statuses need a [stock] reserved column".into());
+            }
+        }
+        if let Inflight::RedisStream { stream, group, product_field, .. } = &self.inflight {
+            if self.redis.is_none() {
+                return Err("[inflight] redis_stream needs a [redis] section".into());
+            }
+            if stream.as_str().is_empty() || group.is_empty() || product_field.is_empty() {
+                return Err("[inflight] redis_stream needs stream, group and product_field".into());
+            }
+        }
+        if let Inflight::Rabbitmq { url, queue, .. } = &self.inflight {
+            if !(url.starts_with("amqp://") || url.starts_with("amqps://")) {
+                return Err(format!("[inflight] url {url:?} is not an amqp:// or amqps:// URL"));
+            }
+            if queue.is_empty() {
+                return Err("[inflight] rabbitmq needs a queue".into());
+            }
+        }
+        if self.repair.rewrite == RewriteMode::Delta {
+            match self.redis.as_ref().map(RedisSection::form) {
+                Some(RedisForm::Counter(_)) => {}
+                _ => return Err("[repair] rewrite = \"delta\" needs [redis] stock (a string counter)".into()),
+            }
+            if self.stock.is_none() {
+                return Err("[repair] rewrite = \"delta\" needs a [stock] table to repair against".into());
+            }
+        }
+        if let Some(f) = &self.repair.fence_key {
+            f.require_id("[repair] fence_key")?;
+        }
+        Ok(())
+    }
+
+    /// The sale's products have no initial stock stored: a baseline must be recorded.
+    pub fn needs_baseline(&self) -> bool {
+        self.stock.as_ref().is_some_and(|s| s.initial == Initial::Baseline)
+    }
+}
+
+impl Serialize for Initial {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Column(c) => s.serialize_str(&format!("column:{}", c.as_str())),
+            Self::Baseline => s.serialize_str("baseline"),
+            Self::Fixed(n) => s.serialize_i64(*n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Initial {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(i64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(n) if n >= 0 => Ok(Self::Fixed(n)),
+            Raw::Int(n) => Err(serde::de::Error::custom(format!("initial stock {n} is negative"))),
+            Raw::Text(t) if t == "baseline" => Ok(Self::Baseline),
+            Raw::Text(t) => match t.strip_prefix("column:") {
+                Some(c) => Ident::new(c).map(Self::Column).map_err(serde::de::Error::custom),
+                None => Err(serde::de::Error::custom(format!(
+                    "initial = {t:?}: expected \"column:<name>\", \"baseline\" or a number"
+                ))),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COURSE: &str = r#"
+        [sale]
+        name = "vouchers"
+        [stock]
+        table = "tb_seckill_voucher"
+        product = "voucher_id"
+        remaining = "stock"
+        initial = "baseline"
+        [orders]
+        table = "tb_voucher_order"
+        product = "voucher_id"
+        quantity = 1
+        status = "status"
+        live = [1, 2, 3]
+        released = [4]
+        order_id = "id"
+        [redis]
+        stock = "seckill:stock:${id}"
+        [inflight]
+        source = "redis_stream"
+        stream = "stream.orders"
+        group = "g1"
+        product_field = "voucherId"
+        order_id_field = "id"
+    "#;
+
+    fn parse(text: &str) -> Result<AdapterFile, AdapterFileError> {
+        AdapterFile::parse(text, Path::new("sale.toml"))
+    }
+
+    #[test]
+    fn a_course_sale_with_a_stream_parses() {
+        let file = parse(COURSE).unwrap();
+        assert!(file.needs_baseline());
+        assert!(matches!(file.inflight, Inflight::RedisStream { .. }));
+        assert_eq!(file.orders.unwrap().live, vec![StatusValue::Int(1), StatusValue::Int(2), StatusValue::Int(3)]);
+        assert_eq!(file.repair.rewrite, RewriteMode::Off, "read only unless the file says otherwise");
+    }
+
+    #[test]
+    fn a_misspelt_field_is_named_with_its_line() {
+        let err = parse(&COURSE.replace("remaining =", "remainig =")).unwrap_err().to_string();
+        assert!(err.contains("remainig"), "{err}");
+        assert!(err.contains("line"), "{err}");
+    }
+
+    #[test]
+    fn a_column_name_that_is_not_an_identifier_is_refused() {
+        let err = parse(&COURSE.replace(r#"remaining = "stock""#, r#"remaining = "stock`; DROP TABLE x""#))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a plain SQL name"), "{err}");
+    }
+
+    #[test]
+    fn a_key_template_without_its_product_is_refused() {
+        let err = parse(&COURSE.replace("seckill:stock:${id}", "seckill:stock:{id}")).unwrap_err().to_string();
+        assert!(err.contains("${id}"), "{err}");
+    }
+
+    #[test]
+    fn two_redis_stock_forms_are_refused() {
+        let text = COURSE.replace(
+            "stock = \"seckill:stock:${id}\"",
+            "stock = \"s:${id}\"\nstock_hash = { key = \"h:${id}\", total = \"t\", sold = \"s\" }",
+        );
+        assert!(parse(&text).unwrap_err().to_string().contains("more than one"));
+    }
+
+    #[test]
+    fn initial_stock_is_a_column_a_baseline_or_a_number() {
+        for (text, want) in [
+            ("\"column:initial_stock\"", Initial::Column(Ident::new("initial_stock").unwrap())),
+            ("\"baseline\"", Initial::Baseline),
+            ("500", Initial::Fixed(500)),
+        ] {
+            let file = parse(&COURSE.replace("\"baseline\"", text)).unwrap();
+            assert_eq!(file.stock.unwrap().initial, want);
+        }
+        assert!(parse(&COURSE.replace("\"baseline\"", "\"initial\"")).is_err());
+    }
+
+    #[test]
+    fn a_delta_repair_needs_a_string_counter() {
+        let text = format!("{COURSE}\n[repair]\nrewrite = \"delta\"\n");
+        assert!(parse(&text).is_ok());
+        let hash = text.replace(
+            "stock = \"seckill:stock:${id}\"",
+            "stock_hash = { key = \"h:${id}\", total = \"t\", sold = \"s\" }",
+        );
+        assert!(parse(&hash).unwrap_err().to_string().contains("string counter"));
+    }
+
+    #[test]
+    fn an_unknown_inflight_source_is_named() {
+        let err = parse(&COURSE.replace("source = \"redis_stream\"", "source = \"kafka\"")).unwrap_err().to_string();
+        assert!(err.contains("kafka"), "{err}");
+    }
+}

@@ -1,0 +1,78 @@
+//! Sale adapters: the console on a sale Stockguard did not build (issue 28).
+//!
+//! Real teams run their own tables, status codes, keys and queues. An adapter file names
+//! them, and the console reads (and, where the file allows, repairs) that sale with the same
+//! statuses as our own, plus `UNSETTLED` while a drift cannot be judged yet.
+//!
+//! - [`file`]: the adapter file (TOML), parsed and shape-checked; [`ident`] and [`template`]
+//!   are its SQL names and key templates.
+//! - [`db`]: the DB side of a reading, one SELECT per pass.
+//! - [`redis_side`]: the Redis side: a counter, a hash of total and sold, or buckets.
+//! - [`inflight`]: where accepted orders wait: a Redis stream, a RabbitMQ queue, or nothing.
+//! - [`reading`]: two passes and the settled verdict per product.
+//! - [`state`]: the console's own state for such a sale (baselines, audit) in a database of
+//!   its own: Stockguard creates, alters and writes nothing in the sale's database.
+//! - [`check`]: `adapter check`: every table, column, key and queue the file names exists,
+//!   with the orders counted per status.
+//! - [`repair`]: the delta rewrite of a settled drift, where the file allows it.
+
+pub mod check;
+pub mod db;
+pub mod file;
+pub mod ident;
+pub mod inflight;
+pub mod reading;
+pub mod redis_side;
+pub mod repair;
+pub mod state;
+pub mod template;
+
+pub use file::{AdapterFile, AdapterFileError};
+pub use reading::{read, AdapterReading, SaleLinks};
+
+/// What went wrong reading or repairing a sale over its adapter; each failing step named,
+/// its cause kept.
+#[derive(Debug, thiserror::Error)]
+pub enum AdapterError {
+    #[error(transparent)]
+    File(#[from] AdapterFileError),
+    #[error("the sale's database: cannot {step}")]
+    Db {
+        step: &'static str,
+        #[source]
+        source: sqlx::Error,
+    },
+    #[error("the state database: cannot {step}")]
+    StateDb {
+        step: &'static str,
+        #[source]
+        source: sqlx::Error,
+    },
+    #[error("the sale's Redis: cannot {step}")]
+    Redis {
+        step: &'static str,
+        #[source]
+        source: redis::RedisError,
+    },
+    #[error("RabbitMQ: cannot {step}")]
+    Amqp {
+        step: &'static str,
+        #[source]
+        source: lapin::Error,
+    },
+    /// Something the file names does not exist.
+    #[error("{0}")]
+    Missing(String),
+    #[error("unknown product {0}")]
+    UnknownProduct(u64),
+    /// The console's state for an adapter sale lives in a database of its own.
+    #[error(
+        "this needs the state database, where Stockguard keeps its own records for a sale it did not build: \
+         set STOCKGUARD_STATE_URL (or --state-url) to a MySQL database of Stockguard's, never the sale's"
+    )]
+    NoStateDb,
+    #[error("the state database: {0}")]
+    StateConnect(#[source] crate::connect::ConnectError),
+    #[error("{0}")]
+    Refused(String),
+}

@@ -1,0 +1,211 @@
+//! A reading of a sale over its adapter: where every unit is, per product, with the statuses
+//! of our own reading plus `UNSETTLED`.
+//!
+//! A sale we did not build gives us no sequence numbers to correct a reading back to one
+//! instant, so a drift is a verdict only when it is *settled*: two passes (each: the Redis
+//! stock and the in-flight source, then one DB statement) that agree, for that product, on
+//! every figure, with the in-flight source attributable (empty, or entries that name their
+//! product and order). Nothing of that product moved from the first Redis read to the second
+//! DB read, so Redis, the queue and the DB describe one moment. Otherwise the product is
+//! `UNSETTLED` with what waits in flight: never `OK`, never a drift verdict.
+//!
+//! The DB-side verdicts need no settling (one statement is one snapshot): `OVERSOLD` when
+//! live orders exceed the initial stock, what is left is below zero, or a hash's sold exceeds
+//! its total; `LEDGER_MISMATCH` when initial differs from what is left plus what live orders
+//! hold, or the reserved column differs from the units of reserving orders.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+use sqlx::MySqlPool;
+
+use super::db::{self, DbRow};
+use super::file::{AdapterFile, Initial};
+use super::inflight::{self, InflightRead};
+use super::redis_side::{self, RedisStock};
+use super::AdapterError;
+use crate::recon::{DriftStatus, Reading};
+use crate::redis_link::Link;
+
+/// One product's reading over an adapter: the reading the console shows everywhere, and what
+/// only an adapter sale has. JSON: the [`Reading`] fields, then these.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdapterReading {
+    #[serde(flatten)]
+    pub reading: Reading,
+    /// Units reserved by unpaid orders (two-phase lock), already taken from `db_stock`.
+    pub reserved: i64,
+    /// Units the reserving orders hold (what `reserved` should be).
+    pub reserving_orders_qty: i64,
+    /// Where the initial stock came from: `column`, `number`, `baseline`, or `none` (no
+    /// baseline recorded yet: the ledger is not judged).
+    pub initial_source: &'static str,
+    /// What a negative counter went below zero by (rejected tries, not drift).
+    pub redis_excess: i64,
+    /// Each bucket's units, for a bucket sale.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub buckets: Vec<Option<i64>>,
+    /// A hash sale's total and sold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redis_total: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redis_sold: Option<i64>,
+}
+
+/// The connections a reading needs: the sale's DB (a SELECT-only account will do) and Redis,
+/// each absent when the sale has none.
+pub struct SaleLinks<'a, C> {
+    pub db: Option<&'a MySqlPool>,
+    pub redis: Option<&'a C>,
+}
+
+/// What one pass saw.
+struct Pass {
+    redis: HashMap<u64, RedisStock>,
+    inflight: InflightRead,
+    db: HashMap<u64, DbRow>,
+    /// In-flight order ids that are rows already.
+    in_db: HashSet<String>,
+}
+
+async fn pass<C: Link>(file: &AdapterFile, links: &SaleLinks<'_, C>, ids: &[u64]) -> Result<Pass, AdapterError> {
+    let redis = match (&file.redis, links.redis) {
+        (Some(section), Some(r)) => redis_side::read_stock(r, section, ids)
+            .await
+            .map_err(|source| AdapterError::Redis { step: "read the stock keys", source })?,
+        _ => HashMap::new(),
+    };
+    let inflight = inflight::read(&file.inflight, links.redis, ids).await?;
+    let (db, in_db) = match links.db {
+        Some(pool) if file.stock.is_some() || file.orders.is_some() => {
+            let rows = db::read_rows(pool, file, ids).await?;
+            let waiting: Vec<&str> =
+                inflight.by_product.values().flatten().filter_map(|w| w.order_id.as_deref()).collect();
+            let in_db = match &file.orders {
+                Some(orders) if !waiting.is_empty() => db::orders_present(pool, orders, &waiting).await?,
+                _ => HashSet::new(),
+            };
+            (rows, in_db)
+        }
+        _ => (HashMap::new(), HashSet::new()),
+    };
+    Ok(Pass { redis, inflight, db, in_db })
+}
+
+/// Reads the given products (all of the sale's when `only` is empty), most severe first.
+/// `baselines` are the recorded initial stocks (for `initial = "baseline"`).
+pub async fn read<C: Link>(
+    file: &AdapterFile,
+    links: &SaleLinks<'_, C>,
+    baselines: &HashMap<u64, i64>,
+    only: &[u64],
+) -> Result<Vec<AdapterReading>, AdapterError> {
+    let ids = if only.is_empty() { db::product_ids(links.db, file).await? } else { only.to_vec() };
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let first = pass(file, links, &ids).await?;
+    let second = pass(file, links, &ids).await?;
+    if file.stock.is_some() {
+        if let Some(missing) = ids.iter().find(|id| !second.db.contains_key(id)) {
+            return Err(AdapterError::UnknownProduct(*missing));
+        }
+    }
+    let mut readings: Vec<AdapterReading> =
+        ids.iter().map(|&id| judge(file, id, &first, &second, baselines.get(&id).copied())).collect();
+    readings.sort_by(|a, b| {
+        let (a, b) = (&a.reading, &b.reading);
+        b.status
+            .severity()
+            .cmp(&a.status.severity())
+            .then(b.drift.unwrap_or(0).abs().cmp(&a.drift.unwrap_or(0).abs()))
+            .then(a.product_id.cmp(&b.product_id))
+    });
+    Ok(readings)
+}
+
+/// The verdict on one product from two passes.
+fn judge(file: &AdapterFile, id: u64, first: &Pass, second: &Pass, baseline: Option<i64>) -> AdapterReading {
+    let row = second.db.get(&id).cloned().unwrap_or_default();
+    let stock = second.redis.get(&id).cloned().unwrap_or_default();
+    let has_stock_table = file.stock.is_some();
+    let available = row.remaining - row.reserved;
+    let (initial, initial_source) = match file.stock.as_ref().map(|s| &s.initial) {
+        Some(Initial::Column(_)) => (row.initial, "column"),
+        Some(Initial::Fixed(n)) => (Some(*n), "number"),
+        Some(Initial::Baseline) => match baseline {
+            Some(b) => (Some(b), "baseline"),
+            None => (None, "none"),
+        },
+        None => (stock.total, if stock.total.is_some() { "redis_total" } else { "none" }),
+    };
+
+    // In flight, for this product: entries whose row exists are counted once, in the DB.
+    let waiting = second.inflight.by_product.get(&id).map(Vec::as_slice).unwrap_or_default();
+    let pending: Vec<_> =
+        waiting.iter().filter(|w| w.order_id.as_ref().is_none_or(|o| !second.in_db.contains(o))).collect();
+    let inflight_qty: i64 = pending.iter().map(|w| w.units).sum();
+    let anonymous = file.orders.is_some() && waiting.iter().any(|w| w.order_id.is_none());
+    let unattributable = second.inflight.unattributed > 0 || first.inflight.unattributed > 0 || anonymous;
+    let moved = first.db.get(&id) != second.db.get(&id)
+        || first.redis.get(&id) != second.redis.get(&id)
+        || first.inflight.by_product.get(&id) != second.inflight.by_product.get(&id);
+    let settled = !moved && !unattributable;
+    let in_flight = waiting.len() as i64 + second.inflight.unattributed;
+
+    let oversold = initial.is_some_and(|i| row.live > i)
+        || (has_stock_table && available < 0)
+        || matches!((stock.total, stock.sold), (Some(t), Some(s)) if s > t);
+    let ledger_broken = (has_stock_table && initial.is_some_and(|i| i != available + row.live))
+        || file.stock.as_ref().is_some_and(|s| s.reserved.is_some()) && row.reserved != row.reserving;
+    let expected_redis = if has_stock_table { available - inflight_qty } else { stock.units.unwrap_or(0) };
+    let status = if oversold {
+        DriftStatus::Oversold
+    } else if ledger_broken {
+        DriftStatus::LedgerMismatch
+    } else if file.redis.is_none() {
+        DriftStatus::Ok
+    } else {
+        match stock.units {
+            None => DriftStatus::KeyMissing,
+            Some(_) if !has_stock_table => DriftStatus::Ok,
+            Some(_) if !settled => DriftStatus::Unsettled,
+            Some(r) if r > expected_redis => DriftStatus::RedisHigh,
+            Some(r) if r < expected_redis => DriftStatus::RedisLow,
+            Some(_) => DriftStatus::Ok,
+        }
+    };
+    let drift = match (stock.units, has_stock_table, settled) {
+        (Some(r), true, true) => Some(r - expected_redis),
+        _ => None,
+    };
+    AdapterReading {
+        reading: Reading {
+            product_id: id,
+            name: row.name.clone(),
+            initial_stock: initial.unwrap_or(available + row.live),
+            db_stock: available,
+            live_orders_qty: row.live,
+            inflight_pending: inflight_qty,
+            pending_release: 0,
+            reserved_after_cut: 0,
+            redis_stock: stock.units,
+            expected_redis,
+            drift,
+            status,
+            cut_seq: 0,
+            cut_epoch: 0,
+            history_lost: false,
+            live_derived: false,
+            settled,
+            in_flight,
+        },
+        reserved: row.reserved,
+        reserving_orders_qty: row.reserving,
+        initial_source,
+        redis_excess: stock.excess,
+        buckets: stock.buckets,
+        redis_total: stock.total,
+        redis_sold: stock.sold,
+    }
+}

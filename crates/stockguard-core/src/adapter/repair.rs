@@ -1,0 +1,194 @@
+//! The delta rewrite over an adapter: a settled drift applied to the sale's own Redis
+//! counter as one `INCRBY` (a `DECRBY` when Redis is high). Deductions the sale makes while it
+//! runs commute with an increment, where a `SET` would erase them. Only where the file says
+//! `[repair] rewrite = "delta"`; refused while the product is `UNSETTLED`.
+//!
+//! Under our lock (a named lock in the state database, one per sale and product) and, when the
+//! file names one, the sale's own lock key, held while the repair runs; the reading that
+//! decides is taken under both. Audited in the state database. A dry run reads only: no lock,
+//! no key, no write.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use sqlx::MySqlPool;
+
+use super::file::{AdapterFile, RedisForm, RewriteMode};
+use super::reading::{self, AdapterReading, SaleLinks};
+use super::state;
+use super::AdapterError;
+use crate::audit::{self, AuditEntry};
+use crate::profile::ConnectionSettings;
+use crate::recon::DriftStatus;
+use crate::redis_link::Link;
+
+/// How long the sale's own lock key is held at most (it is released as soon as the repair is
+/// done; the expiry covers a console that dies holding it).
+const FENCE_TTL: Duration = Duration::from_secs(30);
+
+/// What a repair did, or would do.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeltaRepair {
+    pub product_id: u64,
+    pub key: String,
+    pub status_before: DriftStatus,
+    pub redis_before: Option<i64>,
+    pub drift: i64,
+    /// What is added to the counter (the drift's opposite).
+    pub delta: i64,
+    /// The counter after the increment (for a dry run: the value it would write if nothing
+    /// else moved).
+    pub redis_after: Option<i64>,
+    pub dry_run: bool,
+}
+
+/// Repairs one product's settled drift (see the module docs).
+#[allow(clippy::too_many_arguments)]
+pub async fn repair<C: Link>(
+    file: &AdapterFile,
+    links: &SaleLinks<'_, C>,
+    state_db: Option<&MySqlPool>,
+    settings: &ConnectionSettings,
+    product: u64,
+    reason: &str,
+    dry_run: bool,
+) -> Result<DeltaRepair, AdapterError> {
+    if file.repair.rewrite != RewriteMode::Delta {
+        return Err(AdapterError::Refused(
+            "the adapter file allows no repair (read only): add [repair] rewrite = \"delta\" to allow one".into(),
+        ));
+    }
+    let Some(RedisForm::Counter(template)) = file.redis.as_ref().map(|r| r.form()) else {
+        unreachable!("checked by AdapterFile::parse: delta needs a string counter")
+    };
+    let redis = links.redis.ok_or_else(|| AdapterError::Refused("no Redis URL was given for the sale".into()))?;
+    if !dry_run && reason.trim().is_empty() {
+        return Err(AdapterError::Refused("a repair needs a reason (--reason)".into()));
+    }
+    let key = template.key(product);
+    if dry_run {
+        let state_pool = state_db;
+        let baselines = match state_pool {
+            Some(p) => state::baselines(p, &file.sale.name).await?,
+            None => Default::default(),
+        };
+        let r = one(file, links, &baselines, product).await?;
+        let plan = plan(&r, &key, true)?;
+        return Ok(plan);
+    }
+    let pool = state_db.ok_or(AdapterError::NoStateDb)?;
+    // Our lock: a named lock on a connection of its own, held until it is released.
+    let mut lock_conn =
+        pool.acquire().await.map_err(|source| AdapterError::StateDb { step: "take a connection", source })?;
+    let lock_name = format!("stockguard:adapter:{}:{product}", file.sale.name);
+    let got: Option<i64> = sqlx::query_scalar("SELECT GET_LOCK(?, 0)")
+        .bind(&lock_name)
+        .fetch_one(&mut *lock_conn)
+        .await
+        .map_err(|source| AdapterError::StateDb { step: "take the repair lock", source })?;
+    if got != Some(1) {
+        return Err(AdapterError::Refused(format!("another repair of product {product} is running")));
+    }
+    let token = format!("stockguard:{}", rand::random::<u64>());
+    let fence = file.repair.fence_key.as_ref().map(|f| f.key(product));
+    let outcome = async {
+        if let Some(fence) = &fence {
+            let mut conn = redis.clone();
+            let taken: Option<String> = redis::cmd("SET")
+                .arg(fence)
+                .arg(&token)
+                .arg("NX")
+                .arg("PX")
+                .arg(FENCE_TTL.as_millis() as u64)
+                .query_async(&mut conn)
+                .await
+                .map_err(|source| AdapterError::Redis { step: "take the sale's own lock key", source })?;
+            if taken.is_none() {
+                return Err(AdapterError::Refused(format!("the sale's own lock key {fence} is held: try again")));
+            }
+        }
+        let baselines = state::baselines(pool, &file.sale.name).await?;
+        let r = one(file, links, &baselines, product).await?;
+        let mut done = plan(&r, &key, false)?;
+        let mut conn = redis.clone();
+        let after: i64 = redis::cmd("INCRBY")
+            .arg(&key)
+            .arg(done.delta)
+            .query_async(&mut conn)
+            .await
+            .map_err(|source| AdapterError::Redis { step: "apply the delta", source })?;
+        done.redis_after = Some(after);
+        let entry = AuditEntry::by(
+            settings,
+            "adapter_rewrite",
+            &format!("sale:{}:product:{product}", file.sale.name),
+            reason,
+            "APPLIED",
+            serde_json::to_value(&done).unwrap_or_default(),
+        );
+        audit::record(pool, &entry)
+            .await
+            .map_err(|source| AdapterError::StateDb { step: "write the audit row", source })?;
+        Ok(done)
+    }
+    .await;
+    if let Some(fence) = &fence {
+        let mut conn = redis.clone();
+        let _: Result<i64, _> = redis::Script::new(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end",
+        )
+        .key(fence)
+        .arg(&token)
+        .invoke_async(&mut conn)
+        .await;
+    }
+    let _ = sqlx::query("SELECT RELEASE_LOCK(?)").bind(&lock_name).execute(&mut *lock_conn).await;
+    outcome
+}
+
+async fn one<C: Link>(
+    file: &AdapterFile,
+    links: &SaleLinks<'_, C>,
+    baselines: &std::collections::HashMap<u64, i64>,
+    product: u64,
+) -> Result<AdapterReading, AdapterError> {
+    reading::read(file, links, baselines, &[product]).await?.pop().ok_or(AdapterError::UnknownProduct(product))
+}
+
+/// What to add, or why not.
+fn plan(r: &AdapterReading, key: &str, dry_run: bool) -> Result<DeltaRepair, AdapterError> {
+    let reading = &r.reading;
+    match reading.status {
+        DriftStatus::RedisHigh | DriftStatus::RedisLow => {}
+        DriftStatus::Unsettled => {
+            return Err(AdapterError::Refused(format!(
+                "product {} is UNSETTLED ({} in flight, or it moved between the reading's passes): \
+                 a drift that is not settled is not repaired; try again when the sale is quiet",
+                reading.product_id, reading.in_flight
+            )))
+        }
+        DriftStatus::Ok => {
+            return Err(AdapterError::Refused(format!(
+                "product {} has no drift: nothing to repair",
+                reading.product_id
+            )))
+        }
+        other => {
+            return Err(AdapterError::Refused(format!(
+                "product {} is {other}: not a Redis drift a delta repairs",
+                reading.product_id
+            )))
+        }
+    }
+    let drift = reading.drift.expect("a settled RedisHigh/RedisLow has a drift");
+    Ok(DeltaRepair {
+        product_id: reading.product_id,
+        key: key.to_string(),
+        status_before: reading.status,
+        redis_before: reading.redis_stock,
+        drift,
+        delta: -drift,
+        redis_after: if dry_run { reading.redis_stock.map(|r| r - drift) } else { None },
+        dry_run,
+    })
+}

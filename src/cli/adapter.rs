@@ -1,0 +1,231 @@
+//! `stockguard adapter ...` and the reading over an adapter: the console on a sale Stockguard
+//! did not build. The global `--adapter FILE` (or `STOCKGUARD_ADAPTER`) names the sale's
+//! adapter file; the profile's MySQL and Redis URLs are the sale's own (a SELECT-only account
+//! will do); `--state-url` (or `STOCKGUARD_STATE_URL`) is Stockguard's own database for
+//! baselines and audit.
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use super::output::say;
+use super::{connect, output, CliError};
+use stockguard_core::adapter::check::CheckReport;
+use stockguard_core::adapter::{self, state, AdapterFile, AdapterReading, SaleLinks};
+use stockguard_core::connect::Connections;
+use stockguard_core::profile::EnvironmentKind;
+
+/// Where the adapter and the state database are, from the global options.
+#[derive(Debug, Clone, Default)]
+pub struct AdapterOpts {
+    pub file: Option<PathBuf>,
+    pub state_url: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdapterCommand {
+    /// Every table, column, key and queue the adapter names exists, with the orders counted
+    /// per status and a sample of each key.
+    Check {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Record each product's initial stock as what is left plus what live orders hold now,
+    /// for a sale that stores none (in the state database, audited).
+    Baseline {
+        /// Why: goes to the audit log.
+        #[arg(long)]
+        reason: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Apply a product's settled drift to the sale's Redis counter as an INCRBY, where the
+    /// adapter allows it (`[repair] rewrite = "delta"`).
+    Repair {
+        #[arg(long)]
+        product: u64,
+        /// Why: goes to the audit log.
+        #[arg(long, default_value = "")]
+        reason: String,
+        /// Show what it would add, change nothing (no lock taken).
+        #[arg(long)]
+        dry_run: bool,
+        /// The product id typed again (required on production without a terminal).
+        #[arg(long)]
+        confirm: Option<u64>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// An adapter sale, opened.
+pub struct Opened {
+    pub file: AdapterFile,
+    pub conns: Connections,
+    pub state: Option<sqlx::MySqlPool>,
+}
+
+impl Opened {
+    pub fn links(&self) -> SaleLinks<'_, stockguard_core::redis_link::RedisLink> {
+        SaleLinks {
+            db: (self.file.stock.is_some() || self.file.orders.is_some()).then_some(&self.conns.mysql),
+            redis: self.file.redis.as_ref().map(|_| &self.conns.redis),
+        }
+    }
+
+    /// The recorded baselines (none without a state database).
+    pub async fn baselines(&self) -> Result<std::collections::HashMap<u64, i64>, CliError> {
+        Ok(match &self.state {
+            Some(pool) => state::baselines(pool, &self.file.sale.name).await?,
+            None => Default::default(),
+        })
+    }
+}
+
+/// Opens the sale named by `--adapter` (an error when none was given).
+pub async fn open(opts: &AdapterOpts, profile: Option<&str>) -> Result<Opened, CliError> {
+    let Some(path) = &opts.file else {
+        return Err(CliError::Refused(
+            "no adapter file: give --adapter FILE (or STOCKGUARD_ADAPTER); docs/adapters/ has one per kind of sale"
+                .into(),
+        ));
+    };
+    let file = AdapterFile::load(path).map_err(adapter::AdapterError::from)?;
+    let conns = connect(profile).await?;
+    let state = match &opts.state_url {
+        Some(url) => Some(state::open(url).await?),
+        None => None,
+    };
+    Ok(Opened { file, conns, state })
+}
+
+pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>) -> Result<(), CliError> {
+    let sale = open(opts, profile).await?;
+    let links = sale.links();
+    match cmd {
+        AdapterCommand::Check { json } => {
+            let report = adapter::check::check(&sale.file, links.db, links.redis).await?;
+            if json {
+                output::json(&report);
+            } else {
+                print_check(&report);
+            }
+            match report.problems.first() {
+                Some(first) => Err(CliError::Refused(first.clone())),
+                None => Ok(()),
+            }
+        }
+        AdapterCommand::Baseline { reason, json } => {
+            let pool = sale.state.as_ref().ok_or(adapter::AdapterError::NoStateDb)?;
+            let readings = adapter::read(&sale.file, &links, &Default::default(), &[]).await?;
+            let recorded = state::record_baselines(pool, &sale.conns.settings, &sale.file, &readings, &reason).await?;
+            if json {
+                output::json(&recorded);
+            } else {
+                for b in &recorded {
+                    let was = b.previous.map_or(String::new(), |p| format!(" (was {p})"));
+                    say!("product {}: initial stock {}{was}", b.product_id, b.initial_stock);
+                }
+                say!("{} baselines recorded for sale {}", recorded.len(), sale.file.sale.name);
+            }
+            Ok(())
+        }
+        AdapterCommand::Repair { product, reason, dry_run, confirm, json } => {
+            if !dry_run && sale.conns.settings.environment == EnvironmentKind::Production && confirm != Some(product) {
+                confirm_on_terminal(product)?;
+            }
+            let done = adapter::repair::repair(
+                &sale.file,
+                &links,
+                sale.state.as_ref(),
+                &sale.conns.settings,
+                product,
+                &reason,
+                dry_run,
+            )
+            .await?;
+            if json {
+                output::json(&done);
+            } else if dry_run {
+                say!(
+                    "dry run: product {} is {} by {}: would add {:+} to {} ({} -> {}); nothing was written, no lock taken",
+                    done.product_id,
+                    done.status_before,
+                    done.drift.abs(),
+                    done.delta,
+                    done.key,
+                    done.redis_before.map_or("-".into(), |v| v.to_string()),
+                    done.redis_after.map_or("-".into(), |v| v.to_string())
+                );
+            } else {
+                say!(
+                    "product {}: added {:+} to {}, now {}",
+                    done.product_id,
+                    done.delta,
+                    done.key,
+                    done.redis_after.map_or("-".into(), |v| v.to_string())
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+fn confirm_on_terminal(product: u64) -> Result<(), CliError> {
+    if !std::io::stdin().is_terminal() {
+        return Err(CliError::Refused(format!(
+            "PRODUCTION: confirm the repair with --confirm {product} (the product id typed again)"
+        )));
+    }
+    eprint!("PRODUCTION: type the product id {product} to repair its Redis stock: ");
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).map_err(CliError::Stdin)?;
+    if line.trim() != product.to_string() {
+        return Err(CliError::Refused("the product id typed did not match: nothing was changed".into()));
+    }
+    Ok(())
+}
+
+fn print_check(r: &CheckReport) {
+    say!("sale {}: {} products", r.sale, r.products);
+    if !r.statuses.is_empty() {
+        say!("orders per status (as stored):");
+        for s in &r.statuses {
+            say!("  {:>12}  {:>8} orders  {}", s.status, s.orders, s.meaning);
+        }
+    }
+    for k in &r.keys {
+        say!("key {} -> {}: {}", k.template, k.key, k.value.as_deref().unwrap_or("(missing)"));
+    }
+    if let Some(n) = r.in_flight {
+        say!("in flight now: {n}");
+    }
+    for p in &r.problems {
+        say!("problem: {p}");
+    }
+    if r.problems.is_empty() {
+        say!("everything the adapter names exists");
+    }
+}
+
+/// `stockguard recon` over an adapter.
+pub async fn recon(opts: &AdapterOpts, profile: Option<&str>, only: &[u64], json: bool) -> Result<(), CliError> {
+    let sale = open(opts, profile).await?;
+    let baselines = sale.baselines().await?;
+    let readings = adapter::read(&sale.file, &sale.links(), &baselines, only).await?;
+    if json {
+        output::json(&readings);
+    } else {
+        let plain: Vec<_> = readings.iter().map(|r: &AdapterReading| r.reading.clone()).collect();
+        output::write_text(&output::readings_table(&plain));
+        let unsettled = readings.iter().filter(|r| !r.reading.settled).count();
+        if unsettled > 0 {
+            say!("{unsettled} product(s) not settled (moved between the two passes, or in flight without a product)");
+        }
+        if sale.file.needs_baseline() && baselines.is_empty() {
+            say!("no baseline recorded: the ledger is not judged (`stockguard adapter baseline --reason ...`)");
+        }
+    }
+    Ok(())
+}
