@@ -73,6 +73,9 @@ fn named_columns(file: &AdapterFile) -> Vec<(&Ident, Vec<&Ident>)> {
             }
         }
     }
+    if let Some(t) = file.redis.as_ref().and_then(|r| r.buckets.as_ref()).and_then(|b| b.db_table()) {
+        out.push((t.table, vec![t.product, t.bucket, t.available]));
+    }
     out
 }
 
@@ -185,6 +188,23 @@ pub async fn check<C: Link>(
     }
     match &file.inflight {
         Inflight::None => report.in_flight = Some(0),
+        Inflight::RedisStream { stream, .. } if !stream.per_product() && redis.is_some() => {
+            let mut conn = redis.expect("checked").clone();
+            let exists: bool = redis::cmd("EXISTS")
+                .arg(stream.as_str())
+                .query_async(&mut conn)
+                .await
+                .map_err(|source| AdapterError::Redis { step: "find the stream", source })?;
+            if !exists {
+                report.problems.push(format!("the sale's Redis has no stream {}", stream.as_str()));
+            } else {
+                match inflight::read(&file.inflight, redis, &ids).await {
+                    Ok(read) => report.in_flight = Some(read.depth()),
+                    Err(AdapterError::Missing(m)) => report.problems.push(m),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
         Inflight::RedisStream { .. } => match inflight::read(&file.inflight, redis, &ids).await {
             Ok(read) => report.in_flight = Some(read.depth()),
             Err(AdapterError::Missing(m)) => report.problems.push(m),

@@ -184,3 +184,28 @@ pub async fn counts_per_status(pool: &MySqlPool, orders: &OrdersSection) -> Resu
         sqlx::query_as(&sql).fetch_all(pool).await.map_err(db("count orders per status"))?;
     Ok(rows.into_iter().map(|(s, n)| (s.unwrap_or_else(|| "NULL".into()), n)).collect())
 }
+
+/// Each bucket's units left in the sale's per-bucket table, `product -> bucket -> units`.
+pub async fn bucket_rows(
+    pool: &MySqlPool,
+    table: &super::file::BucketTable<'_>,
+    ids: &[u64],
+) -> Result<HashMap<u64, std::collections::BTreeMap<u64, i64>>, AdapterError> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let id_list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let sql = format!(
+        "SELECT CAST({p} AS UNSIGNED), CAST({b} AS UNSIGNED), CAST({a} AS SIGNED) FROM {t} WHERE {p} IN ({id_list})",
+        p = table.product.q(),
+        b = table.bucket.q(),
+        a = table.available.q(),
+        t = table.table.q()
+    );
+    let rows: Vec<(u64, u64, i64)> = sqlx::query_as(&sql).fetch_all(pool).await.map_err(db("read the buckets"))?;
+    let mut out: HashMap<u64, std::collections::BTreeMap<u64, i64>> = HashMap::new();
+    for (p, b, a) in rows {
+        out.entry(p).or_default().insert(b, a);
+    }
+    Ok(out)
+}

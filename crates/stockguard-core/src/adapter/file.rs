@@ -160,6 +160,38 @@ pub struct Buckets {
     pub key: Template,
     /// The key holding the number of buckets.
     pub count: Template,
+    /// A per-bucket DB table, when the sale keeps one: each bucket's Redis units are then
+    /// judged against its own row (a bucket can drift while the total looks right).
+    #[serde(default)]
+    pub table: Option<Ident>,
+    /// Its product column.
+    #[serde(default)]
+    pub product: Option<Ident>,
+    /// Its bucket number column (the `${n}` of the key).
+    #[serde(default)]
+    pub bucket: Option<Ident>,
+    /// Its units-left column.
+    #[serde(default)]
+    pub available: Option<Ident>,
+}
+
+/// A per-bucket DB table, all four names given.
+pub struct BucketTable<'a> {
+    pub table: &'a Ident,
+    pub product: &'a Ident,
+    pub bucket: &'a Ident,
+    pub available: &'a Ident,
+}
+
+impl Buckets {
+    pub fn db_table(&self) -> Option<BucketTable<'_>> {
+        match (&self.table, &self.product, &self.bucket, &self.available) {
+            (Some(table), Some(product), Some(bucket), Some(available)) => {
+                Some(BucketTable { table, product, bucket, available })
+            }
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -293,6 +325,11 @@ impl AdapterFile {
                 b.key.require_id("[redis] buckets.key")?;
                 b.key.require_bucket("[redis] buckets.key")?;
                 b.count.require_id("[redis] buckets.count")?;
+                let named = [&b.table, &b.product, &b.bucket, &b.available].iter().filter(|c| c.is_some()).count();
+                if named != 0 && named != 4 {
+                    return Err("[redis] buckets: a per-bucket table needs all of table, product, bucket and available"
+                        .into());
+                }
             }
         } else if self.stock.is_none() {
             return Err("neither a [stock] table nor [redis] stock: there is nothing to read".into());

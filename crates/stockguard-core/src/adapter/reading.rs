@@ -14,7 +14,7 @@
 //! its total; `LEDGER_MISMATCH` when initial differs from what is left plus what live orders
 //! hold, or the reserved column differs from the units of reserving orders.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 use sqlx::MySqlPool;
@@ -45,6 +45,9 @@ pub struct AdapterReading {
     /// Each bucket's units, for a bucket sale.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub buckets: Vec<Option<i64>>,
+    /// Each bucket's Redis units less its own row's, when the sale keeps per-bucket rows.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bucket_drift: Vec<i64>,
     /// A hash sale's total and sold.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redis_total: Option<i64>,
@@ -66,6 +69,8 @@ struct Pass {
     db: HashMap<u64, DbRow>,
     /// In-flight order ids that are rows already.
     in_db: HashSet<String>,
+    /// Each bucket's units in the sale's per-bucket table, when it has one.
+    buckets: HashMap<u64, BTreeMap<u64, i64>>,
 }
 
 async fn pass<C: Link>(file: &AdapterFile, links: &SaleLinks<'_, C>, ids: &[u64]) -> Result<Pass, AdapterError> {
@@ -89,7 +94,12 @@ async fn pass<C: Link>(file: &AdapterFile, links: &SaleLinks<'_, C>, ids: &[u64]
         }
         _ => (HashMap::new(), HashSet::new()),
     };
-    Ok(Pass { redis, inflight, db, in_db })
+    let bucket_table = file.redis.as_ref().and_then(|r| r.buckets.as_ref()).and_then(|b| b.db_table());
+    let buckets = match (bucket_table, links.db) {
+        (Some(table), Some(pool)) => db::bucket_rows(pool, &table, ids).await?,
+        _ => HashMap::new(),
+    };
+    Ok(Pass { redis, inflight, db, in_db, buckets })
 }
 
 /// Reads the given products (all of the sale's when `only` is empty), most severe first.
@@ -148,6 +158,7 @@ fn judge(file: &AdapterFile, id: u64, first: &Pass, second: &Pass, baseline: Opt
     let anonymous = file.orders.is_some() && waiting.iter().any(|w| w.order_id.is_none());
     let unattributable = second.inflight.unattributed > 0 || first.inflight.unattributed > 0 || anonymous;
     let moved = first.db.get(&id) != second.db.get(&id)
+        || first.buckets.get(&id) != second.buckets.get(&id)
         || first.redis.get(&id) != second.redis.get(&id)
         || first.inflight.by_product.get(&id) != second.inflight.by_product.get(&id);
     let settled = !moved && !unattributable;
@@ -159,6 +170,18 @@ fn judge(file: &AdapterFile, id: u64, first: &Pass, second: &Pass, baseline: Opt
     let ledger_broken = (has_stock_table && initial.is_some_and(|i| i != available + row.live))
         || file.stock.as_ref().is_some_and(|s| s.reserved.is_some()) && row.reserved != row.reserving;
     let expected_redis = if has_stock_table { available - inflight_qty } else { stock.units.unwrap_or(0) };
+    // Each bucket against its own row (n-th Redis bucket, bucket number n), when the sale keeps
+    // per-bucket rows: the total can agree while one bucket is high and another low.
+    let bucket_drift: Vec<i64> = match second.buckets.get(&id) {
+        Some(rows) if settled => stock
+            .buckets
+            .iter()
+            .enumerate()
+            .map(|(n, units)| units.unwrap_or(0) - rows.get(&(n as u64)).copied().unwrap_or(0))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let worst_bucket = bucket_drift.iter().copied().max_by_key(|d| (d.abs(), *d)).unwrap_or(0);
     let status = if oversold {
         DriftStatus::Oversold
     } else if ledger_broken {
@@ -172,10 +195,14 @@ fn judge(file: &AdapterFile, id: u64, first: &Pass, second: &Pass, baseline: Opt
             Some(_) if !settled => DriftStatus::Unsettled,
             Some(r) if r > expected_redis => DriftStatus::RedisHigh,
             Some(r) if r < expected_redis => DriftStatus::RedisLow,
+            Some(_) if bucket_drift.iter().any(|d| *d > 0) => DriftStatus::RedisHigh,
+            Some(_) if bucket_drift.iter().any(|d| *d < 0) => DriftStatus::RedisLow,
             Some(_) => DriftStatus::Ok,
         }
     };
+    // The total's drift; when the total agrees but a bucket does not, the worst bucket's.
     let drift = match (stock.units, has_stock_table, settled) {
+        (Some(r), true, true) if r == expected_redis && worst_bucket != 0 => Some(worst_bucket),
         (Some(r), true, true) => Some(r - expected_redis),
         _ => None,
     };
@@ -205,6 +232,7 @@ fn judge(file: &AdapterFile, id: u64, first: &Pass, second: &Pass, baseline: Opt
         initial_source,
         redis_excess: stock.excess,
         buckets: stock.buckets,
+        bucket_drift,
         redis_total: stock.total,
         redis_sold: stock.sold,
     }
