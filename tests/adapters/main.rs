@@ -9,4 +9,5 @@
 mod support;
 
 mod sales;
+mod sales_files;
 mod sales_selftest;

@@ -10,7 +10,7 @@
 //! goes back to the Redis bucket. Fault: one bucket up and another down by the same amount
 //! (the total looks right).
 
-use super::{db, delete_keys, rd, redis_conn, redis_int, sale_prefix, Answer, Buy, SaleDb, SaleError};
+use super::{db, rd, redis_conn, redis_int, sale_prefix, Answer, Buy, Leftovers, SaleDb, SaleError};
 
 const DDL: &[&str] = &[
     "CREATE TABLE flash_item (
@@ -54,6 +54,7 @@ pub struct BucketSale {
     pub prefix: String,
     pub db: SaleDb,
     redis: redis::aio::MultiplexedConnection,
+    leftovers: Leftovers,
 }
 
 impl BucketSale {
@@ -61,6 +62,7 @@ impl BucketSale {
     /// first ones one unit larger when it does not divide).
     pub async fn start(items: &[(i64, i64)], buckets: i64) -> Self {
         let prefix = sale_prefix("bk");
+        let leftovers = Leftovers::new(&prefix, true, None);
         let db = SaleDb::create(&prefix, DDL).await;
         let mut redis = redis_conn().await;
         for &(id, stock) in items {
@@ -91,7 +93,7 @@ impl BucketSale {
             let _: () =
                 redis::cmd("SET").arg(count_key(&prefix, id)).arg(buckets).query_async(&mut redis).await.unwrap();
         }
-        Self { prefix, db, redis }
+        Self { prefix, db, redis, leftovers }
     }
 
     /// The adapter file a user would write for this sale, with its per-bucket table.
@@ -207,8 +209,8 @@ rewrite = "off"
 
     /// Deletes the keys and the database.
     pub async fn cleanup(&self) {
-        delete_keys(&self.prefix).await;
-        self.db.drop_database().await;
+        self.db.pool.close().await;
+        self.leftovers.remove().await;
     }
 
     async fn write_order(&self, user: i64, item: i64, bucket: i64) -> Result<bool, SaleError> {

@@ -15,7 +15,7 @@ use redis::AsyncCommands;
 use sqlx::MySqlPool;
 
 use super::control::{ConsumerHandle, ConsumerSignals};
-use super::{db, delete_keys, rd, redis_conn, redis_int, sale_prefix, Answer, Buy, SaleDb, SaleError};
+use super::{db, rd, redis_conn, redis_int, sale_prefix, Answer, Buy, Leftovers, SaleDb, SaleError};
 
 const DDL: &[&str] = &[
     "CREATE TABLE tb_seckill_voucher (
@@ -65,6 +65,7 @@ pub struct CourseStreamSale {
     pub stream: String,
     redis: redis::aio::MultiplexedConnection,
     consumer: ConsumerHandle,
+    leftovers: Leftovers,
 }
 
 impl CourseStreamSale {
@@ -72,6 +73,7 @@ impl CourseStreamSale {
     /// group, and starts the consumer.
     pub async fn start(vouchers: &[(i64, i64)]) -> Self {
         let prefix = sale_prefix("cs");
+        let leftovers = Leftovers::new(&prefix, true, None);
         let db = SaleDb::create(&prefix, DDL).await;
         let mut redis = redis_conn().await;
         for &(id, stock) in vouchers {
@@ -97,7 +99,7 @@ impl CourseStreamSale {
         let blocking = redis_conn().await;
         let (pool, s) = (db.pool.clone(), stream.clone());
         let consumer = ConsumerHandle::spawn(move |signals| consume(blocking, s, pool, signals));
-        Self { prefix, db, stream, redis, consumer }
+        Self { prefix, db, stream, redis, consumer, leftovers }
     }
 
     /// The adapter file a user would write for this sale, with this sale's database and keys.
@@ -268,8 +270,8 @@ rewrite = "delta"
     /// Stops the consumer, deletes the keys (the stream with them) and the database.
     pub async fn cleanup(&self) {
         self.consumer.stop().await;
-        delete_keys(&self.prefix).await;
-        self.db.drop_database().await;
+        self.db.pool.close().await;
+        self.leftovers.remove().await;
     }
 
     /// Their id generator: a Redis counter of the sale.

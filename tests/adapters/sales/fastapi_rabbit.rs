@@ -12,7 +12,7 @@
 use futures_util::StreamExt;
 use lapin::options::{
     BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicNackOptions, BasicPublishOptions, BasicQosOptions,
-    ConfirmSelectOptions, QueueDeclareOptions, QueueDeleteOptions,
+    ConfirmSelectOptions, QueueDeclareOptions,
 };
 use lapin::types::FieldTable;
 use lapin::{BasicProperties, Channel};
@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::MySqlPool;
 
 use super::control::{ConsumerHandle, ConsumerSignals};
-use super::{amqp_connection, amqp_url, db, delete_keys, mq, rd, redis_conn, redis_int, sale_prefix};
+use super::{amqp_connection, amqp_url, db, mq, rd, redis_conn, redis_int, sale_prefix, Leftovers};
 use super::{Answer, Buy, SaleDb, SaleError};
 
 const DDL: &[&str] = &[
@@ -64,6 +64,7 @@ pub struct FastapiRabbitSale {
     amqp: lapin::Connection,
     publish: Channel,
     consumer: ConsumerHandle,
+    leftovers: Leftovers,
 }
 
 impl FastapiRabbitSale {
@@ -71,6 +72,8 @@ impl FastapiRabbitSale {
     /// queue, and starts its consumer.
     pub async fn start(products: &[(i64, i64)]) -> Self {
         let prefix = sale_prefix("fr");
+        let queue = format!("{prefix}.seckill.orders");
+        let leftovers = Leftovers::new(&prefix, true, Some(&queue));
         let db = SaleDb::create(&prefix, DDL).await;
         let mut redis = redis_conn().await;
         for &(id, stock) in products {
@@ -83,7 +86,6 @@ impl FastapiRabbitSale {
                 .expect("the goods are seeded");
             let _: () = redis::cmd("SET").arg(stock_key(&prefix, id)).arg(stock).query_async(&mut redis).await.unwrap();
         }
-        let queue = format!("{prefix}.seckill.orders");
         let amqp = amqp_connection().await;
         let publish = amqp.create_channel().await.expect("a RabbitMQ channel opens");
         publish
@@ -99,7 +101,7 @@ impl FastapiRabbitSale {
         channel.basic_qos(1, BasicQosOptions::default()).await.expect("the consumer takes one message at a time");
         let (pool, q) = (db.pool.clone(), queue.clone());
         let consumer = ConsumerHandle::spawn(move |signals| consume(channel, q, pool, signals));
-        Self { prefix, db, queue, redis, amqp, publish, consumer }
+        Self { prefix, db, queue, redis, amqp, publish, consumer, leftovers }
     }
 
     /// The adapter file a user would write for this sale, with this sale's database, keys and queue.
@@ -209,13 +211,9 @@ rewrite = "delta"
     /// Stops the consumer, deletes the queue, the keys and the database.
     pub async fn cleanup(&self) {
         self.consumer.stop().await;
-        self.publish
-            .queue_delete(self.queue.as_str().into(), QueueDeleteOptions::default())
-            .await
-            .expect("the order queue is deleted");
         let _ = self.amqp.close(200, "sale over".into()).await;
-        delete_keys(&self.prefix).await;
-        self.db.drop_database().await;
+        self.db.pool.close().await;
+        self.leftovers.remove().await;
     }
 }
 

@@ -4,7 +4,7 @@
 //! Front half (`buy`): a Lua script adds one to the sold count when it is below the total.
 //! There is no back half: a sold ticket is only a count. Fault: sold above total (OVERSOLD).
 
-use super::{delete_keys, rd, redis_conn, sale_prefix, Answer, Buy, SaleError};
+use super::{rd, redis_conn, sale_prefix, Answer, Buy, Leftovers, SaleError};
 
 /// Their Lua: sell one when sold < total.
 const SELL_ONE: &str = r"
@@ -21,12 +21,14 @@ pub struct GoCountersSale {
     pub prefix: String,
     pub products: Vec<i64>,
     redis: redis::aio::MultiplexedConnection,
+    leftovers: Leftovers,
 }
 
 impl GoCountersSale {
     /// Creates a hash per product of `products` as `(id, total)`, nothing sold.
     pub async fn start(products: &[(i64, i64)]) -> Self {
         let prefix = sale_prefix("gc");
+        let leftovers = Leftovers::new(&prefix, false, None);
         let mut redis = redis_conn().await;
         for &(id, total) in products {
             let _: () = redis::cmd("HSET")
@@ -39,7 +41,7 @@ impl GoCountersSale {
                 .await
                 .unwrap();
         }
-        Self { prefix, products: products.iter().map(|&(id, _)| id).collect(), redis }
+        Self { prefix, products: products.iter().map(|&(id, _)| id).collect(), redis, leftovers }
     }
 
     /// The adapter file a user would write for this sale: products listed, no tables.
@@ -87,7 +89,7 @@ rewrite = "off"
 
     /// Deletes the hashes.
     pub async fn cleanup(&self) {
-        delete_keys(&self.prefix).await;
+        self.leftovers.remove().await;
     }
 }
 

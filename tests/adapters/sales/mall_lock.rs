@@ -8,7 +8,7 @@
 //! `stock - lock_stock` covers them and writes the order and its item. No queue: nothing is in
 //! flight. Fault: a lock raised with no order behind it (LEDGER_MISMATCH).
 
-use super::{db, sale_prefix, Answer, Buy, SaleDb, SaleError};
+use super::{db, sale_prefix, Answer, Buy, Leftovers, SaleDb, SaleError};
 
 const DDL: &[&str] = &[
     "CREATE TABLE pms_sku_stock (
@@ -44,12 +44,14 @@ pub mod status {
 pub struct MallLockSale {
     pub prefix: String,
     pub db: SaleDb,
+    leftovers: Leftovers,
 }
 
 impl MallLockSale {
     /// Creates the sale with `skus` as `(id, stock)`, nothing locked.
     pub async fn start(skus: &[(i64, i64)]) -> Self {
         let prefix = sale_prefix("ml");
+        let leftovers = Leftovers::new(&prefix, true, None);
         let db = SaleDb::create(&prefix, DDL).await;
         for &(id, stock) in skus {
             sqlx::query("INSERT INTO pms_sku_stock (id, sku_code, stock) VALUES (?, ?, ?)")
@@ -60,7 +62,7 @@ impl MallLockSale {
                 .await
                 .expect("the SKUs are seeded");
         }
-        Self { prefix, db }
+        Self { prefix, db, leftovers }
     }
 
     /// The adapter file a user would write for this sale (no initial stock stored: a baseline).
@@ -235,7 +237,8 @@ rewrite = "off"
 
     /// Drops the database.
     pub async fn cleanup(&self) {
-        self.db.drop_database().await;
+        self.db.pool.close().await;
+        self.leftovers.remove().await;
     }
 }
 

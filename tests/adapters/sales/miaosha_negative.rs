@@ -9,7 +9,7 @@
 //! and writes `order_info` and `miaosha_order`. The negative counter is the sale working as
 //! designed, not drift.
 
-use super::{db, delete_keys, rd, redis_conn, redis_int, sale_prefix, Answer, Buy, SaleDb, SaleError};
+use super::{db, rd, redis_conn, redis_int, sale_prefix, Answer, Buy, Leftovers, SaleDb, SaleError};
 
 const DDL: &[&str] = &[
     "CREATE TABLE miaosha_goods (
@@ -40,12 +40,14 @@ pub struct MiaoshaSale {
     pub prefix: String,
     pub db: SaleDb,
     redis: redis::aio::MultiplexedConnection,
+    leftovers: Leftovers,
 }
 
 impl MiaoshaSale {
     /// Creates the sale with `goods` as `(id, stock)` in the DB and Redis.
     pub async fn start(goods: &[(i64, i64)]) -> Self {
         let prefix = sale_prefix("mn");
+        let leftovers = Leftovers::new(&prefix, true, None);
         let db = SaleDb::create(&prefix, DDL).await;
         let mut redis = redis_conn().await;
         for &(id, stock) in goods {
@@ -57,7 +59,7 @@ impl MiaoshaSale {
                 .expect("the goods are seeded");
             let _: () = redis::cmd("SET").arg(stock_key(&prefix, id)).arg(stock).query_async(&mut redis).await.unwrap();
         }
-        Self { prefix, db, redis }
+        Self { prefix, db, redis, leftovers }
     }
 
     /// The adapter file a user would write for this sale, with this sale's database and keys.
@@ -125,8 +127,8 @@ rewrite = "off"
 
     /// Deletes the keys and the database.
     pub async fn cleanup(&self) {
-        delete_keys(&self.prefix).await;
-        self.db.drop_database().await;
+        self.db.pool.close().await;
+        self.leftovers.remove().await;
     }
 
     async fn write_order(&self, user: i64, goods: i64) -> Result<bool, SaleError> {

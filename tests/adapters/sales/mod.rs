@@ -22,6 +22,8 @@ pub mod traffic;
 
 pub use traffic::{Answer, Buy, Tally, Traffic};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::{ConnectOptions, Executor, MySqlPool};
 
@@ -99,7 +101,7 @@ pub fn sale_prefix(tag: &str) -> String {
 /// A database of the sale's own, created fresh with the sale's DDL.
 pub struct SaleDb {
     pub name: String,
-    /// The sale's database URL, as its adapter file names it.
+    /// The sale's database URL, as its adapter file names it (the admin user).
     pub url: String,
     pub pool: MySqlPool,
 }
@@ -108,13 +110,11 @@ impl SaleDb {
     /// Creates the database `sale_<prefix>` and runs `ddl` in it, one statement each.
     pub async fn create(prefix: &str, ddl: &[&str]) -> Self {
         let admin_url = mysql_admin_url();
-        let name = format!("sale_{prefix}");
+        let name = database_name(prefix);
         let admin = admin_pool(&admin_url, 1).await;
         admin.execute(format!("CREATE DATABASE `{name}`").as_str()).await.expect("the sale's database is created");
         admin.close().await;
-        let mut url = url::Url::parse(&admin_url).expect("STOCKGUARD_TEST_MYSQL_ADMIN is a URL");
-        url.set_path(&format!("/{name}"));
-        let url = url.to_string();
+        let url = url_with(&admin_url, None, &name);
         let pool = admin_pool(&url, 16).await;
         for statement in ddl {
             pool.execute(*statement).await.unwrap_or_else(|e| panic!("the sale's DDL runs ({statement}): {e}"));
@@ -122,15 +122,29 @@ impl SaleDb {
         Self { name, url, pool }
     }
 
-    /// Drops the sale's database.
-    pub async fn drop_database(&self) {
-        self.pool.close().await;
-        let admin = admin_pool(&mysql_admin_url(), 1).await;
-        admin
-            .execute(format!("DROP DATABASE IF EXISTS `{}`", self.name).as_str())
-            .await
-            .expect("the sale's database is dropped");
-        admin.close().await;
+    /// The URL of an account that may only SELECT in the sale's database (created on the first
+    /// call, dropped with the sale), as a team would hand Stockguard.
+    pub async fn select_only_url(&self) -> String {
+        let user = select_only_user(&self.name);
+        let password = format!("pw{}", self.name.len());
+        for statement in [
+            format!("CREATE USER IF NOT EXISTS '{user}'@'%' IDENTIFIED BY '{password}'"),
+            format!("GRANT SELECT ON `{}`.* TO '{user}'@'%'", self.name),
+        ] {
+            self.pool.execute(statement.as_str()).await.expect("the SELECT-only account is made");
+        }
+        url_with(&mysql_admin_url(), Some((&user, &password)), &self.name)
+    }
+
+    /// The sale's tables, by name (to show a command created, altered or dropped none).
+    pub async fn tables(&self) -> Vec<String> {
+        sqlx::query_scalar(
+            "SELECT CAST(TABLE_NAME AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME",
+        )
+        .bind(&self.name)
+        .fetch_all(&self.pool)
+        .await
+        .expect("information_schema answers")
     }
 
     /// One integer from a query.
@@ -140,6 +154,86 @@ impl SaleDb {
             .fetch_one(&self.pool)
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+}
+
+fn database_name(prefix: &str) -> String {
+    format!("sale_{prefix}")
+}
+
+fn select_only_user(database: &str) -> String {
+    format!("ro_{database}")
+}
+
+/// `base` (a server URL) with the user replaced when given and the database path set.
+fn url_with(base: &str, user: Option<(&str, &str)>, database: &str) -> String {
+    let mut url = url::Url::parse(base).expect("STOCKGUARD_TEST_MYSQL_ADMIN is a URL");
+    if let Some((user, password)) = user {
+        url.set_username(user).expect("a MySQL URL takes a user");
+        url.set_password(Some(password)).expect("a MySQL URL takes a password");
+    }
+    url.set_path(&format!("/{database}"));
+    url.to_string()
+}
+
+/// What a sale leaves on the servers: its keys, its database (and SELECT-only account) and its
+/// queue. `remove()` is the sale's cleanup; when a failed test drops the sale without it, the
+/// drop removes them on a thread of its own.
+pub struct Leftovers {
+    prefix: String,
+    database: bool,
+    queue: Option<String>,
+    removed: AtomicBool,
+}
+
+impl Leftovers {
+    pub fn new(prefix: &str, database: bool, queue: Option<&str>) -> Self {
+        Self { prefix: prefix.to_string(), database, queue: queue.map(str::to_string), removed: AtomicBool::new(false) }
+    }
+
+    /// Deletes the keys, the queue, the database and its account.
+    pub async fn remove(&self) {
+        self.removed.store(true, Ordering::SeqCst);
+        remove_leftovers(&self.prefix, self.database, self.queue.as_deref()).await;
+    }
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        if self.removed.load(Ordering::SeqCst) {
+            return;
+        }
+        let (prefix, database, queue) = (self.prefix.clone(), self.database, self.queue.clone());
+        // The test's runtime may be gone or busy: a runtime of its own, on a thread of its own.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime starts");
+            runtime.block_on(remove_leftovers(&prefix, database, queue.as_deref()));
+        })
+        .join();
+    }
+}
+
+async fn remove_leftovers(prefix: &str, database: bool, queue: Option<&str>) {
+    delete_keys(prefix).await;
+    if let Some(queue) = queue {
+        let amqp = amqp_connection().await;
+        let channel = amqp.create_channel().await.expect("a RabbitMQ channel opens");
+        channel
+            .queue_delete(queue.into(), lapin::options::QueueDeleteOptions::default())
+            .await
+            .expect("the sale's queue is deleted");
+        let _ = amqp.close(200, "sale over".into()).await;
+    }
+    if database {
+        let name = database_name(prefix);
+        let admin = admin_pool(&mysql_admin_url(), 1).await;
+        for statement in [
+            format!("DROP DATABASE IF EXISTS `{name}`"),
+            format!("DROP USER IF EXISTS '{}'@'%'", select_only_user(&name)),
+        ] {
+            admin.execute(statement.as_str()).await.expect("the sale's database and account are dropped");
+        }
+        admin.close().await;
     }
 }
 
