@@ -115,7 +115,7 @@ impl SaleDb {
         admin.execute(format!("CREATE DATABASE `{name}`").as_str()).await.expect("the sale's database is created");
         admin.close().await;
         let url = url_with(&admin_url, None, &name);
-        let pool = admin_pool(&url, 16).await;
+        let pool = admin_pool(&url, 8).await;
         for statement in ddl {
             pool.execute(*statement).await.unwrap_or_else(|e| panic!("the sale's DDL runs ({statement}): {e}"));
         }
