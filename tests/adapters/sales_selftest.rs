@@ -110,6 +110,14 @@ async fn course_stream_faults_change_its_truth_as_they_say() {
     assert!(!sale.cancel(order).await, "a cancelled order does not cancel twice");
     assert_eq!((sale.orders(1).await, sale.db_stock(1).await, sale.redis_stock(1).await), (4, 1, Some(1)));
 
+    let paid = sale.order_ids(1, course_stream::status::UNPAID).await[0];
+    sale.set_status(paid, course_stream::status::PAID).await;
+    assert_eq!(
+        (sale.orders(1).await, sale.order_ids(1, course_stream::status::PAID).await),
+        (4, vec![paid]),
+        "a paid order is live"
+    );
+
     sale.lose_one_after_redis(1).await;
     assert_eq!((sale.db_stock(1).await, sale.redis_stock(1).await), (1, Some(0)), "Redis one low");
 

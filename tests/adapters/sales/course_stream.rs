@@ -212,6 +212,18 @@ rewrite = "delta"
         true
     }
 
+    /// Moves an order to `status` as their other paths do (2 paid, 3 used, 5 refunding,
+    /// 6 refunded) with no stock change; or any label at all, the way a sale that stores every
+    /// real order as -1 "invalid" does, for `adapter check` to show the counts per status.
+    pub async fn set_status(&self, order: i64, status: i64) {
+        sqlx::query("UPDATE tb_voucher_order SET status = ? WHERE id = ?")
+            .bind(status)
+            .bind(order)
+            .execute(&self.db.pool)
+            .await
+            .unwrap();
+    }
+
     /// Stops the consumer between entries; entries appended from now on wait in the stream.
     pub async fn pause_consumer(&self) {
         self.consumer.pause().await;
