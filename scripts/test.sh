@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: make sure MySQL and Redis are up (the machine's, or private ones the sandbox
-# starts) and RabbitMQ (the machine's), then run every test, the desktop end-to-end test included, under Xvfb when there
-# is no display.
+# starts) and RabbitMQ (the machine's), then run every test, the desktop end-to-end test
+# included, under Xvfb when there is no display.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -39,6 +39,8 @@ export STOCKGUARD_TEST_AMQP_URL="${STOCKGUARD_TEST_AMQP_URL:-amqp://guest:guest@
 # its own). A test that cannot reach it fails; this says why first.
 amqp_answers() { (exec 3<>/dev/tcp/127.0.0.1/5672) 2>/dev/null; }
 if ! amqp_answers; then
+  # Debian puts the server's commands in /usr/sbin, which a user's PATH may lack.
+  export PATH="$PATH:/usr/sbin"
   if ! command -v rabbitmq-server >/dev/null; then
     echo "test: RabbitMQ does not answer on 127.0.0.1:5672 and rabbitmq-server is not installed (make deps installs it)" >&2
     exit 1
