@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what Stockguard needs on Debian/Ubuntu, and only what is missing:
 #   build:   pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
-#   servers: mariadb-server redis-server (used only when no MySQL/Redis is reachable)
+#   servers: mariadb-server redis-server (used only when no MySQL/Redis is reachable);
+#            rabbitmq-server (the adapter tests' RabbitMQ sale; `make test` starts it when
+#            127.0.0.1:5672 does not answer)
 #   e2e:     xvfb xauth webkit2gtk-driver fonts-noto-cjk, and tauri-driver (cargo install);
 #            dbus (dbus-daemon), for the test's own desktop bus (notifications and the tray)
 #   package: xdotool imagemagick dbus, for the test of the installed .deb (finds the window,
@@ -14,7 +16,7 @@
 set -euo pipefail
 
 packages=(pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
-          xvfb xauth webkit2gtk-driver fonts-noto-cjk mariadb-server redis-server
+          xvfb xauth webkit2gtk-driver fonts-noto-cjk mariadb-server redis-server rabbitmq-server
           xdotool imagemagick)
 missing=()
 for p in "${packages[@]}"; do

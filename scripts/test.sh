@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: make sure MySQL and Redis are up (the machine's, or private ones the sandbox
-# starts), then run every test, the desktop end-to-end test included, under Xvfb when there
-# is no display.
+# starts) and RabbitMQ (the machine's), then run every test, the desktop end-to-end test
+# included, under Xvfb when there is no display.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -30,6 +30,28 @@ cargo build --quiet -p stockguard --bin stockguard
 # shellcheck disable=SC1091
 source "$STOCKGUARD_SANDBOX_DIR/env"
 export STOCKGUARD_TEST_REDIS_URL="$STOCKGUARD_REDIS_URL"
+# The adapter tests create their sales' databases on the run's server (a user that may create
+# databases), and run one sale on RabbitMQ (issue 28).
+export STOCKGUARD_TEST_MYSQL_ADMIN="${STOCKGUARD_TEST_MYSQL_ADMIN:-${STOCKGUARD_MYSQL_URL%/*}}"
+export STOCKGUARD_TEST_AMQP_URL="${STOCKGUARD_TEST_AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/%2f}"
+
+# RabbitMQ: the machine's, started when nothing answers on its port (the sandbox has none of
+# its own). A test that cannot reach it fails; this says why first.
+amqp_answers() { (exec 3<>/dev/tcp/127.0.0.1/5672) 2>/dev/null; }
+if ! amqp_answers; then
+  # Debian puts the server's commands in /usr/sbin, which a user's PATH may lack.
+  export PATH="$PATH:/usr/sbin"
+  if ! command -v rabbitmq-server >/dev/null; then
+    echo "test: RabbitMQ does not answer on 127.0.0.1:5672 and rabbitmq-server is not installed (make deps installs it)" >&2
+    exit 1
+  fi
+  echo "test: starting RabbitMQ (rabbitmq-server -detached)"
+  rabbitmq-server -detached
+  if ! timeout 120 rabbitmqctl await_startup >/dev/null || ! amqp_answers; then
+    echo "test: RabbitMQ did not start within 120 s (see /var/log/rabbitmq/)" >&2
+    exit 1
+  fi
+fi
 
 drop_run_db() {
   if [[ "$STOCKGUARD_MYSQL_URL" =~ ^mysql://([^:@/]+)@([^:/]+):([0-9]+)/(stockguard_test_[0-9_]+)$ ]] && command -v mariadb >/dev/null; then
