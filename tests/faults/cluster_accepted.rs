@@ -149,3 +149,69 @@ async fn with_default_flags_a_killed_master_loses_no_accepted_order_and_the_sale
         v.failed_back,
     );
 }
+
+/// `buyers` ask at once for one unit of `product` through the engine's gate: how long until
+/// the last was answered, and the order numbers accepted.
+async fn all_at_once(state: &EngineState, product: u64, buyers: std::ops::Range<u64>) -> (Duration, Vec<String>) {
+    use stockguard_engine::engine::replicas::reserve_vouched;
+    use stockguard_engine::engine::ReserveOutcome;
+    let since = tokio::time::Instant::now();
+    let mut asks = tokio::task::JoinSet::new();
+    for user in buyers {
+        let state = state.clone();
+        asks.spawn(async move {
+            let reserver = state.reserver().await.unwrap();
+            let gate = state.vouching().await.gate().expect("the engine vouches");
+            match reserve_vouched(&state, gate, reserver, &sale::one_unit(user, product, 1)).await.unwrap() {
+                ReserveOutcome::Reserved { order_no } => order_no,
+                other => panic!("buyer {user}: {other:?}"),
+            }
+        });
+    }
+    let accepted = asks.join_all().await;
+    (since.elapsed(), accepted)
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_stalled_replica_costs_its_masters_orders_one_timeout_together_and_other_masters_nothing(pool: MySqlPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = Nodes(cluster::start(dir.path()).await.expect("the cluster starts"));
+    let conns = support::connections_to(&pool, &nodes.0.url(), "cgrp").await;
+    // Two products on two masters; the replica of the first one's master stalls.
+    let (stalled_master, stalled) = owners(&nodes.0, product_slot(1)).await;
+    let mut other = 2;
+    while owners(&nodes.0, product_slot(other)).await.0.port == stalled_master.port {
+        other += 1;
+    }
+    for p in [1, other] {
+        sale::open_sale(&conns, p, 100, 1).await;
+    }
+    let state = EngineState::new(pool.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
+    assert_eq!(state.vouching().await.guarantee(), Guarantee::Replica);
+    // Warm: the gate's connection to each master is open.
+    all_at_once(&state, 1, 1..2).await;
+    all_at_once(&state, other, 1..2).await;
+    signal(&stalled, Signal::SIGSTOP);
+
+    let timeout = EngineConfig::default().replica_ack_timeout;
+    let (on_stalled, on_other) = tokio::join!(all_at_once(&state, 1, 100..140), all_at_once(&state, other, 100..140));
+    signal(&stalled, Signal::SIGCONT);
+
+    // Forty orders, one 50 ms timeout after another, would take two seconds: grouped, they
+    // take a few timeouts, and each is in the DB before its answer.
+    let (took, written) = on_stalled;
+    eprintln!("40 orders on the stalled replica's master answered in {took:?}; the other master's in {:?}", on_other.0);
+    assert!(took < timeout * 40 / 2, "40 orders on the stalled master took {took:?}: not grouped");
+    let rows = |order_nos: &Vec<String>| {
+        let list = order_nos.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(",");
+        format!("SELECT COUNT(*) FROM orders WHERE order_no IN ({list})")
+    };
+    assert_eq!(support::scalar(&pool, &rows(&written)).await, 40, "written through before the answers");
+    // The other master's replica vouched for its orders: none waited out a timeout and was
+    // written through.
+    assert_eq!(
+        support::scalar(&pool, &rows(&on_other.1)).await,
+        0,
+        "the other master's orders were vouched by its replica"
+    );
+}
