@@ -139,3 +139,33 @@ async fn with_default_flags_every_accepted_order_outlives_the_master_failing_ove
         }
     }
 }
+
+/// An engine connected as the on-call role's Redis user, whose rules refuse `INFO`.
+async fn oncall_engine_on(pool: &MySqlPool, server: &RedisServer, tag: &str) -> EngineState {
+    let prefix = tag.to_string();
+    let mut admin = server.conn().await;
+    let mut setuser = redis::cmd("ACL");
+    setuser.arg("SETUSER").arg("oncall").arg("reset").arg("on").arg(">pw");
+    for rule in stockguard_core::roles::SaleRole::Oncall.redis_rules(&prefix) {
+        setuser.arg(rule);
+    }
+    let _: () = setuser.query_async(&mut admin).await.unwrap();
+    let url = format!("redis://oncall:pw@127.0.0.1:{}/", server.port);
+    let settings =
+        ConnectionSettings::from_urls(EnvironmentKind::Sandbox, &support::mysql_url_of(pool).await, &url, &prefix);
+    let conns = Connections::open(settings).await.unwrap();
+    EngineState::new(pool.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default())
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_sale_account_that_may_not_run_info_still_tells_a_server_with_a_replica_from_one_without(pool: MySqlPool) {
+    use stockguard_engine::engine::replicas::guarantee::Guarantee;
+    let alone = RedisServer::start().await;
+    let engine = oncall_engine_on(&pool, &alone, "alone").await;
+    assert_eq!(engine.vouching().await.guarantee(), Guarantee::NoReplicas, "nothing to wait for, so nothing waits");
+
+    let master = RedisServer::start().await;
+    let _replica = RedisServer::replica_of(&master).await;
+    let engine = oncall_engine_on(&pool, &master, "followed").await;
+    assert_eq!(engine.vouching().await.guarantee(), Guarantee::Replica);
+}
