@@ -5,9 +5,8 @@ use std::time::Duration;
 use clap::Subcommand;
 
 use super::{connect, CliError};
-use secrecy::ExposeSecret as _;
 use stockguard_core::switch::Home;
-use stockguard_engine::engine::replicas::ReplicaGate;
+use stockguard_engine::engine::replicas::guarantee::ReplicaAcks;
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
 
 #[derive(Debug, Subcommand)]
@@ -62,9 +61,11 @@ pub struct ServeArgs {
     no_consumers: bool,
     /// Answer "accepted" only once this many replicas have the reservation (Redis `WAIT`),
     /// or, when they do not say so in time, once the order is written to the DB. Keeps
-    /// accepted orders through a failover to a lagging replica. 0: answer at once.
-    #[arg(long, default_value_t = 0)]
-    replica_acks: usize,
+    /// accepted orders through a failover to a lagging replica. `auto`: one when the engine
+    /// finds replicas behind its Redis (one server's or a cluster's). 0: answer at once, an
+    /// opt-out the engine logs.
+    #[arg(long, default_value_t = ReplicaAcks::Auto)]
+    replica_acks: ReplicaAcks,
     /// How long to wait for the replicas before writing the order to the DB instead.
     #[arg(long, default_value_t = 50)]
     replica_ack_timeout_ms: u64,
@@ -120,6 +121,8 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
         per_user_rate,
         consumers: !no_consumers,
         home: home(rig),
+        replica_acks,
+        replica_ack_timeout: Duration::from_millis(replica_ack_timeout_ms.max(1)),
         ..EngineConfig::default()
     };
     config.breaker.grace = match breaker_grace_ms {
@@ -138,15 +141,7 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
         config.instance_id,
         listener.local_addr().map(|a| a.to_string()).unwrap_or(listen)
     );
-    let gate = if replica_acks > 0 {
-        let timeout = Duration::from_millis(replica_ack_timeout_ms.max(1));
-        let gate = ReplicaGate::start(conns.settings.redis_url.expose_secret(), replica_acks, timeout)
-            .map_err(|e| CliError::Refused(format!("the Redis URL: {e}")))?;
-        Some(gate)
-    } else {
-        None
-    };
-    let state = EngineState::with_replicas(conns.mysql, conns.redis, conns.keys, config, gate);
+    let state = EngineState::new(conns.mysql, conns.redis, conns.keys, config);
     stockguard_engine::engine::run::serve(listener, state, shutdown_signal())
         .await
         .map_err(|e| CliError::Refused(format!("server error: {e}")))

@@ -30,12 +30,12 @@ const STOCK: i64 = 5_000;
 /// Each engine sells six products.
 const PRODUCTS: [[u64; 6]; 2] = [[1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 12]];
 
-fn signal(node: &StartedServer, signal: Signal) {
+pub(crate) fn signal(node: &StartedServer, signal: Signal) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(node.pid as i32), signal).unwrap();
 }
 
 /// Kills every node when the test ends, however it ends.
-struct Nodes(Cluster);
+pub(crate) struct Nodes(pub(crate) Cluster);
 
 impl Drop for Nodes {
     fn drop(&mut self) {
@@ -46,13 +46,13 @@ impl Drop for Nodes {
     }
 }
 
-async fn node_conn(node: &StartedServer) -> redis::aio::MultiplexedConnection {
+pub(crate) async fn node_conn(node: &StartedServer) -> redis::aio::MultiplexedConnection {
     let client = redis::Client::open(format!("redis://127.0.0.1:{}/", node.port)).unwrap();
     client.get_multiplexed_async_connection().await.unwrap()
 }
 
 /// The master serving `slot` and its replica, read from the cluster's own node table.
-async fn owners(cluster: &Cluster, slot: u16) -> (StartedServer, StartedServer) {
+pub(crate) async fn owners(cluster: &Cluster, slot: u16) -> (StartedServer, StartedServer) {
     let table: String =
         redis::cmd("CLUSTER").arg("NODES").query_async(&mut node_conn(&cluster.nodes[0]).await).await.unwrap();
     let rows: Vec<Vec<&str>> = table.lines().map(|l| l.split(' ').collect()).collect();
@@ -71,7 +71,7 @@ async fn owners(cluster: &Cluster, slot: u16) -> (StartedServer, StartedServer) 
     (node(master), node(replica))
 }
 
-async fn role(node: &StartedServer) -> String {
+pub(crate) async fn role(node: &StartedServer) -> String {
     let info: String =
         redis::cmd("INFO").arg("replication").query_async(&mut node_conn(node).await).await.unwrap_or_default();
     info.lines().find_map(|l| l.strip_prefix("role:")).unwrap_or("").trim().to_string()

@@ -9,6 +9,8 @@ mod sale;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod accepted_by_default;
+mod cluster_accepted;
 mod cluster_failover;
 mod fault_proxy;
 mod outage_backoff;

@@ -28,12 +28,15 @@ use arc_swap::ArcSwap;
 
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, Pipeline, RedisFuture, RedisResult, Script, ScriptInvocation, Value};
+use redis::{
+    Cmd, ConnectionInfo, IntoConnectionInfo as _, Pipeline, RedisFuture, RedisResult, Script, ScriptInvocation, Value,
+};
 
 /// A link to the sale's Redis: one server or a cluster.
 #[derive(Clone)]
 pub enum RedisLink {
-    Single(ConnectionManager),
+    /// The server's connection, and how to reach the server (for a connection of one's own).
+    Single(ConnectionManager, Arc<ConnectionInfo>),
     Cluster(Arc<ClusterLink>),
 }
 
@@ -41,6 +44,8 @@ pub enum RedisLink {
 pub struct ClusterLink {
     client: redis::cluster::ClusterClient,
     current: ArcSwap<ClusterConnection>,
+    /// How to reach the seed nodes, for connections of one's own to a node.
+    seeds: Vec<ConnectionInfo>,
     /// When the last fresh connection was asked for.
     reconnected: Mutex<Option<Instant>>,
 }
@@ -106,6 +111,7 @@ impl RedisLink {
     pub async fn open(url: &str, timeouts: LinkTimeouts) -> RedisResult<Self> {
         let nodes = seeds(url);
         if nodes.len() > 1 {
+            let seeds = nodes.iter().map(|n| n.into_connection_info()).collect::<RedisResult<Vec<_>>>()?;
             let client = redis::cluster::ClusterClientBuilder::new(nodes)
                 .connection_timeout(timeouts.connect)
                 .response_timeout(timeouts.response)
@@ -117,27 +123,38 @@ impl RedisLink {
             Ok(Self::Cluster(Arc::new(ClusterLink {
                 client,
                 current: ArcSwap::from_pointee(first),
+                seeds,
                 reconnected: Mutex::new(None),
             })))
         } else {
             let client = redis::Client::open(url)?;
+            let info = Arc::new(client.get_connection_info().clone());
             let config = ConnectionManagerConfig::new()
                 .set_connection_timeout(timeouts.connect)
                 .set_response_timeout(timeouts.response)
                 .set_number_of_retries(1);
-            Ok(Self::Single(client.get_connection_manager_with_config(config).await?))
+            Ok(Self::Single(client.get_connection_manager_with_config(config).await?, info))
         }
     }
 
     pub fn is_cluster(&self) -> bool {
         matches!(self, Self::Cluster(_))
     }
+
+    /// How to reach the server, or the cluster's seed nodes: for a connection of one's own
+    /// (the engine's replica gate keeps one per master, for its `WAIT`s).
+    pub fn seeds(&self) -> Vec<ConnectionInfo> {
+        match self {
+            Self::Single(_, info) => vec![(**info).clone()],
+            Self::Cluster(link) => link.seeds.clone(),
+        }
+    }
 }
 
 impl ConnectionLike for RedisLink {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {
-            Self::Single(c) => c.req_packed_command(cmd),
+            Self::Single(c, _) => c.req_packed_command(cmd),
             Self::Cluster(link) => Box::pin(async move {
                 let result = link.connection().req_packed_command(cmd).await;
                 if let Err(e) = &result {
@@ -155,7 +172,7 @@ impl ConnectionLike for RedisLink {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         match self {
-            Self::Single(c) => c.req_packed_commands(pipeline, offset, count),
+            Self::Single(c, _) => c.req_packed_commands(pipeline, offset, count),
             Self::Cluster(link) => Box::pin(async move {
                 let result = link.connection().req_packed_commands(pipeline, offset, count).await;
                 if let Err(e) = &result {
@@ -168,7 +185,7 @@ impl ConnectionLike for RedisLink {
 
     fn get_db(&self) -> i64 {
         match self {
-            Self::Single(c) => c.get_db(),
+            Self::Single(c, _) => c.get_db(),
             Self::Cluster(_) => 0,
         }
     }

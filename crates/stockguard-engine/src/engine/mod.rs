@@ -8,8 +8,9 @@
 //! - [`consumer`]: the `persist` group consumers: read, reclaim, persist.
 //! - [`close`]: timeout close and cancel, one compare-and-set path returning stock once.
 //! - [`relay`] + `release.lua`: pending releases applied to Redis, each at most once.
-//! - [`replicas`]: with replicas, a reservation is answered "accepted" only once a replica
-//!   has it (`WAIT`) or the engine wrote the order to the DB itself: no loss on failover.
+//! - [`replicas`]: with replicas (found by default), a reservation is answered "accepted"
+//!   only once a replica has it (`WAIT`, one per master for many) or the engine wrote the
+//!   order to the DB itself: no loss on failover.
 //! - [`degraded`]: the DB-only order path of degraded mode.
 //! - [`switching`]: reading and applying the degrade switch, heartbeats, breaker escalation.
 //! - [`breaker`]: the Redis circuit breaker (trips by itself, closes only after the guided

@@ -90,29 +90,7 @@ impl Reserver {
     where
         C: redis::aio::ConnectionLike + Send,
     {
-        let (outcome, message, _) = self.reserve_inner(conn, keys, req, None).await?;
-        Ok((outcome, message))
-    }
-
-    /// [`Self::reserve_message`] followed, in the same pipeline and so on the same connection
-    /// to the product's master, by `WAIT replicas timeout_ms`; also returns how many replicas
-    /// acknowledged. On Redis Cluster this is how a reservation is vouched for: the pipeline
-    /// goes to the one node that owns the product's slot, and its `WAIT` can only count
-    /// acknowledgements of what that connection wrote, the script included.
-    #[tracing::instrument(level = "debug", name = "reserve", skip_all, fields(product_id = req.product_id))]
-    pub async fn reserve_and_wait<C>(
-        &self,
-        conn: &mut C,
-        keys: &Keys,
-        req: &ReserveRequest,
-        replicas: usize,
-        timeout_ms: u64,
-    ) -> redis::RedisResult<(ReserveOutcome, Option<ReservationMessage>, i64)>
-    where
-        C: redis::aio::ConnectionLike + Send,
-    {
-        let (outcome, message, acked) = self.reserve_inner(conn, keys, req, Some((replicas, timeout_ms))).await?;
-        Ok((outcome, message, acked.unwrap_or(0)))
+        self.reserve_inner(conn, keys, req).await
     }
 
     async fn reserve_inner<C>(
@@ -120,16 +98,14 @@ impl Reserver {
         conn: &mut C,
         keys: &Keys,
         req: &ReserveRequest,
-        wait: Option<(usize, u64)>,
-    ) -> redis::RedisResult<(ReserveOutcome, Option<ReservationMessage>, Option<i64>)>
+    ) -> redis::RedisResult<(ReserveOutcome, Option<ReservationMessage>)>
     where
         C: redis::aio::ConnectionLike + Send,
     {
         // A number another reservation holds in flight is refused (code 3); a fresh one
         // cannot clash again short of a second engine with our tag, so one retry is enough.
         for _ in 0..2 {
-            let (Answer { code, order_no: returned, seq, epoch, at_ms }, acked) =
-                self.invoke(conn, keys, req, wait).await?;
+            let Answer { code, order_no: returned, seq, epoch, at_ms } = self.invoke(conn, keys, req).await?;
             let outcome = match code {
                 1 => {
                     let message = ReservationMessage {
@@ -163,19 +139,13 @@ impl Reserver {
                     )))
                 }
             };
-            return Ok((outcome.0, outcome.1, acked));
+            return Ok(outcome);
         }
         Err(redis::RedisError::from((redis::ErrorKind::ResponseError, "order numbers in use twice in a row")))
     }
 
-    /// One call of the script with a fresh order number, and the `WAIT` after it when asked.
-    async fn invoke<C>(
-        &self,
-        conn: &mut C,
-        keys: &Keys,
-        req: &ReserveRequest,
-        wait: Option<(usize, u64)>,
-    ) -> redis::RedisResult<(Answer, Option<i64>)>
+    /// One call of the script with a fresh order number.
+    async fn invoke<C>(&self, conn: &mut C, keys: &Keys, req: &ReserveRequest) -> redis::RedisResult<Answer>
     where
         C: redis::aio::ConnectionLike + Send,
     {
@@ -195,23 +165,8 @@ impl Reserver {
             .arg(req.per_user_limit)
             .arg(format!("{}:{}", req.user_id, req.idempotency_key))
             .arg(reservation::body(&order_no, req.user_id, p, req.qty, now_ms, &req.idempotency_key));
-        let answer = |(code, order_no, seq, epoch)| Answer { code, order_no, seq, epoch, at_ms: now_ms };
-        let Some((replicas, timeout_ms)) = wait else {
-            return call.invoke_async(conn).await.map(|a| (answer(a), None));
-        };
-        let pipeline = |load: bool| {
-            let mut pipe = redis::pipe();
-            if load {
-                pipe.load_script(&self.script).ignore();
-            }
-            pipe.invoke_script(&call).cmd("WAIT").arg(replicas).arg(timeout_ms);
-            pipe
-        };
-        let (reply, acked) = match pipeline(false).query_async(conn).await {
-            Err(e) if e.kind() == redis::ErrorKind::NoScriptError => pipeline(true).query_async(conn).await?,
-            other => other?,
-        };
-        Ok((answer(reply), Some(acked)))
+        let (code, order_no, seq, epoch) = call.invoke_async(conn).await?;
+        Ok(Answer { code, order_no, seq, epoch, at_ms: now_ms })
     }
 }
 

@@ -160,6 +160,8 @@ pub async fn serve(
     switching::load_initial(&state, Duration::from_secs(10)).await.map_err(std::io::Error::other)?;
     // Register this start for an instance tag no other engine has (order numbers).
     state.reserver().await.map_err(std::io::Error::other)?;
+    // Whether "accepted" waits for a replica, decided (and logged) before the first order.
+    state.vouching().await;
     let listen_addr = listener.local_addr()?.to_string();
     let (stop_tx, stop_rx) = watch::channel(false);
     // The background loops' lines name their instance (several may share a log).

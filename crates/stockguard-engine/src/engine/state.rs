@@ -11,7 +11,8 @@ use tokio::sync::{Notify, RwLock};
 use super::breaker::{classify, Breaker, BreakerConfig, RedisFault};
 use super::limits::Limits;
 use super::order_no::InstanceTag;
-use super::replicas::ReplicaGate;
+use super::replicas::guarantee::ReplicaAcks;
+use super::replicas::{ReplicaGate, Vouching};
 use super::reserve::Reserver;
 use stockguard_core::keys::Keys;
 use stockguard_core::switch::{Home, Mode, SwitchView};
@@ -48,6 +49,11 @@ pub struct EngineConfig {
     /// The products this instance sells, persists, closes and relays: the sale's, or one
     /// drill rig's (`engine serve --rig`); and so the switch row its breaker escalates to.
     pub home: Home,
+    /// How many replicas must have a new reservation before "accepted"; by default one when
+    /// the engine finds replicas behind its Redis ([`super::replicas`]).
+    pub replica_acks: ReplicaAcks,
+    /// How long they may take before the order is written to the DB instead.
+    pub replica_ack_timeout: Duration,
 }
 
 impl Default for EngineConfig {
@@ -68,6 +74,8 @@ impl Default for EngineConfig {
             breaker: BreakerConfig::default(),
             consumers: true,
             home: Home::Sale,
+            replica_acks: ReplicaAcks::Auto,
+            replica_ack_timeout: super::replicas::DEFAULT_ACK_TIMEOUT,
         }
     }
 }
@@ -103,8 +111,9 @@ impl std::ops::Deref for EngineState {
 pub struct Shared {
     pub pool: MySqlPool,
     pub redis: stockguard_core::redis_link::RedisLink,
-    /// With replicas to wait for, the order path reserves through this gate instead.
-    replicas: Option<ReplicaGate>,
+    /// Whether the order path reserves through a replica gate: decided on first use
+    /// ([`EngineState::vouching`]) unless given.
+    vouching: tokio::sync::OnceCell<Vouching>,
     pub keys: Keys,
     /// Made with the instance tag the DB hands out on first use ([`EngineState::reserver`]);
     /// `run::serve` takes it before serving, so an engine that cannot register never sells.
@@ -133,7 +142,7 @@ impl EngineState {
     }
 
     /// An instance that answers "accepted" only once `gate`'s replicas (or the DB) have the
-    /// reservation ([`super::replicas`]).
+    /// reservation ([`super::replicas`]); without a gate, its configuration decides.
     pub fn with_replicas(
         pool: MySqlPool,
         redis: stockguard_core::redis_link::RedisLink,
@@ -144,7 +153,7 @@ impl EngineState {
         Self(Arc::new(Shared {
             pool,
             redis,
-            replicas,
+            vouching: tokio::sync::OnceCell::new_with(replicas.map(Vouching::Gate)),
             keys,
             reserver: tokio::sync::OnceCell::new(),
             limits: Limits::new(config.global_rate, config.per_user_rate),
@@ -168,9 +177,18 @@ impl EngineState {
             .await
     }
 
-    /// The replica acknowledgement gate, when this instance waits for replicas.
+    /// The replica acknowledgement gate, when this instance waits for replicas and has
+    /// decided so ([`Self::vouching`]).
     pub fn replicas(&self) -> Option<&ReplicaGate> {
-        self.replicas.as_ref()
+        self.vouching.get().and_then(Vouching::gate)
+    }
+
+    /// Whether this instance vouches for its reservations: decided on first call from its
+    /// configuration and the replicas behind its Redis ([`Vouching::decide`]).
+    pub async fn vouching(&self) -> &Vouching {
+        self.vouching
+            .get_or_init(|| Vouching::decide(&self.redis, self.config.replica_acks, self.config.replica_ack_timeout))
+            .await
     }
 
     /// How this instance takes orders for `product_id` now: the switch (its home's row and the

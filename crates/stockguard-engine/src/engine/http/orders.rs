@@ -137,7 +137,7 @@ async fn create_order(
                 return Err(ApiError::RateLimited);
             }
             let reserver = state.reserver().await?;
-            match state.replicas() {
+            match state.vouching().await.gate() {
                 Some(gate) => replicas::reserve_vouched(state, gate, reserver, &request).await?,
                 None => {
                     let reserve = reserver.reserve(&mut redis, &state.keys, &request);
@@ -319,5 +319,6 @@ pub async fn health(State(state): State<EngineState>) -> Result<Json<serde_json:
         "redis": if redis_ok { "ok" } else { "down" },
         "breaker": breaker.state,
         "breaker_reason": breaker.reason,
+        "accepted_guarantee": state.vouching().await.guarantee(),
     })))
 }

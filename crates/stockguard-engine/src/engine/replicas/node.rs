@@ -1,0 +1,137 @@
+//! One master as the replica gate sees it: a connection of our own, under a generation
+//! number, on which reservations are made and one `WAIT` at a time vouches for all of them
+//! (group commit).
+//!
+//! `WAIT` vouches for the writes of the connection it is sent on, so a reservation and its
+//! `WAIT` share a connection that never reconnects behind our back: a plain multiplexed
+//! connection (not the manager), and a `WAIT` vouches only for reservations made on its own
+//! generation. One `WAIT` vouches for every reservation whose answer came back before it was
+//! sent, so a stalled replica costs each order one timeout (plus the end of the `WAIT` in
+//! flight when it arrived) instead of a queue of them.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+use redis::AsyncConnectionConfig;
+use tokio::sync::{mpsc, oneshot, Mutex};
+
+/// How long connecting to a master may take: a dead one is given up on quickly, and the gate
+/// reads the topology again.
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The connection reservations and their `WAIT` share, and which one it is.
+#[derive(Clone)]
+pub struct Link {
+    pub generation: u64,
+    pub conn: MultiplexedConnection,
+}
+
+/// A reservation waiting to be vouched for.
+struct Waiter {
+    generation: u64,
+    answer: oneshot::Sender<bool>,
+}
+
+struct Links {
+    client: redis::Client,
+    current: Mutex<Option<Link>>,
+    generations: AtomicU64,
+}
+
+impl Links {
+    /// Forgets the link of `generation` if it is still the current one: the next caller
+    /// connects afresh, under a new generation.
+    async fn broken(&self, generation: u64) {
+        let mut current = self.current.lock().await;
+        if current.as_ref().is_some_and(|l| l.generation == generation) {
+            *current = None;
+        }
+    }
+}
+
+/// One master: its link and the queue of its `WAIT` task, which ends when this is dropped.
+pub struct Node {
+    links: Arc<Links>,
+    queue: mpsc::UnboundedSender<Waiter>,
+}
+
+impl Node {
+    /// The master `info` reaches, asking `replicas` replicas to acknowledge within `timeout`.
+    /// It connects on first use.
+    pub fn start(info: redis::ConnectionInfo, replicas: usize, timeout: Duration) -> redis::RedisResult<Self> {
+        let client = redis::Client::open(info)?;
+        let links = Arc::new(Links { client, current: Mutex::new(None), generations: AtomicU64::new(0) });
+        let (queue, waiting) = mpsc::unbounded_channel();
+        tokio::spawn(vouch_in_groups(links.clone(), waiting, replicas, timeout));
+        Ok(Self { links, queue })
+    }
+
+    /// The current link, connecting a new one when there is none.
+    pub async fn link(&self) -> redis::RedisResult<Link> {
+        let mut current = self.links.current.lock().await;
+        if let Some(link) = current.as_ref() {
+            return Ok(link.clone());
+        }
+        let config = AsyncConnectionConfig::new().set_connection_timeout(CONNECT_TIMEOUT);
+        let conn = self.links.client.get_multiplexed_async_connection_with_config(&config).await?;
+        let generation = self.links.generations.fetch_add(1, Ordering::Relaxed) + 1;
+        let link = Link { generation, conn };
+        *current = Some(link.clone());
+        Ok(link)
+    }
+
+    /// A call on the link of `generation` failed: it is not used again.
+    pub async fn broken(&self, generation: u64) {
+        self.links.broken(generation).await;
+    }
+
+    /// Whether enough replicas have every write made on the link of `generation` so far.
+    /// False when they did not say so within the timeout, or the link broke meanwhile.
+    pub async fn vouch(&self, generation: u64) -> bool {
+        let (answer, told) = oneshot::channel();
+        if self.queue.send(Waiter { generation, answer }).is_err() {
+            return false;
+        }
+        told.await.unwrap_or(false)
+    }
+}
+
+/// Sends one `WAIT` for everyone queued since the last one, and tells each of them.
+async fn vouch_in_groups(
+    links: Arc<Links>,
+    mut waiting: mpsc::UnboundedReceiver<Waiter>,
+    replicas: usize,
+    timeout: Duration,
+) {
+    // WAIT answers by its own timeout; this bound is for a master that does not answer at all.
+    let patience = timeout + Duration::from_millis(500);
+    let millis = timeout.as_millis().max(1) as u64;
+    while let Some(first) = waiting.recv().await {
+        let mut group = vec![first];
+        while let Ok(more) = waiting.try_recv() {
+            group.push(more);
+        }
+        let link = links.current.lock().await.clone();
+        let vouched = match link {
+            Some(link) => {
+                let mut conn = link.conn.clone();
+                let mut wait = redis::cmd("WAIT");
+                wait.arg(replicas).arg(millis);
+                match tokio::time::timeout(patience, wait.query_async::<i64>(&mut conn)).await {
+                    Ok(Ok(acked)) => Some((link.generation, acked >= replicas as i64)),
+                    _ => {
+                        links.broken(link.generation).await;
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        for w in group {
+            let ok = matches!(vouched, Some((generation, true)) if generation == w.generation);
+            let _ = w.answer.send(ok);
+        }
+    }
+}

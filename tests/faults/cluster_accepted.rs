@@ -1,0 +1,217 @@
+//! The run of issue 30 on a Redis Cluster of the test's own (three masters, a replica each):
+//! one engine with the settings `engine serve` gives it on a cluster (no replica flag), 2,000
+//! buyers for 400 units of one product, and the master owning the product's slot killed
+//! (SIGKILL) once a third of the units are sold, its replica lagging behind (stopped, its
+//! link cut) so that the master's last writes are its alone. Every ACCEPTED answer is an
+//! order row or a FAILED record, nothing is oversold, the sale sells on through the failover
+//! and the reading is OK after the fenced repair; the buyers' error rate and the time to the
+//! first accepted order after the kill are printed.
+
+use crate::cluster_failover::{owners, role, signal, Nodes};
+use crate::sale;
+use crate::support;
+
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use sqlx::MySqlPool;
+use stockguard_core::recon::{read_products, DriftStatus};
+use stockguard_core::redis_link::product_slot;
+use stockguard_core::rewrite::{self, RewriteRequest};
+use stockguard_engine::engine::breaker::{BreakerConfig, CLUSTER_FAILOVER_GRACE};
+use stockguard_engine::engine::replicas::guarantee::Guarantee;
+use stockguard_engine::engine::state::{EngineConfig, EngineState};
+use stockguard_engine::load::{self, LoadConfig};
+use stockguard_engine::sandbox::cluster;
+
+const P: u64 = 1;
+const STOCK: i64 = 400;
+
+async fn redis_stock(conns: &stockguard_core::connect::Connections) -> Option<i64> {
+    let mut r = conns.redis.clone();
+    redis::cmd("GET").arg(conns.keys.stock(P)).query_async(&mut r).await.ok()
+}
+
+/// Waits until Redis holds at most `units` of the product.
+async fn sold_down_to(conns: &stockguard_core::connect::Connections, units: i64) {
+    let since = tokio::time::Instant::now();
+    while redis_stock(conns).await.is_none_or(|s| s > units) {
+        assert!(since.elapsed() < Duration::from_secs(30), "the stock did not fall to {units} within 30 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Asks for one unit as a new buyer every 20 ms until one is accepted: how long that took,
+/// and the order number.
+async fn first_accepted(engine: String) -> (Duration, String) {
+    let http = reqwest::Client::new();
+    let since = tokio::time::Instant::now();
+    for user in 900_000u64.. {
+        let body = serde_json::json!({"user_id": user, "product_id": P, "qty": 1, "idempotency_key": "probe"});
+        if let Ok(answer) = http.post(format!("{engine}/orders")).json(&body).send().await {
+            if answer.status() == reqwest::StatusCode::ACCEPTED {
+                let body: serde_json::Value = answer.json().await.unwrap();
+                return (since.elapsed(), body["order_no"].as_str().unwrap().to_string());
+            }
+        }
+        assert!(since.elapsed() < Duration::from_secs(40), "no order accepted within 40 s of the kill");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    unreachable!()
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn with_default_flags_a_killed_master_loses_no_accepted_order_and_the_sale_sells_on(pool: MySqlPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = Nodes(cluster::start(dir.path()).await.expect("the cluster starts"));
+    let url = nodes.0.url();
+    let conns = support::connections_to(&pool, &url, "cacc").await;
+    sale::open_sale(&conns, P, STOCK, 1).await;
+    let (master, replica) = owners(&nodes.0, product_slot(P)).await;
+
+    // What `engine serve` sets on a cluster with no flags: a breaker that waits out a
+    // failover; nothing about replicas.
+    let config = EngineConfig {
+        breaker: BreakerConfig { grace: CLUSTER_FAILOVER_GRACE, ..BreakerConfig::default() },
+        per_user_rate: 0,
+        ..EngineConfig::default()
+    };
+    let state = EngineState::new(pool.clone(), conns.redis.clone(), conns.keys.clone(), config);
+    let (engine, stop, handle) = sale::spawn_engine(state.clone()).await;
+    assert_eq!(state.vouching().await.guarantee(), Guarantee::Replica, "it found the replicas by itself");
+
+    let cfg = LoadConfig {
+        target: engine.clone(),
+        products: vec![P],
+        buyers: 2_000,
+        rate: 200,
+        duration: Duration::from_secs(20),
+        concurrency: 32,
+        drain_timeout: Duration::from_secs(60),
+    };
+    let load = {
+        let pool = pool.clone();
+        tokio::spawn(async move { load::run(&pool, &cfg, &|_, _| {}).await.expect("the load runs") })
+    };
+
+    // A third sold: the replica falls behind (stopped, its link dropped by the master), the
+    // master sells ten more units that are its alone, and is killed; the replica goes on.
+    sold_down_to(&conns, STOCK * 2 / 3).await;
+    signal(&replica, Signal::SIGSTOP);
+    let mut on_master = crate::cluster_failover::node_conn(&master).await;
+    let dropped: i64 =
+        redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("replica").query_async(&mut on_master).await.unwrap();
+    assert_eq!(dropped, 1, "the master had one replica to drop");
+    let cut_at = redis_stock(&conns).await.unwrap();
+    sold_down_to(&conns, cut_at - 10).await;
+    signal(&master, Signal::SIGKILL);
+    signal(&replica, Signal::SIGCONT);
+    let (first_after_kill, probe_order) = first_accepted(engine.clone()).await;
+    assert_eq!(role(&replica).await, "master", "the replica took over");
+
+    let report = load.await.unwrap();
+    let v = &report.verdict;
+    assert_eq!(v.lost, 0, "every ACCEPTED answer is an order row or a FAILED record: {report:?}");
+    assert_eq!(v.oversold_units, 0, "{report:?}");
+    assert!(v.drained, "{report:?}");
+    assert!(v.duplicated <= report.errors, "an order no answer announced can only be an errored request: {report:?}");
+    let probe_rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE order_no = ?")
+        .bind(&probe_order)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(probe_rows, 1, "the first order accepted after the kill is a row");
+    let _ = stop.send(());
+    let _ = handle.await;
+
+    // The promoted replica lacks the master's last deductions: the fenced rewrite sets what
+    // the DB says, once the console's link has re-read the topology.
+    sale::persist_all(&conns, P).await;
+    let mut attempts = 0;
+    while rewrite::rewrite(&conns, &RewriteRequest::new(P, "cluster failover")).await.is_err() {
+        attempts += 1;
+        assert!(attempts < 40, "the rewrite did not get through within 40 attempts");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let mut r = conns.redis.clone();
+    let reading = read_products(&conns.mysql, &mut r, &conns.keys, &[P]).await.unwrap().remove(0);
+    assert_eq!((reading.status, reading.drift), (DriftStatus::Ok, Some(0)), "{reading:?}");
+    let oversold: i64 = support::scalar(&pool, "SELECT COUNT(*) FROM inventory WHERE stock < 0").await;
+    assert_eq!(oversold, 0);
+
+    eprintln!(
+        "cluster, default flags: {} requests, {} accepted, {} errors ({:.1}% of requests), {} failed back, \
+         first order accepted {first_after_kill:?} after the kill",
+        report.requests,
+        report.accepted,
+        report.errors,
+        100.0 * report.errors as f64 / report.requests.max(1) as f64,
+        v.failed_back,
+    );
+}
+
+/// `buyers` ask at once for one unit of `product` through the engine's gate: how long until
+/// the last was answered, and the order numbers accepted.
+async fn all_at_once(state: &EngineState, product: u64, buyers: std::ops::Range<u64>) -> (Duration, Vec<String>) {
+    use stockguard_engine::engine::replicas::reserve_vouched;
+    use stockguard_engine::engine::ReserveOutcome;
+    let since = tokio::time::Instant::now();
+    let mut asks = tokio::task::JoinSet::new();
+    for user in buyers {
+        let state = state.clone();
+        asks.spawn(async move {
+            let reserver = state.reserver().await.unwrap();
+            let gate = state.vouching().await.gate().expect("the engine vouches");
+            match reserve_vouched(&state, gate, reserver, &sale::one_unit(user, product, 1)).await.unwrap() {
+                ReserveOutcome::Reserved { order_no } => order_no,
+                other => panic!("buyer {user}: {other:?}"),
+            }
+        });
+    }
+    let accepted = asks.join_all().await;
+    (since.elapsed(), accepted)
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_stalled_replica_costs_its_masters_orders_one_timeout_together_and_other_masters_nothing(pool: MySqlPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = Nodes(cluster::start(dir.path()).await.expect("the cluster starts"));
+    let conns = support::connections_to(&pool, &nodes.0.url(), "cgrp").await;
+    // Two products on two masters; the replica of the first one's master stalls.
+    let (stalled_master, stalled) = owners(&nodes.0, product_slot(1)).await;
+    let mut other = 2;
+    while owners(&nodes.0, product_slot(other)).await.0.port == stalled_master.port {
+        other += 1;
+    }
+    for p in [1, other] {
+        sale::open_sale(&conns, p, 100, 1).await;
+    }
+    let state = EngineState::new(pool.clone(), conns.redis.clone(), conns.keys.clone(), EngineConfig::default());
+    assert_eq!(state.vouching().await.guarantee(), Guarantee::Replica);
+    // Warm: the gate's connection to each master is open.
+    all_at_once(&state, 1, 1..2).await;
+    all_at_once(&state, other, 1..2).await;
+    signal(&stalled, Signal::SIGSTOP);
+
+    let timeout = EngineConfig::default().replica_ack_timeout;
+    let (on_stalled, on_other) = tokio::join!(all_at_once(&state, 1, 100..140), all_at_once(&state, other, 100..140));
+    signal(&stalled, Signal::SIGCONT);
+
+    // Forty orders, one 50 ms timeout after another, would take two seconds: grouped, they
+    // take a few timeouts, and each is in the DB before its answer.
+    let (took, written) = on_stalled;
+    eprintln!("40 orders on the stalled replica's master answered in {took:?}; the other master's in {:?}", on_other.0);
+    assert!(took < timeout * 40 / 2, "40 orders on the stalled master took {took:?}: not grouped");
+    let rows = |order_nos: &Vec<String>| {
+        let list = order_nos.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(",");
+        format!("SELECT COUNT(*) FROM orders WHERE order_no IN ({list})")
+    };
+    assert_eq!(support::scalar(&pool, &rows(&written)).await, 40, "written through before the answers");
+    // The other master's replica vouched for its orders: none waited out a timeout and was
+    // written through.
+    assert_eq!(
+        support::scalar(&pool, &rows(&on_other.1)).await,
+        0,
+        "the other master's orders were vouched by its replica"
+    );
+}
