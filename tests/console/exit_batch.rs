@@ -58,7 +58,7 @@ async fn sold_through_the_db(conns: &Connections, products: &[u64]) -> Vec<DbOrd
             .push_bind(u)
             .push_bind(p)
             .push_bind(units)
-            .push_bind(if u % 2 == 0 { "PAID" } else { "WAIT_PAY" })
+            .push_bind(if u.is_multiple_of(2) { "PAID" } else { "WAIT_PAY" })
             .push_bind(key)
             .push_bind("DB")
             .push_bind(chrono::Utc::now().naive_utc());
@@ -93,7 +93,7 @@ async fn a_guided_exit_over_300_products_rebuilds_each_under_its_own_token_and_l
     in_db_mode(&conns).await;
     let orders = sold_through_the_db(&conns, &products).await;
     // Some keys were lost with Redis too: those products are rebuilt, not corrected.
-    let lost: Vec<u64> = products.iter().copied().filter(|p| p % 50 == 0).collect();
+    let lost: Vec<u64> = products.iter().copied().filter(|p| p.is_multiple_of(50)).collect();
     per_product(&conns.redis, &lost, |pipe, p| {
         pipe.del(conns.keys.stock(p));
     })

@@ -339,7 +339,7 @@ async fn orders_timing_out_while_their_case_executes_never_give_an_owed_unit_to_
             .push_bind(10_000 + n)
             .push_bind(P)
             .push_bind(1)
-            .push_bind(if n % 2 == 0 { "WAIT_PAY" } else { "PAID" })
+            .push_bind(if n.is_multiple_of(2) { "WAIT_PAY" } else { "PAID" })
             .push_bind("DB")
             .push_unseparated(", NOW(3) - INTERVAL 1 MINUTE");
     });

@@ -86,7 +86,7 @@ async fn thousands_of_readings_under_live_traffic_show_no_phantom_drift(pool: My
                 let (mut readings, mut phantom) = (0, Vec::new());
                 let mut gaps = LedgerGaps::default();
                 while !done.load(Ordering::Relaxed) {
-                    let light = n == 1 && readings % 50 != 0;
+                    let light = n == 1 && !readings.is_multiple_of(50);
                     let batch = if light {
                         read_products_light(&pool, &mut r, &keys, &PRODUCTS, &gaps).await.unwrap()
                     } else {

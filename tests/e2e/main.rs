@@ -837,7 +837,7 @@ async fn the_board_stays_usable_with_five_thousand_products(pool: MySqlPool) {
     // Every hundredth product one unit high in Redis, so the board has something to sort.
     let mut pipe = redis::pipe();
     for id in &ids {
-        pipe.set(redis.keys.stock(*id), if id % 100 == 0 { 101 } else { 100 }).ignore();
+        pipe.set(redis.keys.stock(*id), if id.is_multiple_of(100) { 101 } else { 100 }).ignore();
     }
     let _: () = pipe.query_async(&mut redis.conn().await).await.unwrap();
 

@@ -38,6 +38,21 @@ pub struct SaleSection {
     /// The products, when there is no stock table to list them.
     #[serde(default)]
     pub products: Vec<u64>,
+    /// How long a product must stay still between the reading's two passes for its drift to
+    /// be a verdict, in milliseconds (default 1000). It must outlast the sale's own request:
+    /// a unit its order path took in Redis and has not yet written anywhere we read (between
+    /// a `DECR` and the row, or the publish) is invisible, and only time shows it.
+    #[serde(default)]
+    pub settle_ms: Option<u64>,
+}
+
+/// The default of `[sale] settle_ms`.
+pub const DEFAULT_SETTLE_MS: u64 = 1000;
+
+impl SaleSection {
+    pub fn settle(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.settle_ms.unwrap_or(DEFAULT_SETTLE_MS))
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -327,8 +342,9 @@ impl AdapterFile {
                 b.count.require_id("[redis] buckets.count")?;
                 let named = [&b.table, &b.product, &b.bucket, &b.available].iter().filter(|c| c.is_some()).count();
                 if named != 0 && named != 4 {
-                    return Err("[redis] buckets: a per-bucket table needs all of table, product, bucket and available"
-                        .into());
+                    return Err(
+                        "[redis] buckets: a per-bucket table needs all of table, product, bucket and available".into(),
+                    );
                 }
             }
         } else if self.stock.is_none() {

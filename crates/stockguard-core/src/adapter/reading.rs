@@ -3,10 +3,14 @@
 //!
 //! A sale we did not build gives us no sequence numbers to correct a reading back to one
 //! instant, so a drift is a verdict only when it is *settled*: two passes (each: the Redis
-//! stock and the in-flight source, then one DB statement) that agree, for that product, on
-//! every figure, with the in-flight source attributable (empty, or entries that name their
-//! product and order). Nothing of that product moved from the first Redis read to the second
-//! DB read, so Redis, the queue and the DB describe one moment. Otherwise the product is
+//! stock and the in-flight source, then one DB statement), `[sale] settle_ms` apart (1 s by
+//! default), that agree, for that product, on every figure, with the in-flight source
+//! attributable (empty, or entries that name their product and order). Nothing of that
+//! product moved from the first Redis read to the second DB read, so Redis, the queue and the
+//! DB describe one moment. The pause matters: a unit the sale's own request took in Redis and
+//! has not yet written anywhere we read (between its `DECR` and its row) is invisible to
+//! both passes; a request that outlasts the pause can still be read as drift, which is why
+//! the default is generous and the board confirms drift over two readings. Otherwise the product is
 //! `UNSETTLED` with what waits in flight: never `OK`, never a drift verdict.
 //!
 //! The DB-side verdicts need no settling (one statement is one snapshot): `OVERSOLD` when
@@ -115,6 +119,7 @@ pub async fn read<C: Link>(
         return Ok(Vec::new());
     }
     let first = pass(file, links, &ids).await?;
+    tokio::time::sleep(file.sale.settle()).await;
     let second = pass(file, links, &ids).await?;
     if file.stock.is_some() {
         if let Some(missing) = ids.iter().find(|id| !second.db.contains_key(id)) {

@@ -132,7 +132,7 @@ async fn sale_in_db_mode(sale: &Connections, n: u64) -> Result<Vec<u64>, BenchEr
                 .push_bind(u)
                 .push_bind(p)
                 .push_bind(1 + (u % 2) as i64)
-                .push_bind(if u % 2 == 0 { "PAID" } else { "WAIT_PAY" })
+                .push_bind(if u.is_multiple_of(2) { "PAID" } else { "WAIT_PAY" })
                 .push_bind(format!("k-{p}-{u}"))
                 .push_bind("DB")
                 .push_bind(deadline);

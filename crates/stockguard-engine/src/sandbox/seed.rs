@@ -187,7 +187,7 @@ pub async fn seed(conns: &Connections, progress: &mut dyn FnMut(&str)) -> Result
         let mut pending_release = 0;
         let mut released = Vec::new();
         for (i, o) in closed.iter().enumerate() {
-            let pending = i % 2 == 0 && d.status != Oversold;
+            let pending = i.is_multiple_of(2) && d.status != Oversold;
             sqlx::query("INSERT INTO outbox (product_id, order_no, qty, status, done_at) VALUES (?, ?, ?, ?, ?)")
                 .bind(d.id)
                 .bind(&o.order_no)

@@ -251,7 +251,7 @@ async fn follow_up(
         let Some(order_no) = sent.order_no.clone() else { continue };
         let engine = engines[(sent.user_id % engines.len() as u64) as usize].clone();
         looked += 1;
-        let look = looked % 10 == 0;
+        let look = looked.is_multiple_of(10);
         let (http, figures) = (http.clone(), figures.clone());
         tasks.spawn(async move {
             if look {

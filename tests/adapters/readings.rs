@@ -1,0 +1,286 @@
+//! Stockguard reading each test sale through its adapter file, under the sale's own live
+//! traffic, and each injected fault read right (issue 28).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+use sqlx::MySqlPool;
+use stockguard_core::adapter::{self, repair, state, AdapterFile, AdapterReading, SaleLinks};
+use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
+use stockguard_core::recon::DriftStatus::{self, *};
+
+use crate::sales::buckets::BucketSale;
+use crate::sales::course_stream::CourseStreamSale;
+use crate::sales::fastapi_rabbit::FastapiRabbitSale;
+use crate::sales::go_counters::GoCountersSale;
+use crate::sales::mall_lock::MallLockSale;
+use crate::sales::miaosha_negative::MiaoshaSale;
+use crate::sales::{redis_conn, Traffic};
+use crate::support::waits::wait_for;
+
+const SETTLE: Duration = Duration::from_secs(30);
+
+fn file(text: &str) -> AdapterFile {
+    AdapterFile::parse(text, Path::new("sale.toml")).expect("the sale's adapter file parses")
+}
+
+async fn read(
+    file: &AdapterFile,
+    db: Option<&MySqlPool>,
+    redis: &MultiplexedConnection,
+    baselines: &HashMap<u64, i64>,
+) -> Vec<AdapterReading> {
+    let links = SaleLinks { db, redis: file.redis.as_ref().map(|_| redis) };
+    adapter::read(file, &links, baselines, &[]).await.expect("the sale reads over its adapter")
+}
+
+fn status_of(readings: &[AdapterReading], product: u64) -> &AdapterReading {
+    readings.iter().find(|r| r.reading.product_id == product).expect("the product is read")
+}
+
+/// Reads until every product is settled (the sale quiet), then returns that reading.
+async fn settled(
+    file: &AdapterFile,
+    db: Option<&MySqlPool>,
+    redis: &MultiplexedConnection,
+    baselines: &HashMap<u64, i64>,
+) -> Vec<AdapterReading> {
+    let mut last = Vec::new();
+    wait_for("every product settles", SETTLE, async || {
+        last = read(file, db, redis, baselines).await;
+        last.iter().all(|r| r.reading.settled)
+    })
+    .await;
+    last
+}
+
+/// Reads again and again while `traffic` runs: under clean traffic no reading gives a drift
+/// verdict (only OK or UNSETTLED). Returns how many readings were taken.
+async fn no_verdict_while<T>(
+    file: &AdapterFile,
+    db: Option<&MySqlPool>,
+    redis: &MultiplexedConnection,
+    baselines: &HashMap<u64, i64>,
+    traffic: tokio::task::JoinHandle<T>,
+) -> usize {
+    let mut n = 0;
+    while !traffic.is_finished() || n == 0 {
+        for r in read(file, db, redis, baselines).await {
+            assert!(matches!(r.reading.status, Ok | Unsettled), "a drift verdict under clean traffic: {:?}", r.reading);
+            if r.reading.status == Unsettled {
+                assert_eq!(r.reading.drift, None, "an unsettled product has no drift");
+            }
+        }
+        n += 1;
+    }
+    traffic.await.expect("the buyers ran");
+    n
+}
+
+fn statuses(readings: &[AdapterReading]) -> Vec<(u64, DriftStatus, Option<i64>)> {
+    let mut out: Vec<_> = readings.iter().map(|r| (r.reading.product_id, r.reading.status, r.reading.drift)).collect();
+    out.sort_by_key(|(p, ..)| *p);
+    out
+}
+
+async fn settings_for(state: &MySqlPool) -> ConnectionSettings {
+    ConnectionSettings::from_urls(
+        EnvironmentKind::Sandbox,
+        &crate::support::mysql_url_of(state).await,
+        &crate::support::redis_url(),
+        &crate::support::unique_prefix("adst"),
+    )
+}
+
+async fn audit_rows(state: &MySqlPool, action: &str) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = ?").bind(action).fetch_one(state).await.unwrap()
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_course_sale_reads_no_drift_under_traffic_a_lost_order_as_redis_low_one_and_the_delta_repairs_it(
+    state: MySqlPool,
+) {
+    // 400 buyers, one each: product 1 sells out (150), product 2 sells 200 of 300.
+    let sale = Arc::new(CourseStreamSale::start(&[(1, 150), (2, 300)]).await);
+    let file = file(&sale.adapter_toml());
+    let redis = redis_conn().await;
+    let db = Some(&sale.db.pool);
+    let baselines = HashMap::from([(1, 150), (2, 300)]);
+
+    let traffic = Traffic::buyers(400).on(&[1, 2]).spawn(&sale);
+    let readings_taken = no_verdict_while(&file, db, &redis, &baselines, traffic).await;
+    println!("readings under traffic: {readings_taken}");
+    wait_for("the consumer drains the stream", SETTLE, async || sale.stream_backlog().await == 0).await;
+    assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(1, Ok, Some(0)), (2, Ok, Some(0))]);
+
+    sale.lose_one_after_redis(2).await;
+    let readings = settled(&file, db, &redis, &baselines).await;
+    assert_eq!(statuses(&readings), [(1, Ok, Some(0)), (2, RedisLow, Some(-1))]);
+
+    let settings = settings_for(&state).await;
+    let links = SaleLinks { db, redis: Some(&redis) };
+    let dry = repair::repair(&file, &links, Some(&state), &settings, 2, "", true).await.expect("a dry run reads");
+    assert_eq!((dry.delta, dry.dry_run), (1, true));
+    assert_eq!(audit_rows(&state, "adapter_rewrite").await, 0, "a dry run writes nothing");
+    let done = repair::repair(&file, &links, Some(&state), &settings, 2, "order lost after Redis", false)
+        .await
+        .expect("the settled drift is repaired");
+    assert_eq!(done.delta, 1);
+    assert_eq!(audit_rows(&state, "adapter_rewrite").await, 1);
+    assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(1, Ok, Some(0)), (2, Ok, Some(0))]);
+
+    sale.delete_key(2).await;
+    sale.oversell(1, 3).await;
+    let readings = read(&file, db, &redis, &baselines).await;
+    assert_eq!(status_of(&readings, 1).reading.status, Oversold);
+    assert_eq!(status_of(&readings, 2).reading.status, KeyMissing);
+    sale.cleanup().await;
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_rabbitmq_sale_is_unsettled_while_messages_wait_and_redis_high_by_them_after_a_restart_overwrote_redis(
+    state: MySqlPool,
+) {
+    let sale = Arc::new(FastapiRabbitSale::start(&[(7, 100)]).await);
+    let file = file(&sale.adapter_toml());
+    let redis = redis_conn().await;
+    let db = Some(&sale.db.pool);
+    let settings = settings_for(&state).await;
+
+    // No initial stock stored: the baseline is recorded in the state database, audited.
+    let first = settled(&file, db, &redis, &HashMap::new()).await;
+    assert_eq!(first[0].initial_source, "none");
+    state::record_baselines(&state, &settings, &file, &first, "sale opens").await.expect("a baseline is recorded");
+    let baselines = state::baselines(&state, &file.sale.name).await.unwrap();
+    assert_eq!(baselines, HashMap::from([(7, 100)]));
+    assert_eq!(audit_rows(&state, "adapter_baseline").await, 1);
+
+    let traffic = Traffic::buyers(30).on(&[7]).spawn(&sale);
+    no_verdict_while(&file, db, &redis, &baselines, traffic).await;
+    wait_for("the queue drains", SETTLE, async || sale.queue_depth().await == 0 && sale.orders(7).await == 30).await;
+    assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(7, Ok, Some(0))]);
+
+    sale.pause_consumer().await;
+    Traffic::users(1001..=1005).on(&[7]).run(&sale).await;
+    wait_for("five messages wait", SETTLE, async || sale.queue_depth().await == 5).await;
+    let waiting = read(&file, db, &redis, &baselines).await;
+    assert_eq!((waiting[0].reading.status, waiting[0].reading.in_flight), (Unsettled, 5));
+    sale.restart_overwrites_redis().await;
+    assert_eq!(read(&file, db, &redis, &baselines).await[0].reading.status, Unsettled, "still waiting: no verdict");
+    sale.resume_consumer().await;
+    wait_for("the queue drains", SETTLE, async || sale.queue_depth().await == 0 && sale.orders(7).await == 35).await;
+    assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(7, RedisHigh, Some(5))]);
+
+    let links = SaleLinks { db, redis: Some(&redis) };
+    let done = repair::repair(&file, &links, Some(&state), &settings, 7, "restart overwrote Redis", false)
+        .await
+        .expect("the settled drift is repaired");
+    assert_eq!(done.delta, -5);
+    assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(7, Ok, Some(0))]);
+
+    sale.lose_one_after_redis(7).await;
+    assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(7, RedisLow, Some(-1))]);
+    sale.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_repair_is_refused_while_the_product_is_unsettled_and_on_a_read_only_adapter() {
+    let sale = Arc::new(FastapiRabbitSale::start(&[(3, 20)]).await);
+    let redis = redis_conn().await;
+    let db = Some(&sale.db.pool);
+    let delta = file(&sale.adapter_toml());
+    sale.pause_consumer().await;
+    Traffic::buyers(2).on(&[3]).run(&sale).await;
+    wait_for("two messages wait", SETTLE, async || sale.queue_depth().await == 2).await;
+    let settings = ConnectionSettings::from_urls(
+        EnvironmentKind::Sandbox,
+        &sale.db.url,
+        &crate::support::redis_url(),
+        &crate::support::unique_prefix("adro"),
+    );
+    let links = SaleLinks { db, redis: Some(&redis) };
+    let err = repair::repair(&delta, &links, None, &settings, 3, "", true).await.unwrap_err().to_string();
+    assert!(err.contains("UNSETTLED"), "{err}");
+    let read_only = file(&sale.adapter_toml().replace("rewrite = \"delta\"", "rewrite = \"off\""));
+    let err = repair::repair(&read_only, &links, None, &settings, 3, "", true).await.unwrap_err().to_string();
+    assert!(err.contains("read only"), "{err}");
+    sale.resume_consumer().await;
+    sale.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_two_phase_lock_sale_reads_ok_through_orders_paid_and_closed_and_a_stranded_lock_as_a_ledger_mismatch() {
+    let sale = Arc::new(MallLockSale::start(&[(11, 50), (12, 50)]).await);
+    let file = file(&sale.adapter_toml_with_initial("50"));
+    let redis = redis_conn().await;
+    let db = Some(&sale.db.pool);
+    let none = HashMap::new();
+    let traffic = Traffic::buyers(40).on(&[11, 12]).spawn(&sale);
+    no_verdict_while(&file, db, &redis, &none, traffic).await;
+    let unpaid = sale.order_ids(11, 0).await;
+    assert!(unpaid.len() >= 2);
+    assert!(sale.pay(unpaid[0]).await.unwrap());
+    assert!(sale.close(unpaid[1]).await.unwrap());
+    let readings = read(&file, db, &redis, &none).await;
+    assert_eq!(statuses(&readings), [(11, Ok, None), (12, Ok, None)], "no Redis: the ledger only");
+    sale.strand_lock(12, 2).await;
+    let readings = read(&file, db, &redis, &none).await;
+    let r = status_of(&readings, 12);
+    assert_eq!(r.reading.status, LedgerMismatch);
+    assert_eq!(r.reserved - r.reserving_orders_qty, 2, "the stranded units are shown");
+    sale.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_drifted_bucket_is_redis_high_though_the_total_looks_right() {
+    let sale = Arc::new(BucketSale::start(&[(21, 40)], 4).await);
+    let per_bucket = file(&sale.adapter_toml());
+    let totals = file(&sale.adapter_toml_totals_only());
+    let redis = redis_conn().await;
+    let db = Some(&sale.db.pool);
+    let none = HashMap::new();
+    let traffic = Traffic::buyers(20).on(&[21]).spawn(&sale);
+    no_verdict_while(&per_bucket, db, &redis, &none, traffic).await;
+    assert_eq!(statuses(&settled(&per_bucket, db, &redis, &none).await), [(21, Ok, Some(0))]);
+    sale.drift_bucket(21, 0, 2).await;
+    let readings = settled(&per_bucket, db, &redis, &none).await;
+    assert_eq!(statuses(&readings), [(21, RedisHigh, Some(2))]);
+    assert_eq!(readings[0].bucket_drift, vec![2, -2, 0, 0]);
+    assert_eq!(statuses(&settled(&totals, db, &redis, &none).await), [(21, Ok, Some(0))], "the total alone agrees");
+    sale.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_counter_that_goes_below_zero_on_rejected_tries_is_not_drift() {
+    let sale = Arc::new(MiaoshaSale::start(&[(31, 10)]).await);
+    let file = file(&sale.adapter_toml());
+    let redis = redis_conn().await;
+    let db = Some(&sale.db.pool);
+    let none = HashMap::new();
+    let traffic = Traffic::buyers(30).on(&[31]).spawn(&sale);
+    no_verdict_while(&file, db, &redis, &none, traffic).await;
+    sale.rejected_tries(31, 5000, 7).await;
+    assert!(sale.redis_stock(31).await.unwrap() < 0, "the counter went below zero");
+    let readings = settled(&file, db, &redis, &none).await;
+    assert_eq!(statuses(&readings), [(31, Ok, Some(0))]);
+    assert!(readings[0].redis_excess >= 7, "the excess is shown: {}", readings[0].redis_excess);
+    sale.cleanup().await;
+}
+
+#[tokio::test]
+async fn counters_without_a_database_read_ok_until_sold_passes_total() {
+    let sale = Arc::new(GoCountersSale::start(&[(41, 10), (42, 10)]).await);
+    let file = file(&sale.adapter_toml());
+    let redis = redis_conn().await;
+    let none = HashMap::new();
+    Traffic::buyers(30).on(&[41, 42]).run(&sale).await;
+    assert_eq!(statuses(&read(&file, None, &redis, &none).await), [(41, Ok, None), (42, Ok, None)]);
+    sale.oversell(42, 2).await;
+    let readings = read(&file, None, &redis, &none).await;
+    assert_eq!(status_of(&readings, 42).reading.status, Oversold);
+    assert_eq!((status_of(&readings, 42).redis_total, status_of(&readings, 42).redis_sold), (Some(10), Some(12)));
+    sale.cleanup().await;
+}
