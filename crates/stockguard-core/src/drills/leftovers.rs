@@ -7,7 +7,9 @@
 //! products' Redis keys and its engines' heartbeats stay. The runner's lease is its heartbeat:
 //! once that is older than [`super::STALE_AFTER`], the next command that looks (`drill run`,
 //! `drill status`, `degrade status`, the window's drill list) calls [`sweep`], which ends the
-//! run `DEAD`, leads its rig's row back to NORMAL and clears the rest, each step audited.
+//! run `DEAD` (audited), leads its rig's row back to NORMAL (a switch change, audited) and
+//! removes its keys and heartbeats. A runner that was only stalled past its lease finds its
+//! run ended on its next heartbeat and stops, as a lease holder does.
 //!
 //! None of it reaches the sale: a rig's row covers only its own products, which no engine sells
 //! once the run is over, and heartbeats are removed through the view
