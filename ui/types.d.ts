@@ -384,11 +384,12 @@ paused_ms: number, rewrites: Array<RewriteResult>, buyers_rebuilt: number, resum
  */
 not_back_on_redis: Array<string>, audit_id: number, };
 
-export type RunStatus = "RUNNING" | "PASSED" | "FAILED" | "ABORTED" | "HALTED";
+export type RunStatus = "RUNNING" | "PASSED" | "FAILED" | "ABORTED" | "HALTED" | "DEAD";
 
 export type RunRecord = { id: number, scenario: string, started_by: string, runner: string | null, started_at: string, finished_at: string | null, status: RunStatus, 
 /**
- * A running run whose heartbeat is stale: its runner stopped without finishing.
+ * Its runner stopped without finishing: a running run whose heartbeat is stale, or a run
+ * already ended `DEAD`.
  */
 dead: boolean, 
 /**
@@ -406,7 +407,8 @@ parameters: JsonValue,
  */
 summary: Summary | null, id: number, scenario: string, started_by: string, runner: string | null, started_at: string, finished_at: string | null, status: RunStatus, 
 /**
- * A running run whose heartbeat is stale: its runner stopped without finishing.
+ * Its runner stopped without finishing: a running run whose heartbeat is stale, or a run
+ * already ended `DEAD`.
  */
 dead: boolean, 
 /**

@@ -455,7 +455,10 @@ impl From<DrillRunError> for DesktopError {
                 m,
             )),
             DrillRunError::BeginBusy => Self::Refused(Said::new(C::DrillStarting, &[], m)),
-            DrillRunError::UnknownStatus(_) | DrillRunError::Db(_) => Self::Query(Said::detailed(C::QueryFailed, m)),
+            DrillRunError::UnknownStatus(_)
+            | DrillRunError::RigRow { .. }
+            | DrillRunError::RigKeys { .. }
+            | DrillRunError::Db(_) => Self::Query(Said::detailed(C::QueryFailed, m)),
         }
     }
 }

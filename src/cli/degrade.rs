@@ -80,6 +80,8 @@ pub async fn run(cmd: DegradeCommand, profile: Option<&str>) -> Result<(), CliEr
     let conns = connect(profile).await?;
     match cmd {
         DegradeCommand::Status { json } => {
+            // A dead drill's rig row lapses here rather than being shown as if it ruled.
+            stockguard_core::drills::clear_leftovers(&conns).await;
             let status = switch::status(&conns, DEFAULT_STALE_AFTER).await?;
             if json {
                 output::json(&status);

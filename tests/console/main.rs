@@ -24,5 +24,6 @@ mod profile_manage;
 mod recon_exact;
 mod recon_inject;
 mod rewrite;
+mod rig_leftovers;
 mod roles;
 mod schema;

@@ -6,7 +6,7 @@ use crate::support;
 use sqlx::{MySqlPool, Row as _};
 use stockguard_core::connect::MIGRATOR;
 
-const TABLES: [&str; 21] = [
+const TABLES: [&str; 22] = [
     "alert_acks",
     "audit_log",
     "compensation_cases",
@@ -19,6 +19,7 @@ const TABLES: [&str; 21] = [
     "degrade_switch",
     "drill_events",
     "drill_runs",
+    "ended_rig_heartbeats",
     "engine_heartbeats",
     "engine_instances",
     "inventory",

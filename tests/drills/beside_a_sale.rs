@@ -252,11 +252,15 @@ async fn a_drill_beside_a_live_sale_leaves_the_sale_as_it_was_and_its_engine_on_
     assert!(foreign.is_empty(), "audit rows about the sale, not the drill: {foreign:?}");
     assert!(new_audit.iter().any(|(action, _)| action == "degrade.exit"), "the drill's exit is audited: {new_audit:?}");
 
-    // The rig is off sale: its keys gone, its products out of the sale's reading.
+    // The rig is off sale: its keys and heartbeats gone, its products out of the sale's reading.
     let mut r = conns.redis.clone();
     let keys_left: Vec<String> = r.keys(format!("{}*", conns.keys.prefix())).await.unwrap();
     let rig_keys: Vec<_> = keys_left.iter().filter(|k| tag_of(k).is_some_and(|p| rig_products.contains(&p))).collect();
     assert!(rig_keys.is_empty(), "the rig's keys stayed: {rig_keys:?}");
+    // Its engines' heartbeats are gone; the sale's engine's stays.
+    let homes: Vec<String> =
+        sqlx::query_scalar("SELECT DISTINCT home FROM engine_heartbeats ORDER BY home").fetch_all(&pool).await.unwrap();
+    assert_eq!(homes, ["global"], "the rig's engines' heartbeats stayed");
     let read = stockguard_core::recon::reading::product_ids(&pool).await.unwrap();
     assert_eq!(read, seeded, "the sale's reading shows its own products only");
 

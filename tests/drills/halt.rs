@@ -1,13 +1,14 @@
 //! Stopping a drill from outside: a halt asked from another process ends every fault within
 //! five seconds; a runner killed with SIGKILL leaves no fault behind once its lease runs out,
-//! no engine process behind, shows as dead, and (killed once its breakers tripped) leaves
-//! only its own rig in DB mode.
+//! no engine process behind, is ended DEAD by the next look once its heartbeat outlived its
+//! lease, and (killed once its breakers tripped) leaves only its own rig in DB mode, and that
+//! only until its lease runs out.
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use sqlx::MySqlPool;
-use stockguard_core::drills::RunStatus;
+use stockguard_core::drills::{RunStatus, STALE_AFTER};
 use stockguard_core::profile::EnvironmentKind;
 use stockguard_core::switch::{self, ExitOptions, Scope};
 use tokio::process::{Child, Command};
@@ -102,16 +103,32 @@ async fn a_runner_killed_mid_drill_leaves_no_fault_after_its_lease_and_shows_dea
         assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "engine {addr} outlived its runner");
     }
 
-    tokio::time::sleep(Duration::from_secs(6)).await;
-    let shown = cli(&pool, &redis, &["drill", "status", "--json"]).await.output().await.unwrap();
+    // Once its heartbeat outlived the runner's lease, `drill status` ends the run DEAD.
+    wait_for("drill status shows the run dead", STALE_AFTER * 3, async || {
+        let runs = drill_status(&pool, &redis).await;
+        runs[0]["status"] == "DEAD" && runs[0]["dead"] == true
+    })
+    .await;
+}
+
+/// What `drill status --json` says (and clears, as every look does).
+async fn drill_status(pool: &MySqlPool, redis: &TestRedis) -> serde_json::Value {
+    let shown = cli(pool, redis, &["drill", "status", "--json"]).await.output().await.unwrap();
     assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
-    let runs: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
-    assert_eq!(runs[0]["status"], "RUNNING");
-    assert_eq!(runs[0]["dead"], true, "{runs}");
+    serde_json::from_slice(&shown.stdout).unwrap()
+}
+
+/// What `degrade status --json` says (and clears, as every look does).
+async fn degrade_status(pool: &MySqlPool, redis: &TestRedis) -> serde_json::Value {
+    let shown = cli(pool, redis, &["degrade", "status", "--json"]).await.output().await.unwrap();
+    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    serde_json::from_slice(&shown.stdout).unwrap()
 }
 
 #[sqlx::test(migrations = "./migrations")]
-async fn a_runner_killed_once_its_breakers_tripped_leaves_the_sale_out_of_db_mode_and_free_to_exit(pool: MySqlPool) {
+async fn a_runner_killed_once_its_breakers_tripped_leaves_the_sale_out_of_db_mode_and_its_rig_row_lapses_with_its_lease(
+    pool: MySqlPool,
+) {
     let _slot = rig::one_at_a_time().await;
     let redis = TestRedis::new("killdb").await;
     // The sale beside the drill: one product of its own, on sale in Redis.
@@ -136,17 +153,37 @@ async fn a_runner_killed_once_its_breakers_tripped_leaves_the_sale_out_of_db_mod
     .await;
     runner.start_kill().unwrap();
     runner.wait().await.unwrap();
+    let killed = tokio::time::Instant::now();
 
     // Only the dead drill's rig is in DB mode: the sale's switch was never touched.
     let sale_rows = support::scalar(&pool, "SELECT COUNT(*) FROM degrade_switch WHERE scope NOT LIKE 'rig:%'").await;
     assert_eq!(sale_rows, 0, "the drill left the sale's switch changed");
-    // Its engines died with it; once their heartbeats are stale, the sale's own guided exit is
-    // held neither by their breakers nor by the reservations they left in flight.
-    let live = "SELECT COUNT(*) FROM engine_heartbeats WHERE last_seen > NOW(3) - INTERVAL 3 SECOND";
-    wait_for("the dead drill's engines are gone", Duration::from_secs(15), async || {
-        support::scalar(&pool, live).await == 0
+    // While the runner's lease runs, a look leaves its rig's row as the breakers put it ...
+    let status = degrade_status(&pool, &redis).await;
+    if killed.elapsed() < STALE_AFTER - Duration::from_secs(2) {
+        assert_eq!(status["scopes"][0]["mode"], "DEGRADED", "{status}");
+    }
+    // ... and once the lease ran out, the next look ends the run DEAD and the rig's row lapses.
+    let rig_in_force = "SELECT COUNT(*) FROM degrade_switch WHERE scope LIKE 'rig:%' AND mode <> 'NORMAL'";
+    wait_for("the dead drill's rig row lapsed", STALE_AFTER * 3, async || {
+        degrade_status(&pool, &redis).await;
+        support::scalar(&pool, rig_in_force).await == 0
     })
     .await;
+    let lapsed = killed.elapsed();
+    assert!(lapsed >= STALE_AFTER - Duration::from_secs(1), "the row lapsed before the lease ran out: {lapsed:?}");
+    assert_eq!(run_status(&pool).await.as_deref(), Some(RunStatus::Dead.as_str()));
+    // A heartbeat-free, switch-free sale: no engine's heartbeat, no row in force, the sale's
+    // never set.
+    assert_eq!(support::scalar(&pool, "SELECT COUNT(*) FROM engine_heartbeats").await, 0);
+    assert_eq!(support::scalar(&pool, "SELECT COUNT(*) FROM degrade_switch WHERE mode <> 'NORMAL'").await, 0);
+    let sale_rows = support::scalar(&pool, "SELECT COUNT(*) FROM degrade_switch WHERE scope NOT LIKE 'rig:%'").await;
+    assert_eq!(sale_rows, 0, "the lapse left the sale's switch changed");
+    let audited = "SELECT COUNT(*) FROM audit_log WHERE action = 'drill.dead' OR \
+                   (action = 'degrade.switch' AND target LIKE 'rig:%' AND outcome = 'NORMAL')";
+    assert_eq!(support::scalar(&pool, audited).await, 2, "the run's end and its row's lapse are audited");
+    // The sale's own guided exit is held neither by the dead engines' breakers nor by the
+    // reservations they left in flight.
     let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
     let exit = ExitOptions::new(Scope::Global, "tests: the sale after a dead drill");
     let report =

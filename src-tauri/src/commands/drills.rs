@@ -114,6 +114,7 @@ pub async fn drill_halt(state: State<'_, AppState>, reason: String) -> Result<Ve
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_runs(state: State<'_, AppState>, limit: u32) -> Result<Vec<RunRecord>, DesktopError> {
     let live = state.live().await?;
+    drills::clear_leftovers(&live.conns).await;
     Ok(drills::list(&live.conns.mysql, limit, drills::STALE_AFTER).await?)
 }
 

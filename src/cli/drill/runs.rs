@@ -6,6 +6,7 @@ use stockguard_core::drills;
 
 pub(super) async fn status(profile: Option<&str>, limit: u32, json: bool) -> Result<(), CliError> {
     let conns = connect(profile).await?;
+    drills::clear_leftovers(&conns).await;
     let runs = drills::list(&conns.mysql, limit, drills::STALE_AFTER).await?;
     if json {
         output::json(&runs);

@@ -1,6 +1,7 @@
 //! Fault drills as the console sees them: what a drill is ([`plan`]: the `drills/*.toml`
 //! files), where a run stands ([`runs`]: heartbeat, halt, verdict), what happened during it
-//! ([`events`]: the timeline) and what it came to ([`summary`]).
+//! ([`events`]: the timeline) and what it came to ([`summary`]). [`leftovers`] clears what an
+//! ended or dead run left (its rig's switch row, its engines' heartbeats, a dead run's keys).
 //!
 //! After a run: [`report`] writes it up (HTML with charts, Markdown, JSON; Chinese or
 //! English) with its review (trigger, chain of impact, recovery, follow-ups); [`review`]
@@ -15,11 +16,13 @@
 pub mod compare;
 pub mod events;
 pub mod launch;
+pub mod leftovers;
 pub mod plan;
 pub mod report;
 pub mod review;
 pub mod runs;
 pub mod summary;
 
+pub use leftovers::{clear_leftovers, forget_heartbeats, sweep, Swept};
 pub use review::{review_of, set_review, Review};
 pub use runs::*;

@@ -34,6 +34,10 @@ pub enum RunStatus {
     Aborted,
     /// Stopped by a halt request.
     Halted,
+    /// Its runner stopped without finishing (killed, its machine gone): its heartbeat grew
+    /// older than [`STALE_AFTER`], and the next command that looked ended it
+    /// ([`super::leftovers::sweep`]).
+    Dead,
 }
 
 impl RunStatus {
@@ -44,11 +48,12 @@ impl RunStatus {
             Self::Failed => "FAILED",
             Self::Aborted => "ABORTED",
             Self::Halted => "HALTED",
+            Self::Dead => "DEAD",
         }
     }
 
     fn parse(s: &str) -> Result<Self, DrillRunError> {
-        [Self::Running, Self::Passed, Self::Failed, Self::Aborted, Self::Halted]
+        [Self::Running, Self::Passed, Self::Failed, Self::Aborted, Self::Halted, Self::Dead]
             .into_iter()
             .find(|status| status.as_str() == s)
             .ok_or_else(|| DrillRunError::UnknownStatus(s.to_string()))
@@ -77,6 +82,18 @@ pub enum DrillRunError {
     BeginBusy,
     #[error("a drill run holds an unknown status: {0}")]
     UnknownStatus(String),
+    #[error("the rig row of ended drill run {run} could not be led back to NORMAL: {source}")]
+    RigRow {
+        run: u64,
+        #[source]
+        source: Box<crate::switch::SwitchError>,
+    },
+    #[error("the Redis keys of dead drill run {run}'s products could not be removed: {source}")]
+    RigKeys {
+        run: u64,
+        #[source]
+        source: redis::RedisError,
+    },
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }
@@ -101,7 +118,8 @@ pub struct RunRecord {
     pub started_at: NaiveDateTime,
     pub finished_at: Option<NaiveDateTime>,
     pub status: RunStatus,
-    /// A running run whose heartbeat is stale: its runner stopped without finishing.
+    /// Its runner stopped without finishing: a running run whose heartbeat is stale, or a run
+    /// already ended `DEAD`.
     pub dead: bool,
     /// Seconds since the last heartbeat, by the database's clock.
     pub heartbeat_age_s: Option<f64>,
@@ -312,8 +330,9 @@ async fn list_where(
         .map(|row| {
             let status = RunStatus::parse(&row.status)?;
             let heartbeat_age_s = row.heartbeat_age_us.map(|us| us as f64 / 1e6);
-            let dead =
+            let stale =
                 status == RunStatus::Running && heartbeat_age_s.is_none_or(|age| age > stale_after.as_secs_f64());
+            let dead = stale || status == RunStatus::Dead;
             Ok(RunRecord {
                 id: row.id,
                 scenario: row.scenario,

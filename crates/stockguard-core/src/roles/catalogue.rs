@@ -98,7 +98,7 @@ impl fmt::Display for Privilege {
     }
 }
 
-/// Every table of the sale's schema (`migrations/*.sql`).
+/// Every table (and view) of the sale's schema (`migrations/*.sql`).
 pub const TABLES: &[&str] = &[
     "inventory",
     "orders",
@@ -122,6 +122,9 @@ pub const TABLES: &[&str] = &[
     "drill_events",
     "alert_acks",
     "adapter_baselines",
+    // A view: the heartbeats of ended drill runs' engines, the only ones a facilitator or
+    // on-call may delete (never a sale engine's, never a running drill's).
+    "ended_rig_heartbeats",
 ];
 
 use Privilege::{Delete, Insert, Update};
@@ -152,6 +155,9 @@ const ONCALL: &[(&str, &[Privilege])] = &[
     ("alert_acks", &[Insert, Update]),
     // Recording (and, with a reason, re-recording) the baseline of a sale read over an adapter.
     ("adapter_baselines", &[Insert, Update]),
+    // Clearing what a dead drill left when on-call looks (its heartbeats; its run and rig row
+    // through `drill_runs` and the switch above).
+    ("ended_rig_heartbeats", &[Delete]),
     ("audit_log", &[Insert]),
 ];
 
@@ -176,6 +182,9 @@ const FACILITATOR: &[(&str, &[Privilege])] = &[
     ("order_failures", &[Insert]),
     ("engine_instances", &[Insert]),
     ("engine_heartbeats", &[Insert, Update]),
+    // Never DELETE on `engine_heartbeats` (a live sale engine's could go while an exit waits
+    // for it): only an ended run's engines' heartbeats, through this view.
+    ("ended_rig_heartbeats", &[Delete]),
     ("rewrite_runs", &[Insert, Update]),
     ("switch_changes", &[Insert]),
     ("degrade_switch", &[Insert, Update]),
@@ -212,6 +221,7 @@ const ADMIN: &[(&str, &[Privilege])] = &[
     ("drill_events", &[Insert, Delete]),
     ("alert_acks", &[Insert, Update, Delete]),
     ("adapter_baselines", &[Insert, Update, Delete]),
+    ("ended_rig_heartbeats", &[Delete]),
 ];
 
 /// What a role may do on the sale's database: `SELECT` on the database, and these

@@ -165,6 +165,9 @@ pub async fn run(
             rate_kb: 0,
         });
     }
+    // A run whose runner was killed is ended first (its rig's row led back, its heartbeats and
+    // keys gone), so it neither lingers nor is mistaken for one still going.
+    drills::clear_leftovers(conns).await;
     let runner = format!("{}:{}", hostname(), std::process::id());
     let run_id = drills::begin(
         &conns.mysql,
@@ -207,6 +210,7 @@ pub async fn run(
         Ok(()) | Err(drills::DrillRunError::AlreadyFinished(_)) => {}
         Err(e) => return Err(e.into()),
     }
+    forget_heartbeats(conns, run_id).await;
     Ok(RunOutcome { run_id, status, summary })
 }
 
@@ -216,7 +220,16 @@ async fn failed(conns: &Connections, run_id: u64, what: &str, e: RunnerError) ->
     let summary = Summary { reason: Some(format!("{what}: {e}")), ..Summary::default() };
     let summary = serde_json::to_value(&summary).unwrap_or_default();
     let _ = drills::finish(&conns.mysql, run_id, RunStatus::Failed, &summary).await;
+    forget_heartbeats(conns, run_id).await;
     e
+}
+
+/// The run is over and its engines stopped: their heartbeats go (best effort; a look's
+/// [`drills::clear_leftovers`] removes any left).
+async fn forget_heartbeats(conns: &Connections, run_id: u64) {
+    if let Err(e) = drills::forget_heartbeats(&conns.mysql, run_id).await {
+        tracing::warn!(run_id, error = %e, "the rig's engine heartbeats could not be removed");
+    }
 }
 
 fn hostname() -> String {
