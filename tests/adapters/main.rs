@@ -9,6 +9,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cli;
 mod readings;
 mod sales;
 mod sales_files;

@@ -6,7 +6,8 @@ use crate::support;
 use sqlx::{MySqlPool, Row as _};
 use stockguard_core::connect::MIGRATOR;
 
-const TABLES: [&str; 22] = [
+const TABLES: [&str; 23] = [
+    "adapter_baselines",
     "alert_acks",
     "audit_log",
     "compensation_cases",

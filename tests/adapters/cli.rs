@@ -1,0 +1,94 @@
+//! The CLI on a sale it did not build: through a SELECT-only account on the sale's database,
+//! every command leaves the sale's tables as they were (issue 28), and a check that finds a
+//! missing column says which in one line.
+
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use sqlx::MySqlPool;
+
+use crate::sales::course_stream::CourseStreamSale;
+use crate::sales::Traffic;
+
+fn stockguard(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let config = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_stockguard"));
+    cmd.args(args).env("STOCKGUARD_CONFIG_DIR", config.path());
+    for k in crate::support::PROFILE_OVERRIDES {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(out: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[sqlx::test(migrations = false)]
+async fn every_command_through_a_select_only_account_leaves_the_sales_tables_as_they_were(state: MySqlPool) {
+    let sale = Arc::new(CourseStreamSale::start(&[(1, 20), (2, 20)]).await);
+    Traffic::buyers(10).on(&[1, 2]).run(&sale).await;
+    let dir = tempfile::tempdir().unwrap();
+    let adapter = dir.path().join("sale.toml");
+    std::fs::write(&adapter, sale.adapter_toml()).unwrap();
+    let (read_only, redis, state_url) =
+        (sale.db.select_only_url().await, crate::support::redis_url(), crate::support::mysql_url_of(&state).await);
+    let env = [
+        ("STOCKGUARD_MYSQL_URL", read_only.as_str()),
+        ("STOCKGUARD_REDIS_URL", redis.as_str()),
+        ("STOCKGUARD_ENVIRONMENT", "sandbox"),
+        ("STOCKGUARD_ADAPTER", adapter.to_str().unwrap()),
+        ("STOCKGUARD_STATE_URL", state_url.as_str()),
+    ];
+    let tables = sale.db.tables().await;
+    let before: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?")
+        .bind(&sale.db.name)
+        .fetch_one(&sale.db.pool)
+        .await
+        .unwrap();
+
+    let check = stockguard(&["adapter", "check"], &env);
+    let (out, err) = text(&check);
+    assert!(check.status.success(), "{out}{err}");
+    assert!(out.contains("orders per status"), "{out}");
+    assert!(out.contains("everything the adapter names exists"), "{out}");
+    for args in [
+        &["adapter", "baseline", "--reason", "sale opens"][..],
+        &["recon", "--json"],
+        &["adapter", "repair", "--product", "1", "--dry-run"],
+    ] {
+        let run = stockguard(args, &env);
+        let (out, err) = text(&run);
+        // The dry run is refused (nothing to repair) or answers; neither writes.
+        assert!(run.status.success() || err.contains("nothing to repair"), "{args:?}: {out}{err}");
+        assert_eq!(sale.db.tables().await, tables, "{args:?} changed the sale's tables");
+    }
+    let recon = stockguard(&["recon", "--json"], &env);
+    let readings: serde_json::Value = serde_json::from_slice(&recon.stdout).expect("recon --json prints JSON");
+    for r in readings.as_array().unwrap() {
+        assert_eq!(r["initial_source"], "baseline", "{r}");
+        assert!(r.get("settled").is_some() && r.get("in_flight").is_some(), "{r}");
+    }
+    let after: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?")
+        .bind(&sale.db.name)
+        .fetch_one(&sale.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(before, after);
+    let baselines: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM adapter_baselines").fetch_one(&state).await.unwrap();
+    assert_eq!(baselines, 2, "the baselines are in the state database");
+
+    let broken = dir.path().join("broken.toml");
+    std::fs::write(&broken, sale.adapter_toml().replace("remaining = \"stock\"", "remaining = \"stok\"")).unwrap();
+    let mut env = env.to_vec();
+    env[3] = ("STOCKGUARD_ADAPTER", broken.to_str().unwrap());
+    let check = stockguard(&["adapter", "check"], &env);
+    let (_, err) = text(&check);
+    assert!(!check.status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("has no column stok"), "{err}");
+    sale.cleanup().await;
+}
