@@ -16,7 +16,12 @@ $sg --profile sandbox sandbox seed
 logs="${STOCKGUARD_SANDBOX_DIR:-.sandbox}"
 mkdir -p "$logs"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-$sg --profile sandbox engine serve --listen "127.0.0.1:$port" > "$logs/demo-engine.log" 2>&1 &
+# The plan (crates/stockguard-engine/src/sandbox/demo.rs): the buyers never pay, the engine
+# closes an unpaid order after a short pay window and its unit goes back on sale through the
+# outbox, so the demo's products never sell out however long it runs.
+engine_args=$($sg sandbox demo-args engine)
+# shellcheck disable=SC2086 # the plan's arguments are words without spaces, split on purpose
+$sg --profile sandbox engine serve --listen "127.0.0.1:$port" $engine_args > "$logs/demo-engine.log" 2>&1 &
 engine=$!
 load=""
 # A script's background jobs start with SIGINT ignored (bash does so without job control), so
@@ -33,10 +38,21 @@ stop_traffic() {
 }
 trap stop_traffic EXIT
 sleep 1
-$sg --profile sandbox load --target "http://127.0.0.1:$port" --product 1001 --product 1003 --product 1006 \
-  --buyers 100000 --rate 40 --concurrency 4 --duration 60m --drain-timeout 5s > "$logs/demo-load.log" 2>&1 &
+# Buyers in rounds, one after another: each round checks its own answers against the DB when
+# it ends (in the log), and none holds more than a round's answers in memory. SIGTERM ends the
+# round under way, then the rounds.
+load_args=$($sg sandbox demo-args load)
+buy() {
+  trap 'kill -TERM $(jobs -p) 2>/dev/null; wait; exit 0' TERM
+  while :; do
+    # shellcheck disable=SC2086 # the plan's arguments, split on purpose
+    $sg --profile sandbox load --target "http://127.0.0.1:$port" $load_args &
+    wait $! || sleep 1  # a round that failed at once (the engine gone) is not retried in a busy loop
+  done
+}
+buy > "$logs/demo-load.log" 2>&1 &
 load=$!
-echo "demo: engine on http://127.0.0.1:$port (log $logs/demo-engine.log), buyers at 40/s (log $logs/demo-load.log)"
+echo "demo: engine on http://127.0.0.1:$port (log $logs/demo-engine.log), buyers: $load_args (log $logs/demo-load.log)"
 
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
   echo "demo: opening the Stockguard console against the sandbox"

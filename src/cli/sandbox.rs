@@ -1,4 +1,4 @@
-//! `stockguard sandbox up|seed|down`.
+//! `stockguard sandbox up|seed|down`, and `demo-args` for `scripts/demo.sh`.
 
 use std::path::PathBuf;
 
@@ -28,11 +28,26 @@ pub enum SandboxCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The demo's engine or buyers' arguments, on one line (`scripts/demo.sh` runs them).
+    #[command(hide = true)]
+    DemoArgs {
+        #[arg(value_enum)]
+        of: DemoPart,
+    },
     /// Stop only the private servers `up` started.
     Down {
         #[arg(long, env = "STOCKGUARD_SANDBOX_DIR", default_value = ".sandbox")]
         dir: PathBuf,
     },
+}
+
+/// Whose arguments `sandbox demo-args` prints.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum DemoPart {
+    /// `engine serve`'s, beyond `--listen`.
+    Engine,
+    /// One round of `load`'s, beyond `--target`.
+    Load,
 }
 
 pub async fn run(cmd: SandboxCommand, profile: Option<&str>) -> Result<(), CliError> {
@@ -67,6 +82,15 @@ pub async fn run(cmd: SandboxCommand, profile: Option<&str>) -> Result<(), CliEr
                     report.audit_id
                 );
             }
+            Ok(())
+        }
+        SandboxCommand::DemoArgs { of } => {
+            let plan = sandbox::DEMO_TRAFFIC;
+            let args = match of {
+                DemoPart::Engine => plan.engine_args(),
+                DemoPart::Load => plan.load_args(),
+            };
+            say!("{}", args.join(" "));
             Ok(())
         }
         SandboxCommand::Down { dir } => {

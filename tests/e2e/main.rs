@@ -12,10 +12,13 @@ mod support;
 
 mod accessibility;
 mod alerts;
+mod app;
 mod desktop_bus;
 mod overview;
 
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -25,14 +28,19 @@ use stockguard_core::profile::{EnvironmentKind, Profile, ProfileStore, Role};
 use support::TestRedis;
 
 /// tauri-driver, stopped with SIGTERM on drop: only then does it stop WebKitWebDriver, whose
-/// open pipes would otherwise keep the test run hanging.
+/// open pipes would otherwise keep the test run hanging. It is stopped at once, too, when the
+/// app it started is gone (see `app`).
 struct Driver {
     child: Child,
     port: u16,
+    app: Arc<app::AppProcess>,
+    stop_watchdog: Arc<AtomicBool>,
+    watchdog: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Driver {
-    fn start(env: &[(&str, String)]) -> Self {
+    /// Starts tauri-driver for `app` (the session's application is `app.launcher`).
+    fn start(env: &[(&str, String)], app: Arc<app::AppProcess>) -> Self {
         let binary = support::which("tauri-driver").unwrap_or_else(|| {
             panic!("tauri-driver is not installed: run `make deps` (cargo install tauri-driver --locked)")
         });
@@ -59,12 +67,24 @@ impl Driver {
             cmd.env(k, v);
         }
         let child = cmd.spawn().expect("tauri-driver starts");
-        Self { child, port }
+        app::watch(&app);
+        let stop_watchdog = Arc::new(AtomicBool::new(false));
+        let watchdog = Some(app::spawn_watchdog(app.clone(), child.id(), stop_watchdog.clone()));
+        Self { child, port, app, stop_watchdog, watchdog }
     }
 }
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        self.stop_watchdog.store(true, Ordering::Relaxed);
+        if let Some(watchdog) = self.watchdog.take() {
+            let _ = watchdog.join();
+        }
+        app::unwatch(&self.app);
+        // The app's stderr is kept in a file; a failed scenario shows it.
+        if std::thread::panicking() {
+            eprintln!("the app's last words on stderr:\n{}", self.app.last_words());
+        }
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         let _ = self.child.wait();
@@ -165,6 +185,7 @@ async fn wait_text_within(
 ) -> String {
     let deadline = tokio::time::Instant::now() + within;
     loop {
+        app::check_current();
         let text = text_of(client, css).await;
         if let Some(t) = text.as_deref().filter(|t| ok(t)) {
             return t.to_string();
@@ -185,6 +206,7 @@ async fn wait_text_within(
 async fn wait_attr(client: &Client, css: &str, attribute: &str, value: &str, what: &str) {
     let deadline = tokio::time::Instant::now() + STEP;
     loop {
+        app::check_current();
         let now = match client.find(Locator::Css(css)).await {
             Ok(element) => element.attr(attribute).await.ok().flatten(),
             Err(_) => None,
@@ -202,6 +224,7 @@ async fn wait_attr(client: &Client, css: &str, attribute: &str, value: &str, wha
 async fn click(client: &Client, css: &str) {
     let deadline = tokio::time::Instant::now() + STEP;
     loop {
+        app::check_current();
         let clicked = match client.wait().at_most(STEP).for_element(Locator::Css(css)).await {
             Ok(element) => element.click().await.map(|_| ()),
             Err(e) => Err(e),
@@ -225,6 +248,7 @@ async fn click(client: &Client, css: &str) {
 async fn tick(client: &Client, css: &str) {
     let deadline = tokio::time::Instant::now() + STEP;
     loop {
+        app::check_current();
         let ticked = match client.find(Locator::Css(css)).await {
             Ok(element) => element.is_selected().await.unwrap_or(false),
             Err(_) => false,
@@ -262,6 +286,7 @@ async fn banner_class(client: &Client) -> String {
 async fn wait_banner(client: &Client, class: &str) {
     let deadline = tokio::time::Instant::now() + STEP;
     while banner_class(client).await != class {
+        app::check_current();
         assert!(tokio::time::Instant::now() < deadline, "banner never became `{class}`");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -305,6 +330,7 @@ async fn seeded_sandbox(pool: &MySqlPool, redis: &TestRedis) -> (tempfile::TempD
 async fn wait_log_line(config_dir: &std::path::Path, words: &[&str]) {
     let deadline = tokio::time::Instant::now() + STEP;
     loop {
+        app::check_current();
         let mut text = String::new();
         for entry in std::fs::read_dir(config_dir.join("logs")).into_iter().flatten().flatten() {
             text.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
@@ -329,39 +355,70 @@ async fn open_app(config_dir: &std::path::Path, actor: &str) -> (Driver, Client)
     open_app_with(config_dir, actor, &[]).await
 }
 
-/// [`open_app`] with more environment for the app (a desktop bus, say).
+/// [`open_app`] with more environment for the app (a desktop bus, say). A start that fails
+/// (the app gone before its window said its first words, or no window within a minute) is
+/// tried once more; a second failure fails the scenario with both starts' words.
 async fn open_app_with(config_dir: &std::path::Path, actor: &str, env: &[(&str, String)]) -> (Driver, Client) {
+    app::install_panic_note();
     let mut vars = vec![
         ("STOCKGUARD_CONFIG_DIR", config_dir.display().to_string()),
         ("STOCKGUARD_ACTOR", actor.to_string()),
         ("STOCKGUARD_LOG_DIR", config_dir.join("logs").display().to_string()),
     ];
     vars.extend(env.iter().cloned());
-    let driver = Driver::start(&vars);
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_stockguard-desktop"));
+    start_app_twice(binary, &vars).await.unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// [`start_app`], and once more if that failed; `Err` says why each start failed.
+async fn start_app_twice(binary: &std::path::Path, vars: &[(&str, String)]) -> Result<(Driver, Client), String> {
+    match start_app(binary, vars).await {
+        Ok(started) => Ok(started),
+        Err(first) => {
+            eprintln!("the app did not start; trying once more. {first}");
+            start_app(binary, vars)
+                .await
+                .map_err(|again| format!("the app did not start, twice.\nThe first time: {first}\nThen: {again}"))
+        }
+    }
+}
+
+/// How long the app may take to show its window's first words.
+const START: Duration = Duration::from_secs(60);
+
+/// Starts `binary` through tauri-driver and waits until its window said its first words, then
+/// makes sure it speaks English.
+async fn start_app(binary: &std::path::Path, vars: &[(&str, String)]) -> Result<(Driver, Client), app::Stopped> {
+    let launched = Arc::new(app::AppProcess::new(binary));
+    let driver = Driver::start(vars, launched.clone());
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), "wry".into());
-    caps.insert("tauri:options".into(), json!({ "application": env!("CARGO_BIN_EXE_stockguard-desktop") }));
+    caps.insert("tauri:options".into(), json!({ "application": launched.launcher }));
     let url = format!("http://127.0.0.1:{}", driver.port);
-    let mut attempt = 0;
-    let client = loop {
-        match ClientBuilder::rustls().expect("rustls").capabilities(caps.clone()).connect(&url).await {
-            Ok(c) => break c,
-            Err(_) if attempt < 50 => {
-                attempt += 1;
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            Err(e) => panic!("cannot open a WebDriver session with tauri-driver: {e}"),
+    // A session opens once tauri-driver listens and the app runs; its request waits for the
+    // app, and returns (refused) once the watchdog stops tauri-driver for an app that is gone.
+    let client = app::until(Some(&launched), "a WebDriver session with tauri-driver", START, || {
+        let (caps, url) = (caps.clone(), url.clone());
+        async move {
+            let mut builder = ClientBuilder::rustls().expect("rustls");
+            let connecting = builder.capabilities(caps).connect(&url);
+            tokio::time::timeout(START, connecting).await.ok()?.ok()
         }
-    };
+    })
+    .await?;
     // The window keeps its language between runs (every app here shares one webview store):
     // start in English. Only once the page said its first words (translated into the saved
     // language, or the connection's environment) does the toggle tell which language is on.
-    client.wait().at_most(STEP).for_element(Locator::Css("#lang-toggle")).await.unwrap();
-    wait_text(&client, "#env-label", "the window starts", |t| !t.is_empty() && t != "Connecting…").await;
+    app::until(Some(&launched), "the window's first words", START, || async {
+        text_of(&client, "#lang-toggle").await?;
+        let label = text_of(&client, "#env-label").await?;
+        (!label.is_empty() && label != "Connecting…").then_some(())
+    })
+    .await?;
     if text_of(&client, "#lang-toggle").await.as_deref() == Some("English") {
         click(&client, "#lang-toggle").await;
     }
-    (driver, client)
+    Ok((driver, client))
 }
 
 #[sqlx::test(migrations = "../migrations")]

@@ -5,13 +5,16 @@
 //! - [`state`]: what `up` started, recorded under the sandbox folder so `down` stops only that.
 //! - [`up`] / [`down`]: bring the sandbox up (reusing reachable servers) and down.
 //! - [`seed`]: a demo sale with every order state and one product in each drift status.
+//! - [`demo`]: the demo's live traffic, sized so that `make demo` keeps selling as long as it runs.
 
 pub mod cluster;
+pub mod demo;
 pub mod process;
 pub mod seed;
 pub mod state;
 pub mod up;
 
+pub use demo::{DemoTraffic, DEMO_TRAFFIC};
 pub use seed::{seed, SeedReport, DEMO_PRODUCTS};
 pub use up::{down, up, DownReport, UpOptions, UpReport};
 
