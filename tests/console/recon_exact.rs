@@ -83,7 +83,7 @@ async fn thousands_of_readings_under_live_traffic_show_no_phantom_drift(pool: My
             let (pool, keys, mut r, done) = (pool.clone(), conns.keys.clone(), conns.redis.clone(), done.clone());
             let taken = taken.clone();
             tokio::spawn(async move {
-                let (mut readings, mut phantom) = (0, Vec::new());
+                let (mut readings, mut phantom) = (0usize, Vec::new());
                 let mut gaps = LedgerGaps::default();
                 while !done.load(Ordering::Relaxed) {
                     let light = n == 1 && !readings.is_multiple_of(50);

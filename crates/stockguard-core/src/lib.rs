@@ -21,6 +21,9 @@
 //!   `/metrics`).
 //! - [`recon`]: where every unit of stock is: exact readings, statuses, the ledger check, the
 //!   drift sampler.
+//! - [`adapter`]: a sale Stockguard did not build, read through an adapter file (its own
+//!   tables, status codes, keys and queue): the settled reading, `adapter check`, baselines
+//!   and the delta repair, the console's own records in a state database of its own.
 //! - [`rewrite`]: the locked, fenced rewrite of Redis stock.
 //! - [`switch`]: the degrade switch in MySQL, engine heartbeats and acknowledgements, the
 //!   guided exit from DB mode.
