@@ -284,3 +284,12 @@ async fn counters_without_a_database_read_ok_until_sold_passes_total() {
     assert_eq!((status_of(&readings, 42).redis_total, status_of(&readings, 42).redis_sold), (Some(10), Some(12)));
     sale.cleanup().await;
 }
+
+#[tokio::test]
+async fn a_queue_that_does_not_exist_is_named_and_created_by_nobody() {
+    let queue = crate::support::unique_prefix("noqueue");
+    let err = adapter::inflight::rabbitmq_depth(&crate::sales::amqp_url(), &queue).await.unwrap_err();
+    assert!(matches!(&err, adapter::AdapterError::Missing(m) if m.contains(&queue)), "{err}");
+    let again = adapter::inflight::rabbitmq_depth(&crate::sales::amqp_url(), &queue).await.unwrap_err();
+    assert!(matches!(again, adapter::AdapterError::Missing(_)), "a passive declare created nothing: {again}");
+}

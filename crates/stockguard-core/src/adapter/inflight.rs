@@ -159,9 +159,13 @@ pub async fn rabbitmq_depth(url: &str, queue: &str) -> Result<u32, AdapterError>
     let _ = conn.close(200, "".into()).await;
     match declared {
         Ok(q) => Ok(q.message_count()),
-        Err(e) if e.to_string().contains("NOT_FOUND") || e.to_string().contains("404") => {
-            Err(AdapterError::Missing(format!("RabbitMQ has no queue {queue}")))
-        }
+        Err(e) if is_not_found(&e) => Err(AdapterError::Missing(format!("RabbitMQ has no queue {queue}"))),
         Err(source) => Err(AdapterError::Amqp { step: "read the queue's depth", source }),
     }
+}
+
+/// The server's 404 (a passive declare of a queue that does not exist), by its kind.
+fn is_not_found(e: &lapin::Error) -> bool {
+    use lapin::protocol::{AMQPErrorKind, AMQPSoftError};
+    matches!(e.kind(), lapin::ErrorKind::ProtocolError(p) if matches!(p.kind(), AMQPErrorKind::Soft(AMQPSoftError::NOTFOUND)))
 }

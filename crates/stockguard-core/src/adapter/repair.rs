@@ -26,6 +26,13 @@ use crate::redis_link::Link;
 /// done; the expiry covers a console that dies holding it).
 const FENCE_TTL: Duration = Duration::from_secs(30);
 
+/// Deletes the sale's lock key only while it still holds our token, hashed once.
+static RELEASE_FENCE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end",
+    )
+});
+
 /// What a repair did, or would do.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeltaRepair {
@@ -67,14 +74,12 @@ pub async fn repair<C: Link>(
     }
     let key = template.key(product);
     if dry_run {
-        let state_pool = state_db;
-        let baselines = match state_pool {
+        let baselines = match state_db {
             Some(p) => state::baselines(p, &file.sale.name).await?,
             None => Default::default(),
         };
         let r = one(file, links, &baselines, product).await?;
-        let plan = plan(&r, &key, true)?;
-        return Ok(plan);
+        return plan(&r, &key, true);
     }
     let pool = state_db.ok_or(AdapterError::NoStateDb)?;
     // Our lock: a named lock on a connection of its own, held until it is released.
@@ -134,13 +139,7 @@ pub async fn repair<C: Link>(
     .await;
     if let Some(fence) = &fence {
         let mut conn = redis.clone();
-        let _: Result<i64, _> = redis::Script::new(
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end",
-        )
-        .key(fence)
-        .arg(&token)
-        .invoke_async(&mut conn)
-        .await;
+        let _: Result<i64, _> = RELEASE_FENCE.key(fence).arg(&token).invoke_async(&mut conn).await;
     }
     let _ = sqlx::query("SELECT RELEASE_LOCK(?)").bind(&lock_name).execute(&mut *lock_conn).await;
     outcome
