@@ -25,6 +25,25 @@ pub struct AdapterOpts {
 
 #[derive(Debug, Subcommand)]
 pub enum AdapterCommand {
+    /// Propose an adapter file for the sale the profile points at: its schema (column names
+    /// and comments), its orders per status and a sample of its Redis keys. Reads only; what
+    /// it could not decide is marked UNDECIDED.
+    Init {
+        /// The sale's name in the state database (default: the database's name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Sample only keys matching this SCAN pattern (say `seckill:*`).
+        #[arg(long, default_value = "*")]
+        keys: String,
+        /// At most this many keys are sampled.
+        #[arg(long, default_value_t = 20_000)]
+        scan_limit: usize,
+        /// Write the proposal to this file (refused when it exists) instead of printing it.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Every table, column, key and queue the adapter names exists, with the orders counted
     /// per status and a sample of each key.
     Check {
@@ -101,6 +120,9 @@ pub async fn open(opts: &AdapterOpts, profile: Option<&str>) -> Result<Opened, C
 }
 
 pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>) -> Result<(), CliError> {
+    if let AdapterCommand::Init { name, keys, scan_limit, out, json } = cmd {
+        return init(profile, adapter::init::InitOptions { name, keys, scan_limit }, out, json).await;
+    }
     let sale = open(opts, profile).await?;
     let links = sale.links();
     match cmd {
@@ -131,6 +153,7 @@ pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>)
             }
             Ok(())
         }
+        AdapterCommand::Init { .. } => unreachable!("answered above"),
         AdapterCommand::Repair { product, reason, dry_run, confirm, json } => {
             if !dry_run && sale.conns.settings.environment == EnvironmentKind::Production && confirm != Some(product) {
                 confirm_on_terminal(product)?;
@@ -170,6 +193,42 @@ pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>)
             Ok(())
         }
     }
+}
+
+/// `adapter init`: the proposal, printed or written to a new file; what is undecided said on
+/// standard error.
+async fn init(
+    profile: Option<&str>,
+    opts: adapter::init::InitOptions,
+    out: Option<PathBuf>,
+    json: bool,
+) -> Result<(), CliError> {
+    if let Some(path) = out.as_ref().filter(|p| p.exists()) {
+        return Err(CliError::Refused(format!(
+            "{} exists: init writes a new file only (give another --out, or move that one away)",
+            path.display()
+        )));
+    }
+    let conns = connect(profile).await?;
+    let proposal = adapter::init::propose(Some(&conns.mysql), Some(&conns.redis), &opts).await?;
+    match &out {
+        Some(path) => std::fs::write(path, &proposal.text)
+            .map_err(|e| CliError::Refused(format!("cannot write {}: {e}", path.display())))?,
+        None if !json => output::write_text(&proposal.text),
+        None => {}
+    }
+    if json {
+        output::json(&proposal);
+        return Ok(());
+    }
+    eprintln!("adapter init: {} keys sampled; {} thing(s) to settle:", proposal.keys_sampled, proposal.undecided.len());
+    for u in &proposal.undecided {
+        eprintln!("  - {u}");
+    }
+    if let Some(path) = &out {
+        eprintln!("written to {}; then: stockguard --adapter {} adapter check", path.display(), path.display());
+    }
+    Ok(())
 }
 
 fn confirm_on_terminal(product: u64) -> Result<(), CliError> {

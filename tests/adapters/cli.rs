@@ -10,7 +10,8 @@ use sqlx::MySqlPool;
 use crate::sales::course_stream::CourseStreamSale;
 use crate::sales::Traffic;
 
-fn stockguard(args: &[&str], env: &[(&str, &str)]) -> Output {
+/// Runs the CLI with a config folder of its own and only the profile settings in `env`.
+pub(crate) fn stockguard(args: &[&str], env: &[(&str, &str)]) -> Output {
     let config = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_stockguard"));
     cmd.args(args).env("STOCKGUARD_CONFIG_DIR", config.path());

@@ -10,6 +10,7 @@
 mod support;
 
 mod cli;
+mod init;
 mod readings;
 mod sales;
 mod sales_files;

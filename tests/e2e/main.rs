@@ -160,14 +160,19 @@ async fn screenshot(client: &Client, name: &str) {
 
 /// The text the user sees in the first element matching `css`, or `None` while there is none.
 async fn text_of(client: &Client, css: &str) -> Option<String> {
+    read_text(client, css).await.ok().flatten()
+}
+
+/// The first matching element's text (`None`: no such element), or why it could not be read.
+async fn read_text(client: &Client, css: &str) -> Result<Option<String>, String> {
     let value = client
         .execute(
             "const e = document.querySelector(arguments[0]); return e ? e.innerText.trim() : null;",
             vec![json!(css)],
         )
         .await
-        .ok()?;
-    value.as_str().map(str::to_string)
+        .map_err(|e| e.to_string())?;
+    Ok(value.as_str().map(str::to_string))
 }
 
 /// Waits until the first element matching `css` has text satisfying `ok`; returns the text.
@@ -186,17 +191,22 @@ async fn wait_text_within(
     let deadline = tokio::time::Instant::now() + within;
     loop {
         app::check_current();
-        let text = text_of(client, css).await;
-        if let Some(t) = text.as_deref().filter(|t| ok(t)) {
+        let read = read_text(client, css).await;
+        if let Some(t) = read.as_ref().ok().and_then(|t| t.as_deref()).filter(|t| ok(t)) {
             return t.to_string();
         }
+        // A read that failed says why in the failure, not as "nothing".
+        let text = match &read {
+            Ok(text) => format!("{text:?}"),
+            Err(why) => format!("nothing readable ({why})"),
+        };
         if tokio::time::Instant::now() >= deadline {
             // What the window looked like, for whoever reads the failure.
             let shot = std::env::temp_dir().join("stockguard-e2e-failure.png");
             if let Ok(png) = client.screenshot().await {
                 let _ = std::fs::write(&shot, png);
             }
-            panic!("{what}: `{css}` shows {text:?} (window: {})", shot.display());
+            panic!("{what}: `{css}` shows {text} (window: {})", shot.display());
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

@@ -15,12 +15,15 @@
 //! - [`check`]: `adapter check`: every table, column, key and queue the file names exists,
 //!   with the orders counted per status.
 //! - [`repair`]: the delta rewrite of a settled drift, where the file allows it.
+//! - [`init`]: `adapter init`: a proposed file, read from the sale's schema, its orders per
+//!   status and a sample of its keys, with what it could not decide marked.
 
 pub mod check;
 pub mod db;
 pub mod file;
 pub mod ident;
 pub mod inflight;
+pub mod init;
 pub mod reading;
 pub mod redis_side;
 pub mod repair;
