@@ -3,6 +3,7 @@
 use clap::Subcommand;
 
 use stockguard_engine::bench::deduct::DeductPlan;
+use stockguard_engine::bench::engine::EnginePlan;
 use stockguard_engine::bench::Report;
 
 use super::{connect, output, CliError};
@@ -17,12 +18,27 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// One engine through HTTP against the ceiling; batched against single-order persist.
+    /// One engine through HTTP against the ceiling; batched against single-order persist;
+    /// what vouching costs: vouching off, on with a healthy replica, on with the replica
+    /// stalled (a private Redis with one replica, started for the run).
     Engine {
         #[arg(long)]
         quick: bool,
         #[arg(long)]
         json: bool,
+        /// Buyers of each vouching run with vouching off and with the replica healthy
+        /// (default 60,000; 600 with --quick).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        vouching_orders: Option<u64>,
+        /// Buyers of each vouching run with the replica stalled (default 3,000; 100 with --quick).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        stalled_orders: Option<u64>,
+        /// Rounds of the three vouching runs; the figures are the medians (default 3; 1 with --quick).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        vouching_rounds: Option<u32>,
+        /// Only what vouching costs: no ceiling, no HTTP run on the profile's Redis, no persist figures.
+        #[arg(long)]
+        vouching_only: bool,
     },
     /// The ledger query over 10,000 products and 1M/10M orders, with and without the covering
     /// index; the chunked check; one drift reading of 1,000 products.
@@ -67,10 +83,17 @@ pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliErro
         BenchCommand::Reserve { quick, json } => {
             show(&stockguard_engine::bench::reserve::run(&conns, quick).await?, json)
         }
-        BenchCommand::Engine { quick, json } => {
+        BenchCommand::Engine { quick, json, vouching_orders, stalled_orders, vouching_rounds, vouching_only } => {
             let exe = std::env::current_exe()
                 .map_err(|e| CliError::Refused(format!("cannot find the stockguard binary: {e}")))?;
-            show(&stockguard_engine::bench::engine::run(&conns, &exe, quick).await?, json)
+            let mut plan = EnginePlan::new(quick);
+            plan.vouching_only = vouching_only;
+            let v = &mut plan.vouching;
+            v.orders = vouching_orders.unwrap_or(v.orders);
+            v.stalled_orders = stalled_orders.unwrap_or(v.stalled_orders);
+            v.rounds = vouching_rounds.unwrap_or(v.rounds);
+            let mut progress = |step: &str| eprintln!("bench engine: {step}");
+            show(&stockguard_engine::bench::engine::run(&conns, &exe, &plan, &mut progress).await?, json)
         }
         BenchCommand::Cluster { quick, json } => {
             let exe = std::env::current_exe()

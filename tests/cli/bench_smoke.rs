@@ -45,11 +45,31 @@ async fn the_reserve_benchmark_runs_and_cleans_up(pool: MySqlPool) {
 }
 
 #[sqlx::test(migrations = "./migrations")]
-async fn the_engine_benchmark_runs_and_drops_its_scratch_database(pool: MySqlPool) {
+async fn the_engine_benchmark_measures_vouching_off_healthy_and_stalled_and_drops_its_scratch_database(
+    pool: MySqlPool,
+) {
     let redis = TestRedis::new("bench2").await;
     let report = bench(&pool, &redis, "engine").await;
-    assert_eq!(report["ratios"].as_array().unwrap().len(), 2);
+    assert_eq!(report["ratios"].as_array().unwrap().len(), 2 + 4, "ceiling, persist, and vouching's four");
     assert_positive_figures(&report);
+    // Vouching off, on with a healthy replica, on with it stalled: each sold something, and
+    // the stalled run wrote its orders to the DB before answering (its note says how many).
+    let figures = report["figures"].as_array().unwrap();
+    for case in ["vouching off", "vouching on, replica healthy", "vouching on, replica stalled"] {
+        let accepted = figures
+            .iter()
+            .find(|f| f["name"].as_str().unwrap().starts_with(case) && f["unit"] == "orders/s")
+            .unwrap_or_else(|| panic!("no accepted orders/s row for {case}: {figures:?}"));
+        assert!(accepted["value"].as_f64().unwrap() > 0.0, "{accepted}");
+    }
+    let stalled_note = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.starts_with("vouching run, vouching on, replica stalled"))
+        .expect("a note of the stalled run");
+    assert!(stalled_note.contains("; 100 of 100 accepted written through"), "{stalled_note}");
     assert_scratch_database_dropped(&pool, &report, "sg_bench_engine_").await;
     let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders").fetch_one(&pool).await.unwrap();
     assert_eq!(left, 0, "the profile's own database is untouched");

@@ -1,7 +1,8 @@
 //! Redis Cluster beside one Redis server, in one run: the reserve script (the
 //! `redis-benchmark` ceiling and our client, on one hot product and spread over twelve), an
 //! exact reading of 5,000 products, and engines through HTTP (one engine on the server, one
-//! on the cluster, three on the cluster).
+//! on the cluster, three on the cluster, and one on the cluster with vouching off beside the
+//! default, which vouches).
 //!
 //! The cluster is a private one the benchmark starts for itself (three masters with a replica
 //! each, [`crate::sandbox::cluster`]) on the same machine as the profile's Redis, and stops at
@@ -154,6 +155,10 @@ async fn measure(
     let one_server = engines(single, engine_exe, 1, plan.http_orders, progress).await?;
     let one_cluster = engines(on_cluster, engine_exe, 1, plan.http_orders, progress).await?;
     let three_cluster = engines(on_cluster, engine_exe, 3, plan.http_orders, progress).await?;
+    // Vouching's price on the cluster: the engine above vouches (the default, which finds the
+    // replicas); the same engine with the opt-out beside it.
+    let off_cluster =
+        engines_with(on_cluster, engine_exe, 1, plan.http_orders, &["--replica-acks", "0"], progress).await?;
     figures.push(Figure::new("one server, one engine: accepted orders/s", one_server.0, "orders/s"));
     figures.push(Figure::new("one server, one engine: p99", one_server.1, "ms"));
     figures.push(Figure::new("cluster, one engine: accepted orders/s", one_cluster.0, "orders/s"));
@@ -162,6 +167,22 @@ async fn measure(
     figures.push(Figure::new("cluster, three engines: p99 (worst engine)", three_cluster.1, "ms"));
     ratios.push(Figure::new("cluster / one server, one engine", one_cluster.0 / one_server.0, ""));
     ratios.push(Figure::new("cluster: three engines / one engine", three_cluster.0 / one_cluster.0, ""));
+    figures.push(Figure::new(
+        "cluster, one engine, vouching off (--replica-acks 0): accepted orders/s",
+        off_cluster.0,
+        "orders/s",
+    ));
+    figures.push(Figure::new("cluster, one engine, vouching off (--replica-acks 0): p99", off_cluster.1, "ms"));
+    ratios.push(Figure::new(
+        "cluster, one engine: vouching on (default) / off, accepted orders/s",
+        one_cluster.0 / off_cluster.0,
+        "",
+    ));
+    ratios.push(Figure::new(
+        "cluster, one engine: vouching on (default) / off, p99",
+        one_cluster.1 / off_cluster.1,
+        "",
+    ));
 
     Ok(BenchReport {
         bench: "cluster".into(),
@@ -178,6 +199,10 @@ async fn measure(
             ),
             "the cluster is three masters with a replica each, on loopback; a production cluster spreads its masters \
              over machines"
+                .into(),
+            "engines on the cluster run with the default --replica-acks auto, which finds the replicas and vouches \
+             for every reservation (one WAIT per master); the vouching-off figures run the same engine with \
+             --replica-acks 0. No stalled-replica figure here: see `bench engine`"
                 .into(),
             "no redis-benchmark ceiling on the cluster: with --cluster it replaces `{tag}` in keys with hash tags of \
              its own, so it cannot aim at one product's keys"
@@ -249,9 +274,22 @@ async fn engines(
     orders: u64,
     progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<(f64, f64), BenchError> {
+    engines_with(conns, exe, count, orders, &[], progress).await
+}
+
+/// [`engines`] served with more `engine serve` flags.
+async fn engines_with(
+    conns: &Connections,
+    exe: &Path,
+    count: usize,
+    orders: u64,
+    flags: &[&str],
+    progress: &mut (dyn FnMut(&str) + Send),
+) -> Result<(f64, f64), BenchError> {
     progress(&format!(
-        "{count} engine(s) through HTTP on {}",
-        if conns.redis.is_cluster() { "the cluster" } else { "one server" }
+        "{count} engine(s) through HTTP on {}{}",
+        if conns.redis.is_cluster() { "the cluster" } else { "one server" },
+        if flags.is_empty() { String::new() } else { format!(" ({})", flags.join(" ")) }
     ));
     let mut products = Vec::new();
     for _ in 0..SPREAD {
@@ -260,7 +298,7 @@ async fn engines(
     let ids: Vec<u64> = products.iter().map(|p| p.id).collect();
     let mut running = Vec::new();
     for _ in 0..count {
-        running.push(EngineProcess::start(exe, conns).await?);
+        running.push(EngineProcess::start_with(exe, conns, flags).await?);
     }
     let per_engine = ids.len() / count;
     let loads = running.iter().enumerate().map(|(i, engine)| {

@@ -1,5 +1,5 @@
-//! One engine through HTTP against the reserve ceiling, and batched against single-order
-//! persistence.
+//! One engine through HTTP against the reserve ceiling, batched against single-order
+//! persistence, and what vouching for accepted orders on a replica costs ([`super::vouching`]).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use secrecy::ExposeSecret as _;
 
+use super::vouching::{self, VouchingPlan};
 use super::{reserve, BenchError, BenchProduct, BenchReport, Figure, ScratchDatabase};
 use crate::engine::consumer::{self, ConsumerConfig};
 use crate::load::{self, LoadConfig};
@@ -24,12 +25,18 @@ pub(super) struct EngineProcess {
 
 impl EngineProcess {
     pub(super) async fn start(exe: &Path, conns: &Connections) -> Result<Self, BenchError> {
+        Self::start_with(exe, conns, &[]).await
+    }
+
+    /// [`Self::start`] with more `engine serve` flags.
+    pub(super) async fn start_with(exe: &Path, conns: &Connections, flags: &[&str]) -> Result<Self, BenchError> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|e| BenchError::Engine(e.to_string()))?
             .port();
         let child = tokio::process::Command::new(exe)
             .args(["engine", "serve", "--listen", &format!("127.0.0.1:{port}"), "--per-user-rate", "0"])
+            .args(flags)
             .env_remove("STOCKGUARD_PROFILE")
             .env("STOCKGUARD_MYSQL_URL", conns.settings.mysql_url.expose_secret())
             .env("STOCKGUARD_REDIS_URL", conns.settings.redis_url.expose_secret())
@@ -82,15 +89,36 @@ async fn persist_rate(conns: &Connections, product: u64, n: u64, batch_size: usi
     Ok(done as f64 / started.elapsed().as_secs_f64())
 }
 
+/// What `bench engine` measures, and how much.
+#[derive(Debug, Clone, Copy)]
+pub struct EnginePlan {
+    /// A small run that only checks the benchmark still works.
+    pub quick: bool,
+    pub vouching: VouchingPlan,
+    /// Only what vouching costs: no ceiling, no run on the profile's Redis, no persist figures.
+    pub vouching_only: bool,
+}
+
+impl EnginePlan {
+    pub fn new(quick: bool) -> Self {
+        Self { quick, vouching: if quick { VouchingPlan::quick() } else { VouchingPlan::full() }, vouching_only: false }
+    }
+}
+
 /// The `engine` benchmark. `engine_exe` is the `stockguard` binary (to serve the engine in
 /// its own process). It works in a [`ScratchDatabase`] of its own, dropped at the end: no
 /// purge of an earlier run's deleted orders runs under this one's measurements.
-pub async fn run(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<BenchReport, BenchError> {
+pub async fn run(
+    conns: &Connections,
+    engine_exe: &Path,
+    plan: &EnginePlan,
+    progress: &mut (dyn FnMut(&str) + Send),
+) -> Result<BenchReport, BenchError> {
     let scratch = ScratchDatabase::create(&conns.settings, "engine").await?;
     let result = async {
         let mysql = scratch.migrated_pool().await?;
         let conns = Connections { mysql, settings: scratch.settings.clone(), ..conns.clone() };
-        let report = measure(&conns, engine_exe, quick).await;
+        let report = measure(&conns, engine_exe, plan, progress).await;
         conns.mysql.close().await;
         report
     }
@@ -109,7 +137,30 @@ async fn measure_ceiling(conns: &Connections, requests: u64) -> Result<f64, Benc
     ceiling
 }
 
-async fn measure(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<BenchReport, BenchError> {
+async fn measure(
+    conns: &Connections,
+    engine_exe: &Path,
+    plan: &EnginePlan,
+    progress: &mut (dyn FnMut(&str) + Send),
+) -> Result<BenchReport, BenchError> {
+    let mut report = if plan.vouching_only {
+        BenchReport { bench: "engine".into(), figures: Vec::new(), ratios: Vec::new(), notes: Vec::new() }
+    } else {
+        measure_http_and_persist(conns, engine_exe, plan.quick, progress).await?
+    };
+    let (figures, ratios, notes) = vouching::measure(conns, engine_exe, &plan.vouching, progress).await?;
+    report.figures.extend(figures);
+    report.ratios.extend(ratios);
+    report.notes.extend(notes);
+    Ok(report)
+}
+
+async fn measure_http_and_persist(
+    conns: &Connections,
+    engine_exe: &Path,
+    quick: bool,
+    progress: &mut (dyn FnMut(&str) + Send),
+) -> Result<BenchReport, BenchError> {
     // Long enough that starting up (connections, the script's first load, the consumers'
     // first reads) is a small part of the HTTP run: about 6 s of sending here.
     let (http_orders, ceiling_requests, persist_orders) =
@@ -120,7 +171,9 @@ async fn measure(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
     // The ceiling is measured right before and right after the HTTP run, and their mean is
     // the figure compared: the machine's speed drifts (by 10-15% within minutes here), and
     // bracketing keeps the drift out of the ratio as far as it is steady.
+    progress("the reserve ceiling (redis-benchmark), before");
     let before = measure_ceiling(conns, ceiling_requests).await?;
+    progress("one engine through HTTP on the profile's Redis");
 
     // One engine through HTTP: every buyer can buy, so every answer is an acceptance.
     let product = BenchProduct::create(conns, http_orders as i64, 1).await?;
@@ -145,6 +198,7 @@ async fn measure(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
         return Err(BenchError::Engine(format!("the HTTP run did not hold:\n{}", report.to_text())));
     }
 
+    progress("the reserve ceiling (redis-benchmark), after");
     let after = measure_ceiling(conns, ceiling_requests).await?;
     let ceiling = (before + after) / 2.0;
     figures.push(Figure::new(
@@ -169,6 +223,7 @@ async fn measure(conns: &Connections, engine_exe: &Path, quick: bool) -> Result<
     ratios.push(Figure::new("engine accepted/s / reserve ceiling", report.accepted_per_sec / ceiling, ""));
 
     // Persisting: batched against single-order transactions, on one hot row.
+    progress("persisting, single-order transactions against batches");
     let product = BenchProduct::create(conns, (persist_orders * 2) as i64, 1_000_000).await?;
     let result = async {
         reserve::reserve_many(conns, product.id, persist_orders, 32, "s").await?;

@@ -7,6 +7,8 @@
 //!   EVALSHA of the same script on the same server (the ceiling).
 //! - [`engine`]: accepted orders/s and latency of one engine through HTTP against that
 //!   ceiling, and persisted orders/s with batched against single-order transactions.
+//! - [`vouching`]: part of `engine`: accepted orders/s and p99 with vouching off, on with a
+//!   healthy replica, and on with the replica stalled, on a private replicated Redis.
 //! - [`recon`]: the ledger query over millions of orders with and without the covering
 //!   index, the chunked check, one drift reading of 1,000 products.
 //! - [`exit`]: how long the guided exit from DB mode pauses sales at 20, 1,000 and 5,000
@@ -25,6 +27,7 @@ pub mod engine;
 pub mod exit;
 pub mod recon;
 pub mod reserve;
+pub mod vouching;
 
 use secrecy::ExposeSecret as _;
 use serde::Serialize;

@@ -2,6 +2,7 @@
 //!
 //! - [`cluster`]: a private Redis Cluster (three masters, three replicas) on loopback.
 //! - [`process`]: starting and stopping private `mariadbd` / `redis-server` processes.
+//! - [`replicated`]: a private Redis server with one replica, which can be stalled (SIGSTOP).
 //! - [`state`]: what `up` started, recorded under the sandbox folder so `down` stops only that.
 //! - [`up`] / [`down`]: bring the sandbox up (reusing reachable servers) and down.
 //! - [`seed`]: a demo sale with every order state and one product in each drift status.
@@ -10,6 +11,7 @@
 pub mod cluster;
 pub mod demo;
 pub mod process;
+pub mod replicated;
 pub mod seed;
 pub mod state;
 pub mod up;
@@ -46,6 +48,8 @@ pub enum SandboxError {
     SeedRedis(#[from] redis::RedisError),
     #[error("cannot stop process {pid}: {reason}")]
     Stop { pid: u32, reason: String },
+    #[error("cannot send {signal} to process {pid}: {reason}")]
+    Signal { pid: u32, signal: &'static str, reason: String },
     #[error(
         "the {what} URL {url} holds a password; the sandbox writes its URLs to plain files (`.sandbox/env`, the \
          `sandbox` profile) and keeps no secrets: use a server without a password, or a profile whose password \
