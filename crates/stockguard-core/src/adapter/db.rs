@@ -29,7 +29,8 @@ pub struct DbRow {
     pub rows: i64,
 }
 
-fn db(step: &'static str) -> impl Fn(sqlx::Error) -> AdapterError {
+/// `.map_err(db("step"))`: a failure of the sale's database at the named step.
+pub(super) fn db(step: &'static str) -> impl Fn(sqlx::Error) -> AdapterError {
     move |source| AdapterError::Db { step, source }
 }
 

@@ -17,6 +17,7 @@ use redis::Value;
 use serde::Serialize;
 use sqlx::MySqlPool;
 
+use super::db::db;
 use super::file::{OrdersSection, StatusValue};
 use super::ident::Ident;
 use super::{AdapterError, AdapterFile};
@@ -61,13 +62,13 @@ const ORDER_ID_FIELDS: &[&str] = &["id", "orderId", "order_id", "orderNo", "orde
 
 /// Reads the sale and proposes its adapter file.
 pub async fn propose(
-    db: Option<&MySqlPool>,
+    sale_db: Option<&MySqlPool>,
     redis: Option<&RedisLink>,
     opts: &InitOptions,
 ) -> Result<Proposal, AdapterError> {
     let mut undecided = Vec::new();
     let (mut schema, mut statuses, mut known, mut database) = (schema::SchemaGuess::default(), vec![], vec![], None);
-    if let Some(pool) = db {
+    if let Some(pool) = sale_db {
         schema = schema::guess(&read_schema(pool).await?);
         undecided.append(&mut schema.undecided);
         if let Some(stock) = &schema.stock {
@@ -76,7 +77,7 @@ pub async fn propose(
                 p = quoted(&stock.product)?,
                 t = quoted(&stock.table)?
             );
-            let ids: Vec<(u64,)> = sqlx::query_as(&sql).fetch_all(pool).await.map_err(db_step("list the products"))?;
+            let ids: Vec<(u64,)> = sqlx::query_as(&sql).fetch_all(pool).await.map_err(db("list the products"))?;
             known = ids.into_iter().map(|(id,)| id).collect();
         }
         if let Some(o) = &schema.orders {
@@ -85,7 +86,7 @@ pub async fn propose(
         database = sqlx::query_scalar::<_, Option<String>>("SELECT DATABASE()")
             .fetch_one(pool)
             .await
-            .map_err(db_step("name the database"))?;
+            .map_err(db("name the database"))?;
     }
     let (mut keys, mut stream, mut sampled) = (keys::KeysGuess::default(), None, 0);
     if let Some(redis) = redis {
@@ -110,10 +111,6 @@ pub async fn propose(
         }
     };
     Ok(Proposal { text, undecided, statuses, keys_sampled: sampled, parses })
-}
-
-fn db_step(step: &'static str) -> impl Fn(sqlx::Error) -> AdapterError {
-    move |source| AdapterError::Db { step, source }
 }
 
 fn quoted(name: &str) -> Result<String, AdapterError> {
@@ -149,7 +146,7 @@ async fn read_schema(pool: &MySqlPool) -> Result<Vec<schema::Table>, AdapterErro
     )
     .fetch_all(pool)
     .await
-    .map_err(db_step("read the schema"))?;
+    .map_err(db("read the schema"))?;
     let mut tables: Vec<schema::Table> = Vec::new();
     for (table, name, data_type, primary, comment) in rows {
         if tables.last().is_none_or(|t| t.name != table) {
