@@ -25,7 +25,7 @@ async fn main() -> ExitCode {
     match cli::run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", stockguard_core::step::chain(&err));
             ExitCode::from(err.exit_code())
         }
     }

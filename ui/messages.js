@@ -19,14 +19,6 @@ const ERRORS = {
     zh: "尚未连接：请在“连接”页选择一个配置并点击“连接”",
   },
   no_product_picked: { en: "pick at least one product on the board", zh: "请先在看板上至少勾选一个商品" },
-  alert_read_only: {
-    en: "this profile is read-only: alerts can be looked at, not acknowledged",
-    zh: "此配置为只读：可以查看告警，不能确认",
-  },
-  alert_role: {
-    en: "the {role} role cannot acknowledge alerts; on-call engineers can",
-    zh: "{role}角色不能确认告警；只有值班工程师可以",
-  },
   alert_already_acknowledged: { en: "alert {alert} is already acknowledged", zh: "告警 {alert} 已被确认" },
   alert_not_firing: { en: "no alert {alert} is firing now", zh: "告警 {alert} 当前未触发" },
   invalid_thresholds: {
@@ -48,18 +40,14 @@ const ERRORS = {
     en: "type the case id {case} to confirm: execution cancels orders and writes refunds",
     zh: "请输入案件编号 {case} 以确认：执行会取消订单并写入退款",
   },
-  rewrite_read_only: {
-    en: "this profile is read-only: rewrites are refused (dry runs are allowed)",
-    zh: "此配置为只读：不允许修正（可以预演）",
+  refused_read_only: {
+    en: "this profile is read-only: it may not {action}",
+    zh: "此配置为只读：不能{action}",
   },
-  rewrite_role: { en: "the {role} role may not rewrite stock (dry runs are allowed)", zh: "{role}角色不能修正库存（可以预演）" },
-  switch_read_only: {
-    en: "this profile is read-only: the switch cannot be changed",
-    zh: "此配置为只读：不能改变降级开关",
+  refused_role: {
+    en: "the {role} role may not {action}; {allowed} may",
+    zh: "{role}角色不能{action}；{allowed}可以",
   },
-  switch_role: { en: "the {role} role may not change the degrade switch", zh: "{role}角色不能改变降级开关" },
-  drill_read_only: { en: "this profile is read-only: drills change the sale", zh: "此配置为只读：演练会改变活动数据" },
-  drill_role: { en: "the {role} role may not run, halt or review drills", zh: "{role}角色不能运行、叫停或复盘演练" },
   drill_refused_production: {
     en: "drills are refused on production profiles",
     zh: "生产环境禁止演练",
@@ -212,7 +200,9 @@ const NOTICES = {
 };
 
 // Parameters that are words of ours (roles, environments, modes), said in the language too.
-const WORDS = new Set(["role", "label", "mode"]);
+const WORDS = new Set(["role", "label", "mode", "action"]);
+// Lists of our words (`allowed`: the roles that may), joined in the language's way.
+const WORD_LISTS = new Set(["allowed"]);
 
 /**
  * @param {Template} template
@@ -223,6 +213,7 @@ function fill(template, params) {
   return text.replace(/\{(\w+)\}/g, (_, /** @type {string} */ k) => {
     const v = params[k];
     const s = Array.isArray(v) ? v.join(", ") : String(v ?? "");
+    if (WORD_LISTS.has(k)) return s.split(",").map((w) => t(w)).join(currentLanguage() === "zh" ? "、" : " and ");
     return WORDS.has(k) ? t(s) : s;
   });
 }

@@ -3,7 +3,7 @@
 
 export type EnvironmentKind = "production" | "staging" | "sandbox";
 
-export type Role = "oncall" | "approver" | "facilitator" | "viewer";
+export type Role = "oncall" | "approver" | "facilitator" | "viewer" | "admin";
 
 export type SecretSlot = "mysql" | "mysql_replica" | "redis";
 
@@ -808,7 +808,7 @@ remaining_units: number, bucket_secs: number, points: number, };
 
 export type ErrorKind = "profile" | "keychain" | "connect" | "not_connected" | "query" | "refused" | "confirmation_required" | "invalid" | "chart" | "runner";
 
-export type MessageCode = "other" | "not_connected" | "no_product_picked" | "reason_required" | "notes_required" | "confirm_product" | "confirm_scope" | "confirm_case" | "rewrite_read_only" | "rewrite_role" | "switch_read_only" | "switch_role" | "drill_read_only" | "drill_role" | "drill_refused_production" | "drill_refused_staging" | "unknown_profile" | "no_profile" | "invalid_profile_name" | "choose_environment" | "malformed_url" | "password_in_url" | "invalid_key_prefix" | "profiles_file" | "no_config_dir" | "no_keychain" | "missing_secret" | "cannot_store_secret" | "keychain_failed" | "mysql_unreachable" | "mysql_access_denied" | "mysql_unknown_database" | "redis_unreachable" | "connect_failed" | "query_failed" | "exit_redis_unreachable" | "instances_cannot_reach_redis" | "not_acknowledged" | "not_drained" | "rewrite_not_clean" | "changed_meanwhile" | "drift_after_exit" | "exit_failed" | "switch_read_timed_out" | "no_such_run" | "run_finished" | "drill_running" | "drill_starting" | "bad_short" | "bad_threshold" | "drill_plan" | "runner_missing" | "runner_failed" | "no_such_case" | "no_such_product" | "nothing_to_compensate" | "choose_compensation" | "bad_plan" | "compensation_refused" | "write_failed" | "chart_no_products" | "chart_bad_size" | "chart_failed" | "alert_read_only" | "alert_role" | "alert_already_acknowledged" | "alert_not_firing" | "ack_too_short" | "invalid_thresholds";
+export type MessageCode = "other" | "not_connected" | "no_product_picked" | "reason_required" | "notes_required" | "confirm_product" | "confirm_scope" | "confirm_case" | "refused_read_only" | "refused_role" | "drill_refused_production" | "drill_refused_staging" | "unknown_profile" | "no_profile" | "invalid_profile_name" | "choose_environment" | "malformed_url" | "password_in_url" | "invalid_key_prefix" | "profiles_file" | "no_config_dir" | "no_keychain" | "missing_secret" | "cannot_store_secret" | "keychain_failed" | "mysql_unreachable" | "mysql_access_denied" | "mysql_unknown_database" | "redis_unreachable" | "connect_failed" | "query_failed" | "exit_redis_unreachable" | "instances_cannot_reach_redis" | "not_acknowledged" | "not_drained" | "rewrite_not_clean" | "changed_meanwhile" | "drift_after_exit" | "exit_failed" | "switch_read_timed_out" | "no_such_run" | "run_finished" | "drill_running" | "drill_starting" | "bad_short" | "bad_threshold" | "drill_plan" | "runner_missing" | "runner_failed" | "no_such_case" | "no_such_product" | "nothing_to_compensate" | "choose_compensation" | "bad_plan" | "compensation_refused" | "write_failed" | "chart_no_products" | "chart_bad_size" | "chart_failed" | "alert_already_acknowledged" | "alert_not_firing" | "ack_too_short" | "invalid_thresholds";
 
 export type DesktopError = { kind: ErrorKind, code: MessageCode, params: { [key in string]: string }, 
 /**

@@ -13,6 +13,7 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use stockguard_core::action::Action;
 use stockguard_core::alerts::{self, acks, Alert, AlertState, Signals};
 use stockguard_core::connect::Connections;
 use stockguard_core::drills::report::Lang;
@@ -107,7 +108,7 @@ pub async fn on_tick(app: &AppHandle, conns: &Connections, tick: &Tick, health: 
     let mut error = None;
     // Closing is a write: only a profile that may acknowledge does it (the headless watcher
     // with --settle-acknowledgements does it for everyone else).
-    if conns.settings.may_acknowledge_alerts().is_ok() {
+    if conns.settings.may(Action::AcknowledgeAlert).is_ok() {
         match acks::settle(conns, &firing).await {
             Ok(closed) => {
                 for (ack, why) in closed {

@@ -1,14 +1,17 @@
 //! Forwards the sampler's ticks to the window: one `board-tick` event per tick carrying every
-//! product's reading and the health strip, so the window never polls. Then the tick's alerts
-//! (`alert_desk`).
+//! product's reading and the health strip, so the window never polls. Then what a tick calls
+//! for, as every reading loop does: a confirmed oversell's compensation case
+//! (`compensation::on_tick`), and the tick's alerts (`alert_desk`).
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use stockguard_core::compensation::on_tick::{self, OnOversold};
 use stockguard_core::connect::Connections;
 use stockguard_core::health::{self, Health};
-use stockguard_core::recon::sampler::{ConfirmedDrift, Tick};
+use stockguard_core::recon::drift::ConfirmedDrift;
+use stockguard_core::recon::sampler::Tick;
 use stockguard_core::recon::Reading;
 use tauri::{AppHandle, Emitter as _};
 use tokio::sync::broadcast::error::RecvError;
@@ -37,10 +40,14 @@ pub struct BoardTick {
 /// Runs until the sampler stops (its connection was replaced or closed).
 pub fn spawn(app: AppHandle, conns: Connections, mut feeds: Feeds) {
     tauri::async_runtime::spawn(async move {
+        let mut on_oversold = OnOversold::default();
         loop {
             tokio::select! {
                 tick = feeds.ticks.recv() => match tick {
-                    Ok(tick) => emit_tick(&app, &conns, &tick).await,
+                    Ok(tick) => {
+                        emit_tick(&app, &conns, &tick).await;
+                        open_cases(&app, &conns, &tick, &mut on_oversold).await;
+                    }
                     // The window only needs the newest tick.
                     Err(RecvError::Lagged(_)) => continue,
                     Err(RecvError::Closed) => break,
@@ -69,4 +76,16 @@ async fn emit_tick(app: &AppHandle, conns: &Connections, tick: &Arc<Tick>) {
     };
     let _ = app.emit(TICK_EVENT, &payload);
     alert_desk::on_tick(app, conns, tick, payload.health.as_ref()).await;
+}
+
+/// A confirmed oversell opens its compensation case (once per incident); one that could not
+/// be opened (an account without the right, say) is said as the sampler's errors are.
+async fn open_cases(app: &AppHandle, conns: &Connections, tick: &Tick, on_oversold: &mut OnOversold) {
+    for (product, opened) in on_oversold.observe(&conns.mysql, &tick.readings, &tick.confirmed).await {
+        if let Err(e) = opened {
+            let message = on_tick::not_opened(product, &e);
+            tracing::warn!(error = %message, "compensation");
+            let _ = app.emit(ERROR_EVENT, message);
+        }
+    }
 }

@@ -11,11 +11,13 @@ use std::collections::BTreeMap;
 use std::fmt::Display;
 
 use serde::{Serialize, Serializer};
+use stockguard_core::action::{Action, Refused};
 use stockguard_core::drills::launch::LaunchError;
 use stockguard_core::drills::report::ReportError;
 use stockguard_core::drills::DrillRunError;
-use stockguard_core::profile::ProfileError;
+use stockguard_core::profile::{ProfileError, Role};
 use stockguard_core::rewrite::RewriteError;
+use stockguard_core::step::chain;
 use stockguard_core::switch::SwitchError;
 
 /// What the window can branch on.
@@ -49,12 +51,11 @@ pub enum MessageCode {
     ConfirmProduct,
     ConfirmScope,
     ConfirmCase,
-    RewriteReadOnly,
-    RewriteRole,
-    SwitchReadOnly,
-    SwitchRole,
-    DrillReadOnly,
-    DrillRole,
+    /// The rule per action ([`Refused`]): a read-only profile, with `action`.
+    RefusedReadOnly,
+    /// The rule per action: the role's grants do not cover it; `role`, `action`, `allowed`
+    /// (the roles that may).
+    RefusedRole,
     DrillRefusedProduction,
     DrillRefusedStaging,
     UnknownProfile,
@@ -104,8 +105,6 @@ pub enum MessageCode {
     ChartNoProducts,
     ChartBadSize,
     ChartFailed,
-    AlertReadOnly,
-    AlertRole,
     AlertAlreadyAcknowledged,
     AlertNotFiring,
     AckTooShort,
@@ -237,7 +236,7 @@ impl Serialize for DesktopError {
 impl From<ProfileError> for DesktopError {
     fn from(e: ProfileError) -> Self {
         use MessageCode as C;
-        let m = e.to_string();
+        let m = chain(&e);
         let said = match &e {
             ProfileError::UnknownProfile { name, known } => {
                 Said::new(C::UnknownProfile, &[("name", name), ("known", known)], m)
@@ -250,6 +249,7 @@ impl From<ProfileError> for DesktopError {
             ProfileError::PasswordInUrl { what } => Said::new(C::PasswordInUrl, &[("what", what)], m),
             ProfileError::InvalidPrefix(prefix) => Said::new(C::InvalidKeyPrefix, &[("prefix", prefix)], m),
             ProfileError::InvalidThresholds(_) => Said::new(C::InvalidThresholds, &[], m),
+            ProfileError::UnknownRole(_) => Said::new(C::Other, &[], m),
             ProfileError::Read { path, source } | ProfileError::Write { path, source } => {
                 Said::new(C::ProfilesFile, &[("path", path), ("detail", source)], m)
             }
@@ -284,7 +284,7 @@ impl From<stockguard_core::connect::ConnectError> for DesktopError {
     fn from(e: stockguard_core::connect::ConnectError) -> Self {
         use stockguard_core::connect::ConnectError as E;
         use MessageCode as C;
-        let m = e.to_string();
+        let m = chain(&e);
         Self::Connect(match &e {
             E::MalformedMysqlUrl { url, reason } => {
                 Said::new(C::MalformedUrl, &[("what", &"MySQL"), ("url", url), ("detail", reason)], m)
@@ -333,7 +333,7 @@ impl From<stockguard_core::chart::ChartError> for DesktopError {
     fn from(e: stockguard_core::chart::ChartError) -> Self {
         use stockguard_core::chart::ChartError as E;
         use MessageCode as C;
-        let m = e.to_string();
+        let m = chain(&e);
         Self::Chart(match &e {
             E::NoProducts => Said::new(C::ChartNoProducts, &[], m),
             E::BadSize { width, height } => Said::new(C::ChartBadSize, &[("width", width), ("height", height)], m),
@@ -347,7 +347,7 @@ impl From<stockguard_core::compensation::CompensationError> for DesktopError {
     fn from(e: stockguard_core::compensation::CompensationError) -> Self {
         use stockguard_core::compensation::CompensationError as E;
         use MessageCode as C;
-        let m = e.to_string();
+        let m = chain(&e);
         match e {
             // The database's own reason (its SIGNAL text), verbatim.
             E::Refused(why) => Self::Refused(Said::new(C::CompensationRefused, &[("detail", &why)], why.clone())),
@@ -355,7 +355,30 @@ impl From<stockguard_core::compensation::CompensationError> for DesktopError {
             E::NoSuchCase(id) => Self::Invalid(Said::new(C::NoSuchCase, &[("case", &id)], m)),
             E::NoSuchProduct(id) => Self::Invalid(Said::new(C::NoSuchProduct, &[("product", &id)], m)),
             E::NothingToCompensate(id) => Self::Invalid(Said::new(C::NothingToCompensate, &[("product", &id)], m)),
-            E::Db(e) => e.into(),
+            E::Db(_) => Self::Query(Said::detailed(C::QueryFailed, m)),
+        }
+    }
+}
+
+/// The one refusal of the rule per action, whichever door asked: the action (and the role,
+/// with the roles that may) as parameters, so the window words it in its language.
+impl From<Refused> for DesktopError {
+    fn from(refused: Refused) -> Self {
+        use MessageCode as C;
+        let m = refused.to_string();
+        match refused {
+            Refused::ReadOnly { action } => {
+                Self::Refused(Said::new(C::RefusedReadOnly, &[("action", &action.as_str())], m))
+            }
+            Refused::Role { role, action } => {
+                let allowed: Vec<&str> =
+                    Role::ALL.into_iter().filter(|r| action.allowed_for(*r)).map(Role::as_str).collect();
+                Self::Refused(Said::new(
+                    C::RefusedRole,
+                    &[("role", &role.as_str()), ("action", &action.as_str()), ("allowed", &allowed.join(","))],
+                    m,
+                ))
+            }
         }
     }
 }
@@ -363,13 +386,10 @@ impl From<stockguard_core::compensation::CompensationError> for DesktopError {
 impl From<RewriteError> for DesktopError {
     fn from(e: RewriteError) -> Self {
         use MessageCode as C;
-        let m = e.to_string();
+        let m = chain(&e);
         match e {
             RewriteError::ConfirmationRequired(id) => Self::ConfirmationRequired(id),
-            RewriteError::ReadOnly => Self::Refused(Said::new(C::RewriteReadOnly, &[], m)),
-            RewriteError::RoleNotAllowed(role) => {
-                Self::Refused(Said::new(C::RewriteRole, &[("role", &role.as_str())], m))
-            }
+            RewriteError::Refused(refused) => refused.into(),
             RewriteError::NoReason => Self::Invalid(Said::new(C::ReasonRequired, &[], m)),
             RewriteError::Recon(_) | RewriteError::Db(_) | RewriteError::Redis(_) | RewriteError::RunMissing { .. } => {
                 Self::Query(Said::detailed(C::QueryFailed, m))
@@ -381,12 +401,9 @@ impl From<RewriteError> for DesktopError {
 impl From<SwitchError> for DesktopError {
     fn from(e: SwitchError) -> Self {
         use MessageCode as C;
-        let m = e.to_string();
+        let m = chain(&e);
         match &e {
-            SwitchError::ReadOnly => Self::Refused(Said::new(C::SwitchReadOnly, &[], m)),
-            SwitchError::RoleNotAllowed(role) => {
-                Self::Refused(Said::new(C::SwitchRole, &[("role", &role.as_str())], m))
-            }
+            SwitchError::Refused(refused) => (*refused).into(),
             SwitchError::ConfirmationRequired(scope) => {
                 Self::Refused(Said::new(C::ConfirmScope, &[("scope", scope)], m))
             }
@@ -439,12 +456,9 @@ impl From<SwitchError> for DesktopError {
 impl From<DrillRunError> for DesktopError {
     fn from(e: DrillRunError) -> Self {
         use MessageCode as C;
-        let m = e.to_string();
+        let m = chain(&e);
         match e {
-            DrillRunError::ReadOnly => Self::Refused(Said::new(C::DrillReadOnly, &[], m)),
-            DrillRunError::RoleNotAllowed(role) => {
-                Self::Refused(Said::new(C::DrillRole, &[("role", &role.as_str())], m))
-            }
+            DrillRunError::Refused(refused) => refused.into(),
             DrillRunError::NoReason => Self::Invalid(Said::new(C::ReasonRequired, &[], m)),
             DrillRunError::NoNotes => Self::Invalid(Said::new(C::NotesRequired, &[], m)),
             DrillRunError::NoSuchRun(id) => Self::Invalid(Said::new(C::NoSuchRun, &[("run", &id)], m)),
@@ -475,16 +489,14 @@ impl From<LaunchError> for DesktopError {
     fn from(e: LaunchError) -> Self {
         use stockguard_core::drills::launch::Refusal;
         use MessageCode as C;
-        let m = e.to_string();
+        let m = chain(&e);
         match e {
             LaunchError::Refused(Refusal::Production) => Self::Refused(Said::new(C::DrillRefusedProduction, &[], m)),
             LaunchError::Refused(Refusal::StagingUnconfirmed) => {
                 Self::Refused(Said::new(C::DrillRefusedStaging, &[], m))
             }
-            LaunchError::Refused(Refusal::ReadOnly) => Self::Refused(Said::new(C::DrillReadOnly, &[], m)),
-            LaunchError::Refused(Refusal::Role { role }) => {
-                Self::Refused(Said::new(C::DrillRole, &[("role", &role.as_str())], m))
-            }
+            LaunchError::Refused(Refusal::ReadOnly) => Refused::ReadOnly { action: Action::RunDrill }.into(),
+            LaunchError::Refused(Refusal::Role { role }) => Refused::Role { role, action: Action::RunDrill }.into(),
             LaunchError::Plan(_) => Self::Invalid(Said::detailed(C::DrillPlan, m)),
             LaunchError::BadShort(v) => Self::Invalid(Said::new(C::BadShort, &[("value", &v)], m)),
             LaunchError::BinaryMissing(ref path) => {
@@ -502,10 +514,9 @@ impl From<stockguard_core::alerts::AlertError> for DesktopError {
     fn from(e: stockguard_core::alerts::AlertError) -> Self {
         use stockguard_core::alerts::AlertError as E;
         use MessageCode as C;
-        let m = e.to_string();
+        let m = chain(&e);
         match &e {
-            E::ReadOnly => Self::Refused(Said::new(C::AlertReadOnly, &[], m)),
-            E::RoleNotAllowed(role) => Self::Refused(Said::new(C::AlertRole, &[("role", &role.as_str())], m)),
+            E::Refused(refused) => (*refused).into(),
             E::AlreadyAcknowledged(key) => Self::Refused(Said::new(C::AlertAlreadyAcknowledged, &[("alert", key)], m)),
             E::NoReason => Self::Invalid(Said::new(C::ReasonRequired, &[], m)),
             E::NotFiring(key) => Self::Invalid(Said::new(C::AlertNotFiring, &[("alert", key)], m)),
@@ -518,7 +529,7 @@ impl From<stockguard_core::overview::OverviewError> for DesktopError {
     fn from(e: stockguard_core::overview::OverviewError) -> Self {
         use stockguard_core::overview::OverviewError as E;
         use MessageCode as C;
-        let m = e.to_string();
+        let m = chain(&e);
         match e {
             E::NoSuchProduct(id) => Self::Invalid(Said::new(C::NoSuchProduct, &[("product", &id)], m)),
             E::Chart(e) => e.into(),
@@ -548,8 +559,12 @@ mod tests {
             (json["code"].as_str(), json["params"]["product"].as_str()),
             (Some("confirm_product"), Some("1016"))
         );
-        let role = DesktopError::from(SwitchError::RoleNotAllowed(stockguard_core::profile::Role::Viewer)).wire();
-        assert_eq!((role.code, role.params["role"].as_str()), (MessageCode::SwitchRole, "viewer"));
+        let viewer = Refused::Role { role: stockguard_core::profile::Role::Viewer, action: Action::ChangeSwitch };
+        let role = DesktopError::from(SwitchError::Refused(viewer)).wire();
+        assert_eq!(
+            (role.code, role.params["role"].as_str(), role.params["action"].as_str()),
+            (MessageCode::RefusedRole, "viewer", "change_switch")
+        );
         // What the server said verbatim travels apart, as `detail`.
         let url = DesktopError::from(ProfileError::MalformedUrl {
             what: "MySQL",
@@ -564,7 +579,8 @@ mod tests {
 
     #[test]
     fn a_read_only_profile_is_a_refusal_not_a_failure() {
-        assert_eq!(DesktopError::from(RewriteError::ReadOnly).kind(), ErrorKind::Refused);
+        let read_only = Refused::ReadOnly { action: Action::RewriteStock };
+        assert_eq!(DesktopError::from(RewriteError::Refused(read_only)).kind(), ErrorKind::Refused);
     }
 
     #[test]

@@ -7,9 +7,9 @@ use clap::{Args, Subcommand};
 use super::adapter::AdapterOpts;
 use super::output::say;
 use super::{connect, output, CliError};
+use stockguard_core::recon::drift::DriftTracker;
 use stockguard_core::recon::ledger::{self, LedgerOptions};
 use stockguard_core::recon::read_products;
-use stockguard_core::recon::sampler::DriftTracker;
 
 #[derive(Debug, Args)]
 pub struct ReconArgs {

@@ -105,7 +105,7 @@ pub async fn run(args: RewriteArgs, profile: Option<&str>) -> Result<(), CliErro
         1 if total == 1 => Err(errors.remove(0).1.into()),
         failed => {
             for (p, e) in &errors {
-                eprintln!("error: product {p}: {e}");
+                eprintln!("error: product {p}: {}", stockguard_core::step::chain(e));
             }
             Err(CliError::RewritesFailed { failed, total })
         }

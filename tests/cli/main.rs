@@ -13,4 +13,5 @@ mod compensation;
 mod demo;
 mod drill_report;
 mod sandbox;
+mod steps;
 mod watch;

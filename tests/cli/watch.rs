@@ -2,7 +2,8 @@
 //! --json` taken at the same time says, product by product; an acknowledgement shows in the
 //! scrape and the watcher closes it once the rewrite clears the drift; the shipped Grafana
 //! dashboard and alert rules ask only for metrics that are served; the rules pass
-//! `promtool check rules`.
+//! `promtool check rules`; an oversold product gets its compensation case from the watcher
+//! alone, with no window open.
 
 use crate::sale;
 use crate::support;
@@ -212,6 +213,48 @@ async fn the_watchers_scrape_matches_a_recon_taken_under_load(pool: MySqlPool) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(watcher.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
     let status = watcher.wait().unwrap();
     assert!(status.success(), "the watcher stops cleanly on SIGTERM: {status:?}");
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn an_oversold_product_opens_its_compensation_case_from_the_watcher_with_no_window(pool: MySqlPool) {
+    const P: u64 = 7;
+    let redis = TestRedis::new("watchcomp").await;
+    let conns = support::connections(&pool, &redis, EnvironmentKind::Sandbox).await;
+    sale::put_on_sale(&pool, &mut conns.redis.clone(), &conns.keys, P, (10, 0), 1).await;
+    support::oversold::seed(&pool, P, 10, 13, 1_999, "W").await;
+
+    let mysql_url = support::mysql_url_of(&pool).await;
+    let addr = format!("127.0.0.1:{}", support::free_port());
+    let mut watcher = Command::new(env!("CARGO_BIN_EXE_stockguard"));
+    watcher.args(["watch", "--metrics-listen", &addr, "--interval-ms", "100"]);
+    for k in support::PROFILE_OVERRIDES {
+        watcher.env_remove(k);
+    }
+    let mut watcher = watcher
+        .envs([
+            ("STOCKGUARD_MYSQL_URL", mysql_url.as_str()),
+            ("STOCKGUARD_REDIS_URL", redis.url.as_str()),
+            ("STOCKGUARD_KEY_PREFIX", redis.keys.prefix()),
+            ("STOCKGUARD_ENVIRONMENT", "sandbox"),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+
+    // The case is opened once the oversell is confirmed; a few more readings later there is
+    // still one, however many ticks confirm it.
+    let cases = async || stockguard_core::compensation::read::list(&pool, None).await.unwrap();
+    support::waits::wait_for("the watcher opens the case", Duration::from_secs(30), async || !cases().await.is_empty())
+        .await;
+    let opened_at = revision(&scrape(&addr).await.unwrap_or_default());
+    wait_for_scrape(&addr, |s| revision(s) >= opened_at + 3.0).await;
+    let cases = cases().await;
+    assert_eq!(cases.len(), 1, "one case per incident: {cases:?}");
+    assert_eq!((cases[0].product_id, cases[0].lines), (P, 3), "the three orders beyond 10 units");
+
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(watcher.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert!(watcher.wait().unwrap().success());
 }
 
 /// `promtool`, from PATH or where `make deps` puts it.

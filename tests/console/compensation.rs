@@ -259,33 +259,29 @@ async fn an_executor_stopped_mid_run_and_run_again_gives_one_effect_per_line(poo
 }
 
 #[sqlx::test(migrations = "./migrations")]
-async fn the_drift_watcher_opens_the_case_once_it_confirms_the_oversell(pool: MySqlPool) {
-    use std::sync::{Arc, Mutex};
-    use stockguard_core::recon::sampler::{self, History, SamplerConfig};
+async fn a_reading_loop_opens_the_case_once_it_confirms_the_oversell(pool: MySqlPool) {
+    use stockguard_core::compensation::on_tick::OnOversold;
+    use stockguard_core::recon::DriftTracker;
 
     let redis = TestRedis::new("comp7").await;
     let conns = oversold_sale(&pool, &redis).await;
-    let config = SamplerConfig { interval: std::time::Duration::from_millis(100), ..SamplerConfig::default() };
-    let (ticks, mut watched) = tokio::sync::broadcast::channel(16);
-    let (errors, _) = tokio::sync::broadcast::channel(16);
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let history = Arc::new(Mutex::new(History::new(10, 1)));
-    let sampling = tokio::spawn(sampler::run(conns.clone(), config, ticks, errors, history, stopped));
-    let three_confirmations = async {
-        let mut confirmed_ticks = 0;
-        while confirmed_ticks < 3 {
-            let tick = watched.recv().await.unwrap();
-            if tick.confirmed.iter().any(|c| c.product_id == P && c.status == DriftStatus::Oversold) {
-                confirmed_ticks += 1;
-            }
+    // What every loop (the window's board feed, `stockguard watch`) does each tick.
+    let (mut tracker, mut on_oversold) = (DriftTracker::default(), OnOversold::default());
+    let mut opened = Vec::new();
+    for tick in 0..4 {
+        let readings = read_products(&conns.mysql, &mut conns.redis.clone(), &conns.keys, &[]).await.unwrap();
+        let confirmed = tracker.observe(&readings);
+        if tick == 0 {
+            assert!(confirmed.is_empty(), "one reading confirms nothing");
+        } else {
+            assert!(confirmed.iter().any(|c| c.product_id == P && c.status == DriftStatus::Oversold), "tick {tick}");
         }
-    };
-    tokio::time::timeout(std::time::Duration::from_secs(10), three_confirmations)
-        .await
-        .expect("the sampler confirms the oversell within 10 s");
-    stop.send(true).unwrap();
-    sampling.await.unwrap();
+        opened.extend(on_oversold.observe(&conns.mysql, &readings, &confirmed).await);
+    }
+    assert_eq!(opened.len(), 1, "one opening per incident, however many ticks confirm it");
+    let (product, first) = &opened[0];
+    assert!(*product == P && first.as_ref().unwrap().created, "{opened:?}");
     let cases = stockguard_core::compensation::read::list(&pool, None).await.unwrap();
-    assert_eq!(cases.len(), 1, "one case, however many ticks confirm it");
+    assert_eq!(cases.len(), 1);
     assert_eq!((cases[0].product_id, cases[0].lines), (P, 9));
 }

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sqlx::MySqlPool;
+use stockguard_core::action::Refused;
 use stockguard_core::connect::Connections;
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
 use stockguard_core::recon::read_products;
@@ -397,10 +398,10 @@ async fn every_change_is_a_new_revision_with_an_audit_row_and_viewers_cannot_cha
     ));
     let mut viewer = conns.settings.clone();
     viewer.role = stockguard_core::profile::Role::Viewer;
-    assert!(matches!(Changer::person(&viewer), Err(switch::SwitchError::RoleNotAllowed(_))));
+    assert!(matches!(Changer::person(&viewer), Err(switch::SwitchError::Refused(Refused::Role { .. }))));
     viewer.role = stockguard_core::profile::Role::Oncall;
     viewer.read_only = true;
-    assert!(matches!(Changer::person(&viewer), Err(switch::SwitchError::ReadOnly)));
+    assert!(matches!(Changer::person(&viewer), Err(switch::SwitchError::Refused(Refused::ReadOnly { .. }))));
     // Two escalations of tripped breakers write one change.
     let first = store::escalate_breaker(&pool, Home::Sale, "e1", "5 timeouts").await.unwrap();
     let second = store::escalate_breaker(&pool, Home::Sale, "e2", "5 timeouts").await.unwrap();

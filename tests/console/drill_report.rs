@@ -4,6 +4,7 @@
 //! written by an operator only, audited, and shown as follow-ups.
 
 use sqlx::MySqlPool;
+use stockguard_core::action::Refused;
 use stockguard_core::drills::report::{self, Format, Lang, FAULT_FILL};
 use stockguard_core::drills::{self, compare, DrillRunError, RunStatus};
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind, Role};
@@ -172,7 +173,7 @@ async fn review_notes_are_written_by_an_operator_audited_and_shown_as_follow_ups
     let notes = "Breaker trip took 900 ms: lower the threshold\nRehearse the guided exit <with 5 engines>";
 
     let viewer = drills::set_review(&pool, &settings(Role::Viewer), run, notes).await.unwrap_err();
-    assert!(matches!(viewer, DrillRunError::RoleNotAllowed(Role::Viewer)), "{viewer}");
+    assert!(matches!(viewer, DrillRunError::Refused(Refused::Role { role: Role::Viewer, .. })), "{viewer}");
     let blank = drills::set_review(&pool, &settings(Role::Oncall), run, " \n ").await.unwrap_err();
     assert!(matches!(blank, DrillRunError::NoNotes), "{blank}");
     let unknown = drills::set_review(&pool, &settings(Role::Oncall), run + 100, notes).await.unwrap_err();

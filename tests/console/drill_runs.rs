@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::support;
 use sqlx::MySqlPool;
+use stockguard_core::action::Refused;
 use stockguard_core::drills::{self, DrillRunError, NewRun, RunStatus};
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind, Role};
 
@@ -136,11 +137,11 @@ async fn a_halt_reaches_every_running_drill_on_its_next_heartbeat_and_is_audited
 async fn a_viewer_or_a_read_only_profile_cannot_halt_and_a_halt_needs_a_reason(pool: MySqlPool) {
     let id = drills::begin(&pool, &run("redis-down")).await.unwrap();
     let viewer = drills::request_halt(&pool, &settings(Role::Viewer), "curious").await.unwrap_err();
-    assert!(matches!(viewer, DrillRunError::RoleNotAllowed(Role::Viewer)), "{viewer}");
+    assert!(matches!(viewer, DrillRunError::Refused(Refused::Role { role: Role::Viewer, .. })), "{viewer}");
     let mut read_only = settings(Role::Oncall);
     read_only.read_only = true;
     let refused = drills::request_halt(&pool, &read_only, "stop").await.unwrap_err();
-    assert!(matches!(refused, DrillRunError::ReadOnly), "{refused}");
+    assert!(matches!(refused, DrillRunError::Refused(Refused::ReadOnly { .. })), "{refused}");
     let blank = drills::request_halt(&pool, &settings(Role::Oncall), "  ").await.unwrap_err();
     assert!(matches!(blank, DrillRunError::NoReason), "{blank}");
 

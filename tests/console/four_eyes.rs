@@ -8,6 +8,7 @@ use crate::sale;
 use crate::support::{self, TestRedis};
 
 use sqlx::MySqlPool;
+use stockguard_core::action::Refused;
 use stockguard_core::compensation::execute::{execute, LineRun};
 use stockguard_core::compensation::open::open_case;
 use stockguard_core::compensation::plan::{set_plan, Choice, Lines, MAX_COUPON_CENTS};
@@ -534,7 +535,10 @@ async fn a_facilitators_acknowledgement_is_refused_by_the_core_before_the_databa
     let facilitator = Connections::open(settings).await.unwrap();
     let refused = acks::acknowledge(&facilitator, &[], "oversold:1", "mine", None).await;
     assert!(
-        matches!(refused, Err(AlertError::RoleNotAllowed(stockguard_core::profile::Role::Facilitator))),
+        matches!(
+            refused,
+            Err(AlertError::Refused(Refused::Role { role: stockguard_core::profile::Role::Facilitator, .. }))
+        ),
         "{refused:?}"
     );
 }

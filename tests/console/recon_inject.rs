@@ -10,7 +10,7 @@ use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
 use stockguard_core::connect::Connections;
 use stockguard_core::profile::EnvironmentKind;
-use stockguard_core::recon::sampler::DriftTracker;
+use stockguard_core::recon::drift::DriftTracker;
 use stockguard_core::recon::{read_products, DriftStatus};
 use stockguard_core::rewrite::{self, Outcome, RewriteRequest};
 use stockguard_engine::engine::state::{EngineConfig, EngineState};

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use redis::AsyncCommands as _;
 use sqlx::MySqlPool;
+use stockguard_core::action::{Action, Refused};
 use stockguard_core::connect::Connections;
 use stockguard_core::profile::EnvironmentKind;
 use stockguard_core::recon::{read_products, DriftStatus, Reading};
@@ -170,7 +171,10 @@ async fn production_needs_the_product_id_typed_and_read_only_refuses(pool: MySql
     let mut read_only = sandbox_conns.clone();
     read_only.settings.read_only = true;
     let q = product_in(DriftStatus::RedisLow);
-    assert!(matches!(rewrite::rewrite(&read_only, &RewriteRequest::new(q, "fix")).await, Err(RewriteError::ReadOnly)));
+    assert!(matches!(
+        rewrite::rewrite(&read_only, &RewriteRequest::new(q, "fix")).await,
+        Err(RewriteError::Refused(Refused::ReadOnly { action: Action::RewriteStock }))
+    ));
     let dry = rewrite::rewrite(&read_only, &RewriteRequest { dry_run: true, ..RewriteRequest::new(q, "look") })
         .await
         .unwrap();

@@ -29,6 +29,7 @@ async fn cli(pool: &MySqlPool, redis: &TestRedis, args: &[&str]) -> Command {
         .env("STOCKGUARD_KEY_PREFIX", redis.keys.prefix())
         .env("STOCKGUARD_ENVIRONMENT", "sandbox")
         .env("STOCKGUARD_ACTOR", "facilitator")
+        .env("STOCKGUARD_ROLE", "facilitator")
         .stdin(Stdio::null())
         .kill_on_drop(true);
     cmd

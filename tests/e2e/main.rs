@@ -701,8 +701,10 @@ async fn a_facilitator_runs_halts_reports_compares_and_replays_drills_from_the_w
     let config = tempfile::tempdir().unwrap();
     let mysql_url = support::mysql_url_of(&pool).await;
     let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
-    store.upsert("sandbox", profile(EnvironmentKind::Sandbox, &mysql_url, &redis)).unwrap();
-    store.upsert("prod-look", profile(EnvironmentKind::Production, &mysql_url, &redis)).unwrap();
+    // A facilitator's profiles: drills are theirs (the catalogue gives on-call none).
+    let facilitator = |environment| Profile { role: Role::Facilitator, ..profile(environment, &mysql_url, &redis) };
+    store.upsert("sandbox", facilitator(EnvironmentKind::Sandbox)).unwrap();
+    store.upsert("prod-look", facilitator(EnvironmentKind::Production)).unwrap();
     store.save().unwrap();
     // The app starts drills with the `stockguard` binary beside it (as `cargo build` places
     // both): said here, before a window waits for a run that cannot start.

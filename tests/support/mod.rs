@@ -23,13 +23,14 @@ use stockguard_core::redis_link::{LinkTimeouts, RedisLink};
 /// The environment variables that override a profile's servers. `make test` exports some of
 /// them for the test run itself; a binary a test starts on profiles of its own must not see
 /// them.
-pub const PROFILE_OVERRIDES: [&str; 6] = [
+pub const PROFILE_OVERRIDES: [&str; 7] = [
     "STOCKGUARD_PROFILE",
     "STOCKGUARD_MYSQL_URL",
     "STOCKGUARD_MYSQL_REPLICA_URL",
     "STOCKGUARD_REDIS_URL",
     "STOCKGUARD_KEY_PREFIX",
     "STOCKGUARD_ENVIRONMENT",
+    "STOCKGUARD_ROLE",
 ];
 
 /// The shared Redis of the test run.

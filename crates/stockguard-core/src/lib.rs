@@ -9,12 +9,14 @@
 //! A tour, in the order a request for "is Redis telling the truth?" travels:
 //!
 //! - [`profile`]: connection profiles (environment kind, URLs, key prefix, role), the
-//!   profiles file, passwords in the OS keychain, environment-variable overrides, and the one
-//!   rule on who may write ([`profile::ConnectionSettings::may_operate`]).
+//!   profiles file, passwords in the OS keychain, environment-variable overrides.
+//! - [`action`]: who may do what, one rule per action derived from the role catalogue's
+//!   grants, asked by every door ([`profile::ConnectionSettings::may`]); one [`action::Refused`].
 //! - [`connect`]: opening MySQL and Redis from resolved settings, classified connect errors,
 //!   the embedded migrations ([`connect::MIGRATOR`]).
 //! - [`redis_link`]: one Redis link whether the sale runs on one server or a Redis Cluster
 //!   (a comma-separated URL of seed nodes), and pipelines split by hash slot.
+//! - [`lang`]: the two languages (zh, en) of the window, reports and notifications.
 //! - [`keys`]: the Redis key names of the stock contract (`sg:{P}:stock`, ...).
 //! - [`reservation`]: the reservation message the reserve step puts on a product's stream.
 //! - [`backlog`]: how much of the streams is not yet persisted (health strip, engine
@@ -47,8 +49,12 @@
 //!   runs with their heartbeat and halt requests, each run's timeline and summary, and after
 //!   a run its report, its comparison with another run and the facilitator's review notes.
 //!
+//! - [`step`]: errors that name the step that failed and keep the server's words as their
+//!   cause, and the one-line chain the doors print.
+//!
 //! The contract these modules implement is restated in `docs/contract.md`.
 
+pub mod action;
 pub mod adapter;
 pub mod alerts;
 pub mod audit;
@@ -60,6 +66,7 @@ pub mod connect;
 pub mod drills;
 pub mod health;
 pub mod keys;
+pub mod lang;
 pub mod overview;
 pub mod profile;
 pub mod recon;
@@ -67,4 +74,5 @@ pub mod redis_link;
 pub mod reservation;
 pub mod rewrite;
 pub mod roles;
+pub mod step;
 pub mod switch;

@@ -6,7 +6,7 @@
 //!
 //! Labels are bounded to products (and, for the status, the eight statuses): never orders or
 //! users, whose numbers grow without bound. A drift is "confirmed" when two readings in a row
-//! agree on it (`recon::sampler::DriftTracker`, the console's own rule).
+//! agree on it (`recon::drift::DriftTracker`, the console's own rule).
 //!
 //! It also serves the alerts the reading raises (`stockguard_alert_firing{alert,kind}`) and
 //! which of them someone acknowledged in Stockguard (`stockguard_alert_acknowledged`), so a
@@ -15,8 +15,11 @@
 //! acknowledgements whose alert cleared or expired, as the console does; that writes to the
 //! DB (an on-call account), so it is asked for, never assumed.
 //!
-//! It lives beside the engine because it is an HTTP server (the core has none); it only
-//! reads.
+//! A confirmed oversell opens its compensation case here too (`compensation::on_tick`, the
+//! step every reading loop calls), so an oversell gets its case with no window open; an
+//! account that may not open one is logged and counted as an error, once per incident.
+//!
+//! It lives beside the engine because it is an HTTP server (the core has none).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,9 +29,10 @@ use prometheus::{Encoder as _, Gauge, GaugeVec, IntCounter, Opts, Registry, Text
 use tokio::sync::watch;
 
 use stockguard_core::alerts::{self, acks, Alert, Thresholds};
+use stockguard_core::compensation::on_tick::{self, OnOversold};
 use stockguard_core::connect::Connections;
+use stockguard_core::recon::drift::DriftTracker;
 use stockguard_core::recon::reading::read_products;
-use stockguard_core::recon::sampler::DriftTracker;
 use stockguard_core::recon::{DriftStatus, Reading};
 
 #[derive(Debug, thiserror::Error)]
@@ -216,6 +220,7 @@ pub async fn bind(addr: &str) -> Result<tokio::net::TcpListener, WatchError> {
 
 async fn read_forever(conns: Connections, gauges: Arc<Gauges>, opts: WatchOptions, mut stopped: watch::Receiver<bool>) {
     let mut tracker = DriftTracker::default();
+    let mut on_oversold = OnOversold::default();
     let mut revision = 0u64;
     let mut redis = conns.redis.clone();
     loop {
@@ -224,6 +229,21 @@ async fn read_forever(conns: Connections, gauges: Arc<Gauges>, opts: WatchOption
             Ok(readings) => {
                 revision += 1;
                 let confirmed = tracker.observe(&readings);
+                // As every reading loop does: a confirmed oversell opens its case, window or not.
+                for (product, opened) in on_oversold.observe(&conns.mysql, &readings, &confirmed).await {
+                    match opened {
+                        Ok(o) => tracing::info!(
+                            product,
+                            case = o.case_id,
+                            created = o.created,
+                            "compensation case for an oversell"
+                        ),
+                        Err(e) => {
+                            gauges.errors.inc();
+                            tracing::warn!(error = %on_tick::not_opened(product, &e), "watch: compensation");
+                        }
+                    }
+                }
                 let ids: Vec<u64> = confirmed.iter().map(|c| c.product_id).collect();
                 gauges.show(&readings, &ids, started.elapsed(), revision);
                 let products: Vec<u64> = readings.iter().map(|r| r.product_id).collect();

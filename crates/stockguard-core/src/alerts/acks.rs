@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use super::conditions::Alert;
 use super::AlertError;
+use crate::action::Action;
 use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
-use crate::profile::WriteRefusal;
 
 /// An open acknowledgement.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
@@ -42,11 +42,7 @@ pub async fn acknowledge(
     reason: &str,
     until: Option<NaiveDateTime>,
 ) -> Result<Acknowledgement, AlertError> {
-    match conns.settings.may_acknowledge_alerts() {
-        Err(WriteRefusal::ReadOnly) => return Err(AlertError::ReadOnly),
-        Err(WriteRefusal::Role(role)) => return Err(AlertError::RoleNotAllowed(role)),
-        Ok(()) => {}
-    }
+    conns.settings.may(Action::AcknowledgeAlert)?;
     if reason.trim().is_empty() {
         return Err(AlertError::NoReason);
     }

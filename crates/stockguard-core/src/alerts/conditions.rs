@@ -1,9 +1,10 @@
 //! Which alerts are firing, from a reading: a pure function, so the desktop app, the CLI and
 //! the headless watcher agree on it.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::recon::sampler::ConfirmedDrift;
+use crate::profile::thresholds::Thresholds;
+use crate::recon::drift::ConfirmedDrift;
 use crate::recon::{DriftStatus, Reading};
 
 /// What an alert is about.
@@ -47,24 +48,6 @@ pub struct Alert {
     pub product_id: Option<u64>,
     /// The drift, the backlog, or the number of open breakers.
     pub value: Option<i64>,
-}
-
-/// When the backlog and the breakers alert: kept per profile (a sale of 50 units and one of
-/// 5 million do not share a backlog worth waking someone for).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(default)]
-pub struct Thresholds {
-    /// Reservation messages waiting to be persisted, all products.
-    pub backlog_messages: i64,
-    /// Live engine instances with an open breaker.
-    pub breakers_open: usize,
-}
-
-impl Default for Thresholds {
-    fn default() -> Self {
-        Self { backlog_messages: 10_000, breakers_open: 1 }
-    }
 }
 
 /// What the reading alone does not say: the streams' backlog (`None` when it could not be

@@ -14,17 +14,16 @@ pub mod acks;
 pub mod conditions;
 pub mod now;
 
+pub use crate::profile::thresholds::Thresholds;
 pub use acks::{Acknowledgement, AlertState};
-pub use conditions::{evaluate, Alert, AlertKind, Signals, Thresholds};
+pub use conditions::{evaluate, Alert, AlertKind, Signals};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AlertError {
     #[error("a reason is required (it goes to the audit log)")]
     NoReason,
-    #[error("this profile is read-only: alerts can be looked at, not acknowledged")]
-    ReadOnly,
-    #[error("the {0} role cannot acknowledge alerts; on-call engineers can")]
-    RoleNotAllowed(crate::profile::Role),
+    #[error(transparent)]
+    Refused(#[from] crate::action::Refused),
     #[error("no alert `{0}` is firing now")]
     NotFiring(String),
     #[error("alert `{0}` is already acknowledged")]

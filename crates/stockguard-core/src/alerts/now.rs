@@ -3,12 +3,13 @@
 
 use std::time::Duration;
 
-use super::conditions::{evaluate, Alert, Signals, Thresholds};
+use super::conditions::{evaluate, Alert, Signals};
 use super::AlertError;
 use crate::connect::Connections;
+use crate::profile::thresholds::Thresholds;
+use crate::recon::drift::DriftTracker;
 use crate::recon::read_products;
 use crate::recon::reading::product_ids;
-use crate::recon::sampler::DriftTracker;
 use crate::switch::exit::DEFAULT_STALE_AFTER;
 use crate::switch::InstanceAck;
 

@@ -21,6 +21,7 @@
 //! cancelled, not refunded. Refunds and coupons leave a `compensation.executed` event in
 //! `compensation_events` with its idempotency key, for the systems downstream.
 
+use crate::step::Step as _;
 use serde::Serialize;
 use sqlx::MySqlPool;
 
@@ -72,7 +73,7 @@ pub async fn execute(
     case_id: u64,
     progress: &(dyn Fn(usize, usize, &str) + Sync),
 ) -> Result<Execution, CompensationError> {
-    let actor = whoami(pool).await?;
+    let actor = whoami(pool).await.step("asking the server who the account is (execute)")?;
     let (status, _) = status_and_maker(pool, case_id).await?;
     if !matches!(status, CaseStatus::Approved | CaseStatus::Executing) {
         return Err(CompensationError::Refused(format!(
@@ -84,14 +85,15 @@ pub async fn execute(
         .bind(case_id)
         .execute(pool)
         .await
-        .map_err(CompensationError::from_db)?;
+        .map_err(CompensationError::from_db("recording the EXECUTE step (execute)"))?;
     let rows: Vec<(String, Option<String>)> = sqlx::query_as(
         "SELECT order_no, CAST(action AS CHAR) FROM compensation_lines \
          WHERE case_id = ? AND outcome = 'PENDING' ORDER BY id",
     )
     .bind(case_id)
     .fetch_all(pool)
-    .await?;
+    .await
+    .step("reading compensation_lines (execute)")?;
     let pending: Vec<Pending> = rows
         .into_iter()
         .map(|(order_no, action)| Pending {
@@ -108,11 +110,13 @@ pub async fn execute(
         sqlx::query_scalar("SELECT COUNT(*) FROM compensation_lines WHERE case_id = ? AND outcome = 'PENDING'")
             .bind(case_id)
             .fetch_one(pool)
-            .await?;
+            .await
+            .step("reading compensation_lines (execute)")?;
     let status: String = sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM compensation_cases WHERE id = ?")
         .bind(case_id)
         .fetch_one(pool)
-        .await?;
+        .await
+        .step("reading compensation_cases (execute)")?;
     if left == 0 && status == "EXECUTING" {
         // Two executors finishing together: the second finds the case executed already.
         let _ = sqlx::query("INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, 'EXECUTED', '')")
@@ -125,7 +129,7 @@ pub async fn execute(
 
 async fn run_line(pool: &MySqlPool, case_id: u64, line: &Pending) -> Result<LineRun, CompensationError> {
     let order_no = line.order_no.clone();
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin().await.step("beginning a transaction (run line)")?;
     // The effect's trigger executes the line (see the module's doc) or says why not.
     let keyed = sqlx::query("INSERT INTO compensation_effects (case_id, order_no, action) VALUES (?, ?, ?)")
         .bind(case_id)
@@ -136,10 +140,10 @@ async fn run_line(pool: &MySqlPool, case_id: u64, line: &Pending) -> Result<Line
     match keyed {
         Ok(_) => {}
         Err(e) if is_duplicate(&e) || is_executed_already(&e) => {
-            tx.rollback().await?;
+            tx.rollback().await.step("rolling back (run line)")?;
             return Ok(LineRun::AlreadyDone { order_no });
         }
-        Err(e) => return Err(CompensationError::from_db(e)),
+        Err(e) => return Err(CompensationError::from_db("inserting the line's effect (run line)")(e)),
     }
     let (outcome, detail): (String, String) = sqlx::query_as(
         "SELECT CAST(outcome AS CHAR), detail FROM compensation_effects WHERE case_id = ? AND order_no = ? AND action = ?",
@@ -148,7 +152,7 @@ async fn run_line(pool: &MySqlPool, case_id: u64, line: &Pending) -> Result<Line
     .bind(&line.order_no)
     .bind(line.action.as_str())
     .fetch_one(&mut *tx)
-    .await?;
+    .await.step("reading compensation_effects (run line)")?;
     match tx.commit().await {
         Ok(()) if outcome == "DONE" => Ok(LineRun::Done { order_no, detail }),
         Ok(()) => Ok(LineRun::Skipped { order_no, detail }),

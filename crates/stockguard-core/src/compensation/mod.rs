@@ -4,6 +4,8 @@
 //! - [`open`]: a case from the ledger: the orders beyond stock (the last accepted ones: the
 //!   first accepted are those stock can honour), and accepted orders withdrawn
 //!   (`order_failures`). Idempotent: one case per product that is not closed.
+//! - [`on_tick`]: the step every reading loop calls: a confirmed oversell opens its case,
+//!   once per incident, with or without a window.
 //! - [`plan`]: what each line gets: fulfil (the merchant adds the units to the sale), cancel
 //!   and refund, a coupon, or a note.
 //! - [`workflow`]: propose, approve, reject, close. Each is a step row that the database
@@ -23,6 +25,7 @@
 
 pub mod execute;
 pub mod export;
+pub mod on_tick;
 pub mod open;
 pub mod plan;
 pub mod read;
@@ -47,19 +50,22 @@ pub enum CompensationError {
     /// checked first here for a clearer answer.
     #[error("refused: {0}")]
     Refused(String),
-    #[error("database: {0}")]
-    Db(#[from] sqlx::Error),
+    #[error(transparent)]
+    Db(#[from] crate::step::StepFailed),
 }
 
 impl CompensationError {
-    /// A trigger's `SIGNAL SQLSTATE '45000'` becomes [`Self::Refused`] with its message.
-    pub(crate) fn from_db(e: sqlx::Error) -> Self {
-        if let Some(db) = e.as_database_error() {
-            if db.code().as_deref() == Some("45000") {
-                return Self::Refused(db.message().trim_start_matches("compensation: ").to_string());
+    /// A trigger's `SIGNAL SQLSTATE '45000'` becomes [`Self::Refused`] with its message; any
+    /// other failure names its step.
+    pub(crate) fn from_db(step: &'static str) -> impl FnOnce(sqlx::Error) -> Self {
+        move |e| {
+            if let Some(db) = e.as_database_error() {
+                if db.code().as_deref() == Some("45000") {
+                    return Self::Refused(db.message().trim_start_matches("compensation: ").to_string());
+                }
             }
+            Self::Db(crate::step::StepFailed { step, source: e })
         }
-        Self::Db(e)
     }
 }
 

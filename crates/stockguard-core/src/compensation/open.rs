@@ -14,6 +14,7 @@
 
 use std::collections::HashSet;
 
+use crate::step::Step as _;
 use chrono::NaiveDateTime;
 use serde::Serialize;
 use sqlx::MySqlPool;
@@ -43,45 +44,16 @@ struct Candidate {
     reason: LineReason,
 }
 
-/// The drift watcher's part: a case is opened for each product the sampler confirms
-/// `OVERSOLD`, once per incident (a product is tried again only after a reading that is not
-/// `OVERSOLD`).
-#[derive(Debug, Default)]
-pub struct OnOversold {
-    tried: HashSet<u64>,
-}
-
-impl OnOversold {
-    /// Opens the cases this tick calls for: `(product, what opening said)`.
-    pub async fn observe(
-        &mut self,
-        pool: &MySqlPool,
-        readings: &[crate::recon::Reading],
-        confirmed: &[crate::recon::sampler::ConfirmedDrift],
-    ) -> Vec<(u64, Result<Opened, CompensationError>)> {
-        use crate::recon::DriftStatus;
-        for r in readings.iter().filter(|r| r.status != DriftStatus::Oversold) {
-            self.tried.remove(&r.product_id);
-        }
-        let mut opened = Vec::new();
-        for c in confirmed.iter().filter(|c| c.status == DriftStatus::Oversold) {
-            if self.tried.insert(c.product_id) {
-                opened.push((c.product_id, open_case(pool, c.product_id).await));
-            }
-        }
-        opened
-    }
-}
-
 /// Opens the product's case, or returns its open one with any newly affected orders added
 /// (while it is a draft). Two openers at once serialise on the product's inventory row.
 pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, CompensationError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin().await.step("beginning a transaction (open case)")?;
     let initial: Option<i64> =
         sqlx::query_scalar("SELECT CAST(initial_stock AS SIGNED) FROM inventory WHERE product_id = ? FOR UPDATE")
             .bind(product_id)
             .fetch_optional(&mut *tx)
-            .await?;
+            .await
+            .step("locking inventory (open case)")?;
     let initial = initial.ok_or(CompensationError::NoSuchProduct(product_id))?;
     let known: HashSet<String> = sqlx::query_scalar(
         "SELECT l.order_no FROM compensation_lines l JOIN compensation_cases c ON c.id = l.case_id \
@@ -89,17 +61,23 @@ pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, Comp
     )
     .bind(product_id)
     .fetch_all(&mut *tx)
-    .await?
+    .await
+    .step("reading compensation_lines (open case)")?
     .into_iter()
     .collect();
-    let candidates: Vec<Candidate> =
-        affected(&mut tx, product_id, initial).await?.into_iter().filter(|c| !known.contains(&c.order_no)).collect();
+    let candidates: Vec<Candidate> = affected(&mut tx, product_id, initial)
+        .await
+        .step("reading the orders beyond stock (open case)")?
+        .into_iter()
+        .filter(|c| !known.contains(&c.order_no))
+        .collect();
 
     let open: Option<(u64, String)> =
         sqlx::query_as("SELECT id, CAST(status AS CHAR) FROM compensation_cases WHERE open_product = ? FOR UPDATE")
             .bind(product_id)
             .fetch_optional(&mut *tx)
-            .await?;
+            .await
+            .step("locking compensation_cases (open case)")?;
     let (case_id, created, status) = match open {
         Some((id, status)) => (id, false, status),
         None if candidates.is_empty() => return Err(CompensationError::NothingToCompensate(product_id)),
@@ -108,19 +86,20 @@ pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, Comp
             let id = sqlx::query("INSERT INTO compensation_cases (product_id, opened_by) VALUES (?, '')")
                 .bind(product_id)
                 .execute(&mut *tx)
-                .await?
+                .await
+                .step("inserting into compensation_cases (open case)")?
                 .last_insert_id();
             sqlx::query("INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, 'OPEN', ?)")
                 .bind(id)
                 .bind(format!("{} affected orders found in the ledger", candidates.len()))
                 .execute(&mut *tx)
                 .await
-                .map_err(CompensationError::from_db)?;
+                .map_err(CompensationError::from_db("recording the OPEN step (open case)"))?;
             (id, true, "DRAFT".to_string())
         }
     };
     if status != "DRAFT" {
-        tx.commit().await?;
+        tx.commit().await.step("committing (open case)")?;
         return Ok(Opened { case_id, created, lines_added: 0, waiting: candidates.len() });
     }
     for c in &candidates {
@@ -136,9 +115,10 @@ pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, Comp
         .bind(c.price_cents)
         .bind(c.reason.as_str())
         .execute(&mut *tx)
-        .await?;
+        .await
+        .step("inserting into compensation_lines (open case)")?;
     }
-    tx.commit().await?;
+    tx.commit().await.step("committing (open case)")?;
     Ok(Opened { case_id, created, lines_added: candidates.len(), waiting: 0 })
 }
 

@@ -5,6 +5,7 @@ use sqlx::MySqlPool;
 
 use super::{Action, CompensationError, LineReason};
 use crate::audit::{self, AuditEntry};
+use crate::step::Step as _;
 
 /// The largest coupon a line may get: 10,000,000.00 (the database holds the same bound).
 pub const MAX_COUPON_CENTS: i64 = 1_000_000_000;
@@ -39,12 +40,13 @@ pub struct Planned {
 /// Refused unless the case is a draft; a choice that fits no line, or an action a line cannot
 /// take, refuses the whole plan and changes nothing.
 pub async fn set_plan(pool: &MySqlPool, case_id: u64, choices: &[Choice]) -> Result<Planned, CompensationError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin().await.step("beginning a transaction (set plan)")?;
     let status: Option<String> =
         sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM compensation_cases WHERE id = ? FOR UPDATE")
             .bind(case_id)
             .fetch_optional(&mut *tx)
-            .await?;
+            .await
+            .step("locking compensation_cases (set plan)")?;
     match status.as_deref() {
         None => return Err(CompensationError::NoSuchCase(case_id)),
         Some("DRAFT") => {}
@@ -60,7 +62,8 @@ pub async fn set_plan(pool: &MySqlPool, case_id: u64, choices: &[Choice]) -> Res
     )
     .bind(case_id)
     .fetch_all(&mut *tx)
-    .await?;
+    .await
+    .step("reading compensation_lines (set plan)")?;
     let mut changed = std::collections::BTreeSet::new();
     for choice in choices {
         if choice.action == Action::Coupon && choice.amount_cents.is_none_or(|a| !(1..=MAX_COUPON_CENTS).contains(&a)) {
@@ -99,7 +102,7 @@ pub async fn set_plan(pool: &MySqlPool, case_id: u64, choices: &[Choice]) -> Res
                 .bind(id)
                 .execute(&mut *tx)
                 .await
-                .map_err(CompensationError::from_db)?;
+                .map_err(CompensationError::from_db("updating a line's plan (set plan)"))?;
             changed.insert(*id);
             matched += 1;
         }
@@ -112,7 +115,8 @@ pub async fn set_plan(pool: &MySqlPool, case_id: u64, choices: &[Choice]) -> Res
     )
     .bind(case_id)
     .fetch_one(&mut *tx)
-    .await?;
+    .await
+    .step("reading compensation_lines (set plan)")?;
     let planned = Planned { lines_changed: changed.len(), total_cents: total };
     // Who planned is the server's word (the audit log's trigger and the case's `planners`);
     // the functions of a case take the pool alone, so no profile role or environment is said.
@@ -126,7 +130,7 @@ pub async fn set_plan(pool: &MySqlPool, case_id: u64, choices: &[Choice]) -> Res
         outcome: "PLANNED".into(),
         details: serde_json::json!({ "case_id": case_id, "lines_changed": planned.lines_changed, "total_cents": total }),
     };
-    audit::record(&mut *tx, &entry).await?;
-    tx.commit().await?;
+    audit::record(&mut *tx, &entry).await.step("writing the audit row (set plan)")?;
+    tx.commit().await.step("committing (set plan)")?;
     Ok(planned)
 }

@@ -1,5 +1,6 @@
 //! Cases as the inbox and the case page show them.
 
+use crate::step::Step as _;
 use chrono::NaiveDateTime;
 use serde::Serialize;
 use sqlx::MySqlPool;
@@ -40,7 +41,7 @@ pub async fn list(pool: &MySqlPool, status: Option<CaseStatus>) -> Result<Vec<Ca
     .bind(status.map(CaseStatus::as_str))
     .bind(status.map(CaseStatus::as_str))
     .fetch_all(pool)
-    .await?;
+    .await.step("reading compensation_lines (list)")?;
     Ok(rows
         .into_iter()
         .map(|(id, product_id, status, lines, total_cents, opened, age_s, maker)| CaseSummary {
@@ -70,7 +71,7 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
     )
     .bind(case_id)
     .fetch_optional(pool)
-    .await?;
+    .await.step("reading compensation_lines (show)")?;
     let (product_id, status, oversold_units, withdrawn_units, opened_by, opened_at, maker, approvals_needed, proposal) =
         head.ok_or(CompensationError::NoSuchCase(case_id))?;
     let rows: Vec<LineRow> = sqlx::query_as(
@@ -80,7 +81,8 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
     )
     .bind(case_id)
     .fetch_all(pool)
-    .await?;
+    .await
+    .step("reading compensation_lines (show)")?;
     let lines: Vec<Line> = rows
         .into_iter()
         .map(
@@ -118,7 +120,8 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
     )
     .bind(case_id)
     .fetch_all(pool)
-    .await?;
+    .await
+    .step("reading compensation_steps (show)")?;
     let mut approvals: Vec<String> = Vec::new();
     for (id, step, actor, _, _) in &steps {
         if step == "APPROVE" && proposal.is_some_and(|p| *id > p) && !approvals.contains(actor) {

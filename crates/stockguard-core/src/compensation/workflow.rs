@@ -3,6 +3,7 @@
 //! case on. What is checked here first is only there to answer more clearly; the triggers are
 //! what hold, for raw SQL too.
 
+use crate::step::Step as _;
 use serde::{Deserialize, Serialize};
 use sqlx::MySqlPool;
 
@@ -45,7 +46,7 @@ pub struct Stepped {
 
 /// Takes a step on the case as the connected account.
 pub async fn take(pool: &MySqlPool, case_id: u64, kind: StepKind, reason: &str) -> Result<Stepped, CompensationError> {
-    let actor = whoami(pool).await?;
+    let actor = whoami(pool).await.step("asking the server who the account is (take)")?;
     let (_, maker) = status_and_maker(pool, case_id).await?;
     if matches!(kind, StepKind::Approve | StepKind::Reject) && maker.as_deref() == Some(actor.as_str()) {
         return Err(CompensationError::Refused(format!(
@@ -69,7 +70,7 @@ pub async fn take(pool: &MySqlPool, case_id: u64, kind: StepKind, reason: &str) 
         .bind(reason)
         .execute(pool)
         .await
-        .map_err(CompensationError::from_db)?;
+        .map_err(CompensationError::from_db("recording the workflow step (take)"))?;
     stepped(pool, case_id, actor).await
 }
 
@@ -81,7 +82,8 @@ pub(crate) async fn status_and_maker(
         sqlx::query_as("SELECT CAST(status AS CHAR), maker FROM compensation_cases WHERE id = ?")
             .bind(case_id)
             .fetch_optional(pool)
-            .await?;
+            .await
+            .step("reading compensation_cases (status and maker)")?;
     let (status, maker) = row.ok_or(CompensationError::NoSuchCase(case_id))?;
     Ok((CaseStatus::parse(&status).unwrap_or(CaseStatus::Draft), maker))
 }
@@ -94,6 +96,7 @@ pub(crate) async fn stepped(pool: &MySqlPool, case_id: u64, actor: String) -> Re
     )
     .bind(case_id)
     .fetch_one(pool)
-    .await?;
+    .await
+    .step("reading compensation_cases (stepped)")?;
     Ok(Stepped { case_id, actor, status, approvals_needed: needed, approvals: approvals as u32 })
 }

@@ -27,7 +27,8 @@ use sqlx::MySqlPool;
 
 use super::plan::{Plan, PlanError};
 use super::runs::DrillRunError;
-use crate::profile::{ConnectionSettings, EnvironmentKind, Role, WriteRefusal};
+use crate::action::{Action, Refused};
+use crate::profile::{ConnectionSettings, EnvironmentKind, Role};
 
 /// The variable naming the `stockguard` binary when it is not beside the console.
 pub const BIN_VAR: &str = "STOCKGUARD_BIN";
@@ -46,7 +47,7 @@ pub enum Refusal {
     StagingUnconfirmed,
     /// The profile is marked read-only.
     ReadOnly,
-    /// The role may look but not operate.
+    /// The role's grants do not cover a drill (only facilitators and admins run them).
     Role { role: Role },
 }
 
@@ -56,7 +57,9 @@ impl std::fmt::Display for Refusal {
             Self::Production => f.write_str("drills are refused on production profiles"),
             Self::StagingUnconfirmed => f.write_str("this profile is staging: confirm it to run a drill on it"),
             Self::ReadOnly => f.write_str("this profile is read-only: drills change the sale"),
-            Self::Role { role } => write!(f, "the {} role may not run drills", role.as_str()),
+            Self::Role { role } => {
+                write!(f, "the {} role may not run drills; facilitator and admin may", role.as_str())
+            }
         }
     }
 }
@@ -69,10 +72,17 @@ pub fn refusal(settings: &ConnectionSettings, staging_confirmed: bool) -> Option
         EnvironmentKind::Staging if !staging_confirmed => return Some(Refusal::StagingUnconfirmed),
         _ => {}
     }
-    settings.may_operate().err().map(|refused| match refused {
-        WriteRefusal::ReadOnly => Refusal::ReadOnly,
-        WriteRefusal::Role(role) => Refusal::Role { role },
-    })
+    settings.may(Action::RunDrill).err().map(Refusal::from)
+}
+
+/// The rule's refusal ([`Action::RunDrill`]), in this enum's words for the window.
+impl From<Refused> for Refusal {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::ReadOnly { .. } => Self::ReadOnly,
+            Refused::Role { role, .. } => Self::Role { role },
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -173,7 +183,9 @@ pub fn runner_command(binary: &Path, settings: &ConnectionSettings, request: &La
         .env("STOCKGUARD_REDIS_URL", settings.redis_url.expose_secret())
         .env("STOCKGUARD_KEY_PREFIX", &settings.key_prefix)
         .env("STOCKGUARD_ENVIRONMENT", settings.environment.as_str())
-        .env("STOCKGUARD_ACTOR", &settings.actor);
+        .env("STOCKGUARD_ACTOR", &settings.actor)
+        // The runner asks the same rule again, as the same role.
+        .env("STOCKGUARD_ROLE", settings.role.as_str());
     cmd
 }
 
@@ -265,6 +277,12 @@ mod tests {
         let mut s = settings(EnvironmentKind::Sandbox);
         s.role = Role::Viewer;
         assert_eq!(refusal(&s, false), Some(Refusal::Role { role: Role::Viewer }));
+        s.role = Role::Oncall;
+        assert_eq!(
+            refusal(&s, false),
+            Some(Refusal::Role { role: Role::Oncall }),
+            "the catalogue gives on-call no drill"
+        );
         s.read_only = true;
         assert_eq!(refusal(&s, false), Some(Refusal::ReadOnly));
     }

@@ -81,9 +81,9 @@ pub struct Plan {
 
 impl Plan {
     /// What the drill proves, in `lang` when the file says it in that language.
-    pub fn description_in(&self, lang: super::report::Lang) -> &str {
+    pub fn description_in(&self, lang: crate::lang::Lang) -> &str {
         match (lang, &self.description_zh) {
-            (super::report::Lang::Zh, Some(zh)) => zh,
+            (crate::lang::Lang::Zh, Some(zh)) => zh,
             _ => &self.description,
         }
     }

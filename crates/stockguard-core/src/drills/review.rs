@@ -2,7 +2,7 @@
 //! it, what it will change), kept on the run's row and shown in its report as follow-ups.
 //!
 //! Writing them is an operator's act, held to the same rule as a halt
-//! ([`ConnectionSettings::may_operate`]) and audited with the notes themselves, so the audit
+//! ([`ConnectionSettings::may`] for [`Action::ReviewDrill`]) and audited with the notes themselves, so the audit
 //! log keeps every version while the run keeps the latest.
 
 use chrono::NaiveDateTime;
@@ -10,6 +10,7 @@ use serde::Serialize;
 use sqlx::MySqlPool;
 
 use super::runs::DrillRunError;
+use crate::action::Action;
 use crate::audit::{self, AuditEntry};
 use crate::profile::ConnectionSettings;
 
@@ -28,7 +29,7 @@ pub async fn set_review(
     run_id: u64,
     notes: &str,
 ) -> Result<Review, DrillRunError> {
-    settings.may_operate()?;
+    settings.may(Action::ReviewDrill)?;
     let notes = notes.trim();
     if notes.is_empty() {
         return Err(DrillRunError::NoNotes);

@@ -15,8 +15,9 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use sqlx::MySqlPool;
 
+use crate::action::Action;
 use crate::audit::{self, AuditEntry};
-use crate::profile::{ConnectionSettings, WriteRefusal};
+use crate::profile::ConnectionSettings;
 
 /// How old a running drill's heartbeat (beaten every second) may be before the run is shown
 /// as dead: its runner stopped without finishing.
@@ -62,10 +63,8 @@ impl RunStatus {
 
 #[derive(Debug, thiserror::Error)]
 pub enum DrillRunError {
-    #[error("this profile is read-only: drills cannot be halted from it")]
-    ReadOnly,
-    #[error("the {0} role may not halt or review drills")]
-    RoleNotAllowed(crate::profile::Role),
+    #[error(transparent)]
+    Refused(#[from] crate::action::Refused),
     #[error("a reason is required (it goes to the audit log)")]
     NoReason,
     #[error("the review notes are empty: write what the team takes away from the run")]
@@ -96,15 +95,6 @@ pub enum DrillRunError {
     },
     #[error(transparent)]
     Db(#[from] sqlx::Error),
-}
-
-impl From<WriteRefusal> for DrillRunError {
-    fn from(refusal: WriteRefusal) -> Self {
-        match refusal {
-            WriteRefusal::ReadOnly => Self::ReadOnly,
-            WriteRefusal::Role(role) => Self::RoleNotAllowed(role),
-        }
-    }
 }
 
 /// A run as [`list`] shows it.
@@ -254,7 +244,7 @@ pub async fn request_halt(
     settings: &ConnectionSettings,
     reason: &str,
 ) -> Result<Vec<u64>, DrillRunError> {
-    settings.may_operate()?;
+    settings.may(Action::HaltDrill)?;
     if reason.trim().is_empty() {
         return Err(DrillRunError::NoReason);
     }

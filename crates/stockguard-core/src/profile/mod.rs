@@ -9,18 +9,21 @@
 
 pub mod manage;
 pub mod resolve;
+pub mod role;
 pub mod secrets;
 pub mod store;
+pub mod thresholds;
 
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::alerts::Thresholds;
 use serde::{Deserialize, Serialize};
 
-pub use resolve::{resolve, resolve_for_process, ConnectionSettings, EnvOverrides, Notice, WriteRefusal};
+pub use resolve::{resolve, resolve_for_process, ConnectionSettings, EnvOverrides, Notice};
+pub use role::Role;
 pub use secrets::{KeychainStore, SecretSlot, SecretStore};
 pub use store::ProfileStore;
+pub use thresholds::Thresholds;
 
 /// What kind of environment a profile points at. Production asks for typed confirmations
 /// before destructive actions; the desktop banner is coloured by it.
@@ -47,41 +50,6 @@ impl EnvironmentKind {
 }
 
 impl fmt::Display for EnvironmentKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The role the user acts in. It is recorded in every audit row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub enum Role {
-    /// On-call engineer: reconcile, rewrite, toggle degrade mode.
-    Oncall,
-    /// Business approver: approves oversell compensation.
-    Approver,
-    /// Drill facilitator: runs and replays fault drills.
-    Facilitator,
-    /// Looks, changes nothing.
-    Viewer,
-}
-
-impl Role {
-    /// Every role, in the order a chooser lists them.
-    pub const ALL: [Self; 4] = [Self::Oncall, Self::Approver, Self::Facilitator, Self::Viewer];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Oncall => "oncall",
-            Self::Approver => "approver",
-            Self::Facilitator => "facilitator",
-            Self::Viewer => "viewer",
-        }
-    }
-}
-
-impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -141,6 +109,8 @@ pub enum ProfileError {
     InvalidPrefix(String),
     #[error("invalid alert thresholds ({0:?}): the backlog must be 0 or more and the open breakers 1 or more")]
     InvalidThresholds(Thresholds),
+    #[error("STOCKGUARD_ROLE: {0}")]
+    UnknownRole(#[from] role::UnknownRole),
     #[error("cannot read profiles file {path}: {source}")]
     Read { path: String, source: std::io::Error },
     #[error("profiles file {path} is not valid: {reason}")]

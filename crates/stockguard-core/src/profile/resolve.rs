@@ -11,11 +11,13 @@
 use secrecy::{ExposeSecret as _, SecretString};
 use serde::Serialize;
 
+use super::role::Role;
 use super::secrets::{SecretLookup, SecretSlot, SecretStore};
 use super::{
-    parse_redis_url, parse_url, redact, validate_prefix, EnvironmentKind, ProfileError, ProfileStore, Role,
-    MYSQL_SCHEMES, REDIS_SCHEMES,
+    parse_redis_url, parse_url, redact, validate_prefix, EnvironmentKind, ProfileError, ProfileStore, MYSQL_SCHEMES,
+    REDIS_SCHEMES,
 };
+use crate::action::{Action, Refused};
 
 /// The environment variables that override a profile.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +29,8 @@ pub struct EnvOverrides {
     pub key_prefix: Option<String>,
     pub environment: Option<String>,
     pub actor: Option<String>,
+    /// `STOCKGUARD_ROLE`: the role of a connection made from URLs alone (on-call when unset).
+    pub role: Option<String>,
     /// Passwords given in the environment, for machines without a keychain.
     pub passwords: Vec<(SecretSlot, SecretString)>,
 }
@@ -47,6 +51,7 @@ impl EnvOverrides {
             key_prefix: var("STOCKGUARD_KEY_PREFIX"),
             environment: var("STOCKGUARD_ENVIRONMENT"),
             actor: var("STOCKGUARD_ACTOR").or_else(|| var("USER")),
+            role: var("STOCKGUARD_ROLE"),
             passwords,
         }
     }
@@ -65,7 +70,7 @@ pub struct ConnectionSettings {
     pub role: Role,
     pub read_only: bool,
     /// The profile's alert thresholds (the defaults without a profile).
-    pub thresholds: crate::alerts::Thresholds,
+    pub thresholds: super::thresholds::Thresholds,
     /// Who acts; recorded in audit rows.
     pub actor: String,
     pub mysql_url: SecretString,
@@ -111,38 +116,11 @@ impl std::fmt::Display for Notice {
     }
 }
 
-/// Why a profile may not change a sale's stock or its degrade switch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteRefusal {
-    /// The profile is marked read-only.
-    ReadOnly,
-    /// The role may look but not operate.
-    Role(Role),
-}
-
 impl ConnectionSettings {
-    /// The one rule for operating a sale (rewriting Redis stock, flipping the degrade
-    /// switch): a read-only profile writes nothing, and viewers and approvers only look.
-    pub fn may_operate(&self) -> Result<(), WriteRefusal> {
-        if self.read_only {
-            return Err(WriteRefusal::ReadOnly);
-        }
-        match self.role {
-            Role::Viewer | Role::Approver => Err(WriteRefusal::Role(self.role)),
-            Role::Oncall | Role::Facilitator => Ok(()),
-        }
-    }
-
-    /// The rule for acknowledging an alert: on-call alone (the role catalogue grants
-    /// `alert_acks` to on-call only), never through a read-only profile.
-    pub fn may_acknowledge_alerts(&self) -> Result<(), WriteRefusal> {
-        if self.read_only {
-            return Err(WriteRefusal::ReadOnly);
-        }
-        match self.role {
-            Role::Oncall => Ok(()),
-            Role::Viewer | Role::Approver | Role::Facilitator => Err(WriteRefusal::Role(self.role)),
-        }
+    /// The one rule for every action on a sale ([`crate::action`]): this profile's role and
+    /// read-only mark against what the action writes.
+    pub fn may(&self, action: Action) -> Result<(), Refused> {
+        crate::action::may(self.role, self.read_only, action)
     }
 
     pub fn mysql_display(&self) -> String {
@@ -153,12 +131,13 @@ impl ConnectionSettings {
         redact(self.redis_url.expose_secret())
     }
 
-    /// Settings straight from URLs, for tests and the sandbox (no profile, no keychain).
+    /// Settings straight from URLs, for tests and the sandbox (no profile, no keychain), as
+    /// the servers' root or admin account: the admin role.
     pub fn from_urls(environment: EnvironmentKind, mysql_url: &str, redis_url: &str, key_prefix: &str) -> Self {
         Self {
             profile_name: None,
             environment,
-            role: Role::Oncall,
+            role: Role::Admin,
             read_only: false,
             thresholds: Default::default(),
             actor: "test".into(),
@@ -261,10 +240,14 @@ pub fn resolve(
                 None => EnvironmentKind::Production,
                 Some(kind) => parse_environment(kind)?,
             };
+            let role = match env.role.as_deref() {
+                None => Role::Oncall,
+                Some(name) => name.parse().map_err(ProfileError::UnknownRole)?,
+            };
             ConnectionSettings {
                 profile_name: None,
                 environment,
-                role: Role::Oncall,
+                role,
                 read_only: false,
                 thresholds: Default::default(),
                 actor,
@@ -379,21 +362,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_on_call_engineers_and_facilitators_operate_a_sale_and_never_through_a_read_only_profile() {
+    fn the_settings_ask_the_one_rule_with_their_role_and_read_only_mark() {
         let mut s = ConnectionSettings::from_urls(EnvironmentKind::Sandbox, "mysql://u@h/db", "redis://h/", "sg");
-        for (role, allowed) in
-            [(Role::Oncall, true), (Role::Facilitator, true), (Role::Approver, false), (Role::Viewer, false)]
-        {
-            s.role = role;
-            s.read_only = false;
-            assert_eq!(s.may_operate().is_ok(), allowed, "{role}");
-            if !allowed {
-                assert_eq!(s.may_operate(), Err(WriteRefusal::Role(role)));
+        for role in Role::ALL {
+            for action in Action::ALL {
+                s.role = role;
+                s.read_only = false;
+                assert_eq!(s.may(action), crate::action::may(role, false, action), "{role} {action}");
+                s.read_only = true;
+                assert_eq!(s.may(action), Err(Refused::ReadOnly { action }), "{role} {action}");
             }
-            s.read_only = true;
-            assert_eq!(s.may_operate(), Err(WriteRefusal::ReadOnly), "{role}, read-only");
         }
     }
+
     use crate::profile::Profile;
 
     /// A keychain that is not there, as on a headless CI box.

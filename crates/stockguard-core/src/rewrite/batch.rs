@@ -34,6 +34,7 @@ use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
 use crate::recon::{read_products, Reading, ReconError};
 use crate::redis_link::{idempotent_script_per_item, product_slot, script_once_per_item};
+use crate::step::Step as _;
 
 /// What became of one request of a batch when the locks were taken.
 #[derive(Debug)]
@@ -122,13 +123,15 @@ async fn start_runs(
         });
         insert.build().execute(&conns.mysql).await
     })
-    .await?;
+    .await
+    .step("inserting the batch's rewrite runs (taking their fencing tokens)")?;
     // Each product is locked once, so it has one run in the batch.
     let tokens: HashMap<u64, u64> =
         sqlx::query_as::<_, (u64, u64)>("SELECT product_id, id FROM rewrite_runs WHERE batch = ?")
             .bind(batch)
             .fetch_all(&conns.mysql)
-            .await?
+            .await
+            .step("reading back the batch's run tokens")?
             .into_iter()
             .collect();
     let token_of =
@@ -172,7 +175,8 @@ async fn start_runs(
         .bind(batch)
         .execute(&conns.mysql)
     })
-    .await?;
+    .await
+    .step("settling older runs of the batch's products as ABANDONED")?;
     // The intents go on record before anything is written, one row per product with its token.
     let mut intents = Vec::with_capacity(claiming.len());
     for ((req, token), fence) in claiming.iter().zip(&fences) {
@@ -187,7 +191,9 @@ async fn start_runs(
             serde_json::json!({ "fence_token": token, "fence": fence, "batch": batch }),
         ));
     }
-    again_on_deadlock(|| audit::record_many(&conns.mysql, &intents)).await?;
+    again_on_deadlock(|| audit::record_many(&conns.mysql, &intents))
+        .await
+        .step("writing the batch's intents to the audit log")?;
     Ok(runs)
 }
 
@@ -344,7 +350,7 @@ async fn record_batch(
         };
         results.push(result);
     }
-    update_runs(conns, &results).await?;
+    update_runs(conns, &results).await.step("recording the batch's run outcomes")?;
     audit_results(conns, &holder, &mut results).await?;
     lock::release_many(&conns.redis, &holder.guards()).await?;
     tracing::info!(
@@ -410,10 +416,14 @@ async fn audit_results(
             entry
         })
         .collect();
-    let first = again_on_deadlock(|| audit::record_many(&conns.mysql, &entries)).await?;
+    let first = again_on_deadlock(|| audit::record_many(&conns.mysql, &entries))
+        .await
+        .step("writing the batch's audit rows")?;
     // The statement's rows are the batch's rows from `first` on (its `rewrite.begin` rows were
     // written before), numbered in the statement's order.
-    let ids = audit::ids_by_detail(&conns.mysql, first, "batch", &holder.batch).await?;
+    let ids = audit::ids_by_detail(&conns.mysql, first, "batch", &holder.batch)
+        .await
+        .step("reading back the batch's audit row ids")?;
     for (result, id) in results.iter_mut().zip(ids) {
         result.audit_id = id;
     }

@@ -49,7 +49,7 @@ pub async fn release<C>(redis: &mut C, guard: &LockGuard) -> redis::RedisResult<
 where
     C: redis::aio::ConnectionLike + Send,
 {
-    let deleted: i64 = Script::new(RELEASE).key(&guard.key).arg(&guard.token).invoke_async(redis).await?;
+    let deleted: i64 = RELEASE_SCRIPT.key(&guard.key).arg(&guard.token).invoke_async(redis).await?;
     Ok(deleted == 1)
 }
 

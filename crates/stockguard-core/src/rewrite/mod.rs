@@ -36,10 +36,12 @@ use serde::{Deserialize, Serialize};
 use tracing::field::Empty;
 use tracing::{Instrument as _, Span};
 
+use crate::action::Action;
 use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
-use crate::profile::{EnvironmentKind, Role, WriteRefusal};
+use crate::profile::EnvironmentKind;
 use crate::recon::{read_products, Reading, ReconError};
+use crate::step::Step as _;
 use lock::LockGuard;
 
 /// What became of a rewrite.
@@ -115,18 +117,17 @@ impl RewriteResult {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RewriteError {
-    #[error("this profile is read-only: rewrites are refused (dry runs are allowed)")]
-    ReadOnly,
-    #[error("the {0} role may not rewrite stock (dry runs are allowed)")]
-    RoleNotAllowed(Role),
+    /// Refused by the rule for [`Action::RewriteStock`] (a dry run is never refused).
+    #[error(transparent)]
+    Refused(#[from] crate::action::Refused),
     #[error("production: confirm by typing the product id (--confirm {0})")]
     ConfirmationRequired(u64),
     #[error("a reason is required (it goes to the audit log)")]
     NoReason,
     #[error(transparent)]
     Recon(#[from] ReconError),
-    #[error("DB: {0}")]
-    Db(#[from] sqlx::Error),
+    #[error(transparent)]
+    Db(#[from] crate::step::StepFailed),
     #[error("Redis: {0}")]
     Redis(#[from] redis::RedisError),
     #[error("the run of product {product_id} in batch {batch} is missing after its INSERT")]
@@ -174,10 +175,7 @@ fn check_allowed(conns: &Connections, req: &RewriteRequest) -> Result<(), Rewrit
         return Ok(());
     }
     let s = &conns.settings;
-    s.may_operate().map_err(|refusal| match refusal {
-        WriteRefusal::ReadOnly => RewriteError::ReadOnly,
-        WriteRefusal::Role(role) => RewriteError::RoleNotAllowed(role),
-    })?;
+    s.may(Action::RewriteStock)?;
     if s.environment == EnvironmentKind::Production && req.confirm != Some(req.product_id) {
         return Err(RewriteError::ConfirmationRequired(req.product_id));
     }
@@ -235,7 +233,8 @@ async fn start_run(conns: &Connections, req: &RewriteRequest) -> Result<(u64, bo
         .bind(&req.reason)
         .bind(req.dry_run)
         .execute(&conns.mysql)
-        .await?
+        .await
+        .step("inserting the rewrite run (taking its fencing token)")?
         .last_insert_id();
     if req.dry_run {
         return Ok((token, false));
@@ -252,7 +251,8 @@ async fn start_run(conns: &Connections, req: &RewriteRequest) -> Result<(u64, bo
     .bind(req.product_id)
     .bind(token)
     .execute(&conns.mysql)
-    .await?;
+    .await
+    .step("settling older runs of the product as ABANDONED")?;
     // The intent goes on record before anything is written: a write that lands after its
     // client gave up (a timeout, a crash) still has an audit row naming its token.
     let entry = AuditEntry::by(
@@ -263,7 +263,7 @@ async fn start_run(conns: &Connections, req: &RewriteRequest) -> Result<(u64, bo
         if fence == token { "STARTED" } else { "REFUSED_FENCE" },
         serde_json::json!({ "fence_token": token, "fence": fence }),
     );
-    audit::record(&conns.mysql, &entry).await?;
+    audit::record(&conns.mysql, &entry).await.step("writing the rewrite's intent to the audit log")?;
     Ok((token, fence == token))
 }
 
@@ -404,8 +404,9 @@ async fn record(
     .bind(result.outcome.as_str())
     .bind(holder.fence_token)
     .execute(&conns.mysql)
-    .await?;
-    result.audit_id = audit_rewrite(conns, &holder.request, &result).await?;
+    .await
+    .step("recording the rewrite run's outcome")?;
+    result.audit_id = audit_rewrite(conns, &holder.request, &result).await.step("writing the rewrite's audit row")?;
     lock::release(&mut redis, &holder.guard).await?;
     Span::current().record("outcome", result.outcome.as_str());
     tracing::info!(delta = result.delta, drift_after = result.drift_after, "rewrite recorded");
@@ -465,7 +466,7 @@ async fn rewrite_steps(conns: &Connections, req: &RewriteRequest) -> Result<Rewr
     let Some(holder) = begin(conns, req).await? else {
         Span::current().record("outcome", Outcome::LockBusy.as_str());
         let mut result = RewriteResult::lock_busy(req.product_id);
-        result.audit_id = audit_rewrite(conns, req, &result).await?;
+        result.audit_id = audit_rewrite(conns, req, &result).await.step("writing the busy rewrite's audit row")?;
         return Ok(result);
     };
     Span::current().record("fence_token", holder.fence_token);

@@ -20,7 +20,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A role the servers enforce. The profile's [`crate::profile::Role`] is the role a person
+use crate::profile::role::Role;
+
+/// A role the servers enforce. The profile's [`Role`] is the role a person
 /// says they act in; this is what their accounts may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -59,14 +61,14 @@ impl fmt::Display for SaleRole {
     }
 }
 
-impl From<crate::profile::Role> for SaleRole {
-    fn from(role: crate::profile::Role) -> Self {
-        use crate::profile::Role;
+impl From<Role> for SaleRole {
+    fn from(role: Role) -> Self {
         match role {
             Role::Viewer => Self::Viewer,
             Role::Oncall => Self::Oncall,
             Role::Approver => Self::Approver,
             Role::Facilitator => Self::Facilitator,
+            Role::Admin => Self::Admin,
         }
     }
 }

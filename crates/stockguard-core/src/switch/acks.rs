@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use crate::step::Step as _;
 use chrono::NaiveDateTime;
 use serde::Serialize;
 use sqlx::MySqlPool;
@@ -72,7 +73,7 @@ pub async fn write_heartbeat(pool: &MySqlPool, hb: &Heartbeat) -> Result<(), Swi
     .bind(hb.breaker.tripped_at)
     .bind(hb.home.key())
     .execute(pool)
-    .await?;
+    .await.step("inserting into engine_heartbeats (write heartbeat)")?;
     Ok(())
 }
 
@@ -126,7 +127,8 @@ pub async fn acknowledgement(
         sqlx::query_scalar("SELECT changed_at FROM switch_changes WHERE revision = ?")
             .bind(revision)
             .fetch_optional(pool)
-            .await?;
+            .await
+            .step("reading switch_changes (acknowledgement)")?;
     let rows: Vec<AckRow> = sqlx::query_as(
         "SELECT instance_id, listen_addr, home, CAST(TIMESTAMPDIFF(MICROSECOND, last_seen, NOW(3)) AS SIGNED), \
          applied_revision, \
@@ -136,7 +138,7 @@ pub async fn acknowledgement(
     )
     .bind(revision)
     .fetch_all(pool)
-    .await?;
+    .await.step("reading switch_changes (acknowledgement)")?;
     let stale_us = stale_after.as_micros() as i64;
     let mut instances = Vec::with_capacity(rows.len());
     for (

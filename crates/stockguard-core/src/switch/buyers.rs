@@ -15,6 +15,7 @@ use sqlx::MySqlPool;
 use super::SwitchError;
 use crate::keys::Keys;
 use crate::redis_link::{idempotent_script_per_item, product_slot, RedisLink};
+use crate::step::Step as _;
 
 static BUYERS: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("buyers.lua")));
 
@@ -66,13 +67,15 @@ pub async fn rebuild_many(
         .begin_with(
             "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
         )
-        .await?;
+        .await
+        .step("taking a consistent snapshot (rebuild many)")?;
     let live: Vec<(u64, u64, i64)> = sqlx::query_as(&format!(
         "SELECT product_id, user_id, CAST(SUM(buy_count) AS SIGNED) FROM orders \
          WHERE product_id IN ({id_list}) AND status IN ('WAIT_PAY', 'PAID') GROUP BY product_id, user_id"
     ))
     .fetch_all(&mut *tx)
-    .await?;
+    .await
+    .step("reading orders (rebuild many)")?;
     for (product, user, units) in live {
         users.entry((product, user)).or_default().live = units;
     }
@@ -81,8 +84,9 @@ pub async fn rebuild_many(
          JOIN orders o ON o.order_no = x.order_no WHERE x.status = 'PENDING' AND x.product_id IN ({id_list})"
     ))
     .fetch_all(&mut *tx)
-    .await?;
-    tx.commit().await?;
+    .await
+    .step("reading outbox (rebuild many)")?;
+    tx.commit().await.step("committing (rebuild many)")?;
     for (product, user, order_no, qty) in pending {
         users.entry((product, user)).or_default().pending.push((order_no, qty));
     }

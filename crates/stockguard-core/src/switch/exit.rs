@@ -42,6 +42,7 @@ use crate::profile::EnvironmentKind;
 use crate::recon::read_products;
 use crate::redis_link::per_product;
 use crate::rewrite::{self, Outcome, RewriteRequest, RewriteResult};
+use crate::step::Step as _;
 
 #[derive(Debug, Clone)]
 pub struct ExitOptions {
@@ -514,7 +515,7 @@ async fn in_scope(conns: &Connections, scope: Scope) -> Result<Vec<u64>, SwitchE
         .into_iter()
         .filter_map(|s| s.scope.product_id().filter(|_| s.mode != Mode::Normal))
         .collect();
-    let products = catalog::home_products(&conns.mysql, home).await?;
+    let products = catalog::home_products(&conns.mysql, home).await.step("reading the products in scope (in scope)")?;
     Ok(products.into_iter().filter(|p| !held.contains(p)).collect())
 }
 
@@ -553,5 +554,5 @@ async fn audit_exit(
     details: serde_json::Value,
 ) -> Result<u64, SwitchError> {
     let entry = AuditEntry::by(&conns.settings, "degrade.exit", &opts.scope.key(), &opts.reason, outcome, details);
-    Ok(audit::record(&conns.mysql, &entry).await?)
+    Ok(audit::record(&conns.mysql, &entry).await.step("writing the audit row (audit exit)")?)
 }

@@ -13,6 +13,7 @@ use sqlx::MySqlPool;
 use super::SwitchError;
 use crate::keys::Keys;
 use crate::redis_link::{per_item, product_slot, RedisLink};
+use crate::step::Step as _;
 
 /// A field of the `idem` hash (`<user_id>:<key bytes>`) and its order number.
 type Entry = (Vec<u8>, String);
@@ -49,7 +50,8 @@ pub async fn rebuild_many(
          WHERE product_id IN ({id_list}) AND source = 'DB' AND idempotency_key IS NOT NULL"
     ))
     .fetch_all(pool)
-    .await?;
+    .await
+    .step("reading orders (rebuild many)")?;
     let mut by_product: BTreeMap<u64, Vec<Entry>> = BTreeMap::new();
     for (product, user_id, idempotency_key, order_no) in orders {
         // The same field the reserve step writes: `<user_id>:<key bytes>`. The DB's unique

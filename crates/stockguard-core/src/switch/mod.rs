@@ -25,16 +25,13 @@ pub use mode::{Home, Mode, Scope, SwitchView};
 pub use store::{Change, Changer, ScopeState};
 pub use toggle::{enter_db_mode, status, SwitchStatus, Toggled};
 
-use crate::profile::Role;
 use crate::recon::ReconError;
 use crate::rewrite::{Outcome, RewriteError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SwitchError {
-    #[error("this profile is read-only: the switch cannot be changed")]
-    ReadOnly,
-    #[error("the {0} role may not change the degrade switch")]
-    RoleNotAllowed(Role),
+    #[error(transparent)]
+    Refused(#[from] crate::action::Refused),
     #[error("a reason is required (it goes to the audit log)")]
     NoReason,
     #[error("production: confirm by typing the scope (--confirm {0})")]
@@ -69,8 +66,8 @@ pub enum SwitchError {
     ReadTimedOut(std::time::Duration),
     #[error(transparent)]
     Recon(#[from] ReconError),
-    #[error("DB: {0}")]
-    Db(#[from] sqlx::Error),
+    #[error(transparent)]
+    Db(#[from] crate::step::StepFailed),
     #[error("Redis: {0}")]
     Redis(#[from] redis::RedisError),
 }

@@ -18,8 +18,10 @@ use sqlx::MySqlPool;
 
 use super::mode::{self, Home, Mode, Scope, SwitchView};
 use super::SwitchError;
+use crate::action::Action;
 use crate::audit::{self, AuditEntry};
-use crate::profile::{ConnectionSettings, WriteRefusal};
+use crate::profile::ConnectionSettings;
+use crate::step::Step as _;
 
 /// Who changes the switch, as the audit log records it.
 #[derive(Debug, Clone)]
@@ -33,10 +35,7 @@ impl Changer {
     /// A person (or script) acting through a profile. Read-only profiles, viewers and
     /// approvers may not flip the switch.
     pub fn person(settings: &ConnectionSettings) -> Result<Self, SwitchError> {
-        settings.may_operate().map_err(|refusal| match refusal {
-            WriteRefusal::ReadOnly => SwitchError::ReadOnly,
-            WriteRefusal::Role(role) => SwitchError::RoleNotAllowed(role),
-        })?;
+        settings.may(Action::ChangeSwitch)?;
         Ok(Self {
             actor: settings.actor.clone(),
             role: settings.role.to_string(),
@@ -96,7 +95,8 @@ pub async fn scopes(pool: &MySqlPool) -> Result<Vec<ScopeState>, SwitchError> {
          FROM degrade_switch ORDER BY product_id IS NOT NULL, product_id",
     )
     .fetch_all(pool)
-    .await?;
+    .await
+    .step("reading degrade_switch (scopes)")?;
     rows.into_iter().map(parse_row).collect()
 }
 
@@ -133,10 +133,10 @@ pub async fn set(
     if reason.trim().is_empty() {
         return Err(SwitchError::NoReason);
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin().await.step("beginning a transaction (set)")?;
     lock_head(&mut tx).await?;
     let change = write_change(&mut tx, changer, scope, mode, reason).await?;
-    tx.commit().await?;
+    tx.commit().await.step("committing (set)")?;
     Ok(change)
 }
 
@@ -154,7 +154,7 @@ pub async fn set_if(
     if reason.trim().is_empty() {
         return Err(SwitchError::NoReason);
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin().await.step("beginning a transaction (set if)")?;
     lock_head(&mut tx).await?;
     // The head lock serialises changes, so the row cannot move between this read and the
     // write below.
@@ -163,23 +163,26 @@ pub async fn set_if(
     )
     .bind(scope.key())
     .fetch_optional(&mut *tx)
-    .await?;
+    .await
+    .step("locking degrade_switch (set if)")?;
     let (revision, found_mode, changed_by) = now.unwrap_or((0, Mode::Normal.as_str().into(), String::new()));
     if revision != expected {
-        tx.rollback().await?;
+        tx.rollback().await.step("rolling back (set if)")?;
         let found_mode =
             found_mode.parse().map_err(|e: super::mode::UnknownMode| SwitchError::Corrupt(e.to_string()))?;
         return Err(SwitchError::ChangedMeanwhile { scope, expected, found: revision, mode: found_mode, changed_by });
     }
     let change = write_change(&mut tx, changer, scope, mode, reason).await?;
-    tx.commit().await?;
+    tx.commit().await.step("committing (set if)")?;
     Ok(change)
 }
 
 /// Takes the `switch_head` row: from here until commit no other change can take a revision.
 async fn lock_head(tx: &mut sqlx::MySqlConnection) -> Result<(), SwitchError> {
-    let head: Option<u64> =
-        sqlx::query_scalar("SELECT revision FROM switch_head WHERE id = 1 FOR UPDATE").fetch_optional(&mut *tx).await?;
+    let head: Option<u64> = sqlx::query_scalar("SELECT revision FROM switch_head WHERE id = 1 FOR UPDATE")
+        .fetch_optional(&mut *tx)
+        .await
+        .step("locking switch_head (lock head)")?;
     // Without the row, FOR UPDATE would take only gap locks, which do not exclude each other:
     // changes would silently stop being serialised.
     head.map(|_| ()).ok_or_else(|| SwitchError::Corrupt("the switch_head row (id 1) is missing".into()))
@@ -195,7 +198,7 @@ pub async fn escalate_breaker(
     why: &str,
 ) -> Result<Option<Change>, SwitchError> {
     let scope = home.scope();
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin().await.step("beginning a transaction (escalate breaker)")?;
     // The head lock serialises escalations with each other and with every other change, so
     // two engines tripping at once write one change.
     lock_head(&mut tx).await?;
@@ -203,14 +206,15 @@ pub async fn escalate_breaker(
         sqlx::query_scalar("SELECT CAST(mode AS CHAR) FROM degrade_switch WHERE scope = ? FOR UPDATE")
             .bind(scope.key())
             .fetch_optional(&mut *tx)
-            .await?;
+            .await
+            .step("locking degrade_switch (escalate breaker)")?;
     if current.as_deref().is_some_and(|m| m != "NORMAL") {
-        tx.rollback().await?;
+        tx.rollback().await.step("rolling back (escalate breaker)")?;
         return Ok(None);
     }
     let reason = format!("circuit breaker of {instance_id} tripped: {why}");
     let change = write_change(&mut tx, &Changer::breaker(instance_id), scope, Mode::Degraded, &reason).await?;
-    tx.commit().await?;
+    tx.commit().await.step("committing (escalate breaker)")?;
     Ok(Some(change))
 }
 
@@ -229,13 +233,19 @@ async fn write_change(
         .bind(&changer.actor)
         .bind(reason)
         .execute(&mut *tx)
-        .await?
+        .await
+        .step("inserting into switch_changes (write change)")?
         .last_insert_id();
-    sqlx::query("UPDATE switch_head SET revision = ? WHERE id = 1").bind(revision).execute(&mut *tx).await?;
+    sqlx::query("UPDATE switch_head SET revision = ? WHERE id = 1")
+        .bind(revision)
+        .execute(&mut *tx)
+        .await
+        .step("updating switch_head (write change)")?;
     let changed_at: NaiveDateTime = sqlx::query_scalar("SELECT changed_at FROM switch_changes WHERE revision = ?")
         .bind(revision)
         .fetch_one(&mut *tx)
-        .await?;
+        .await
+        .step("reading switch_changes (write change)")?;
     // Changes commit in revision order (the head lock), so the new revision is always the
     // higher; the guard stays as a second line. Assignments run left to right, so
     // `revision` is compared before it moves. New values are bound again rather than read
@@ -266,7 +276,8 @@ async fn write_change(
     .bind(changed_at)
     .bind(revision)
     .execute(&mut *tx)
-    .await?;
+    .await
+    .step("inserting into degrade_switch (write change)")?;
     let entry = AuditEntry {
         actor: changer.actor.clone(),
         role: changer.role.clone(),
@@ -277,6 +288,6 @@ async fn write_change(
         outcome: mode.as_str().into(),
         details: serde_json::json!({ "revision": revision, "mode": mode.as_str() }),
     };
-    let audit_id = audit::record(&mut *tx, &entry).await?;
+    let audit_id = audit::record(&mut *tx, &entry).await.step("writing the audit row (write change)")?;
     Ok(Change { revision, scope, mode, changed_by: changer.actor.clone(), reason: reason.into(), changed_at, audit_id })
 }

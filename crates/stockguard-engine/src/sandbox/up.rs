@@ -208,7 +208,7 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
                     mysql_replica_url: None,
                     redis_url: redis_url.clone(),
                     key_prefix: opts.key_prefix.clone(),
-                    role: Role::Oncall,
+                    role: Role::Admin,
                     read_only: false,
                     thresholds: Default::default(),
                     secrets: Default::default(),

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use super::tables::{self, Table};
 use super::words::Words;
-use super::{charts, Lang, ReportView};
+use super::{charts, ReportView};
+use crate::lang::Lang;
 
 const STYLE: &str = "\
 body{font-family:-apple-system,'Segoe UI','PingFang SC','Microsoft YaHei',sans-serif;\

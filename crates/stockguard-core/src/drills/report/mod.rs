@@ -41,6 +41,8 @@ use story::Story;
 use windows::FaultWindow;
 
 pub use charts::FAULT_FILL;
+// The language moved to a leaf of the crate; said here too while the doors move over.
+pub use crate::lang::Lang;
 
 /// How the report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -59,26 +61,6 @@ impl Format {
             Self::Html => "html",
             Self::Markdown => "md",
             Self::Json => "json",
-        }
-    }
-}
-
-/// The language of the labels (the data, names and notes are shown as written).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub enum Lang {
-    Zh,
-    En,
-}
-
-impl Lang {
-    pub const ALL: [Self; 2] = [Self::Zh, Self::En];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Zh => "zh",
-            Self::En => "en",
         }
     }
 }

@@ -2,8 +2,8 @@
 //! reasons) is shown as recorded; only what the report itself says is translated.
 
 use super::story::MomentKind;
-use super::Lang;
 use crate::drills::summary::Check;
+use crate::lang::Lang;
 
 pub(super) struct Words {
     pub lang: Lang,

@@ -142,7 +142,7 @@ pub async fn run(
         }
         _ => {}
     }
-    conns.settings.may_operate().map_err(|r| RunnerError::Refused(format!("{r:?}: drills change the sale")))?;
+    conns.settings.may(stockguard_core::action::Action::RunDrill).map_err(|r| RunnerError::Refused(r.to_string()))?;
     let mut plan = match opts.variant.short {
         Some(f) => opts.plan.clone().shortened(f).map_err(|e| RunnerError::Refused(format!("--short {f}: {e}")))?,
         None => opts.plan.clone(),

@@ -1,0 +1,79 @@
+//! Errors that name their step and keep their cause.
+//!
+//! A database statement that fails is said as the step it was taking ("inserting the rewrite
+//! run"), with the server's own words kept as its source, never flattened into "DB: ...":
+//! `query.execute(&mut *tx).await.step("inserting the rewrite run")?`. Each layer's error
+//! holds a [`StepFailed`] (`Db(#[from] StepFailed)`, transparent), and the doors print the
+//! whole chain with [`chain`]: the CLI as its one line, the desktop as the message's `detail`.
+//!
+//! A leaf: every room may use it, it uses none of them.
+
+use std::error::Error;
+
+/// A statement that failed, named by the step it was taking.
+#[derive(Debug, thiserror::Error)]
+#[error("the database failed while {step}")]
+pub struct StepFailed {
+    pub step: &'static str,
+    #[source]
+    pub source: sqlx::Error,
+}
+
+impl StepFailed {
+    /// Whether the server refused the statement as a duplicate key.
+    pub fn is_unique_violation(&self) -> bool {
+        self.source.as_database_error().is_some_and(|e| e.is_unique_violation())
+    }
+}
+
+/// Names the step of a database result.
+pub trait Step<T> {
+    fn step(self, step: &'static str) -> Result<T, StepFailed>;
+}
+
+impl<T> Step<T> for Result<T, sqlx::Error> {
+    fn step(self, step: &'static str) -> Result<T, StepFailed> {
+        self.map_err(|source| StepFailed { step, source })
+    }
+}
+
+/// An error and its causes in one line, outermost first ("the exit failed: the database
+/// failed while ...: Lock wait timeout exceeded"). A cause whose words the line already holds
+/// (an error that prints its source itself) is not said twice.
+pub fn chain(error: &(dyn Error + 'static)) -> String {
+    let mut line = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let said = e.to_string();
+        if !line.contains(&said) {
+            line.push_str(": ");
+            line.push_str(&said);
+        }
+        cause = e.source();
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    enum Layer {
+        #[error("the rewrite of product 7 failed")]
+        Failed(#[source] StepFailed),
+    }
+
+    #[test]
+    fn a_failed_step_is_said_with_its_cause_once() {
+        let failed: Result<(), _> = Err(sqlx::Error::PoolTimedOut);
+        let layer = Layer::Failed(failed.step("taking the product's lock row").unwrap_err());
+        assert_eq!(
+            chain(&layer),
+            format!(
+                "the rewrite of product 7 failed: the database failed while taking the product's lock row: {}",
+                sqlx::Error::PoolTimedOut
+            )
+        );
+    }
+}
