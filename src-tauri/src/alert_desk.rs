@@ -3,7 +3,8 @@
 //! profile's thresholds), acknowledgements whose alert cleared or expired close themselves
 //! ([`acks::settle`], audited), and then:
 //! - the window gets one `alerts` event: every firing alert with its acknowledgement;
-//! - the tray shows how many fire unacknowledged (`tray.rs`);
+//! - the tray shows how many fire unacknowledged (`tray.rs`), and a picked entry opens the
+//!   product of the alert if it still fires ([`firing_product`]);
 //! - an alert that starts firing unacknowledged raises one desktop notification
 //!   (`notify.rs`). It notifies again only once it cleared and came back, or once its
 //!   acknowledgement ran out: a forgotten acknowledgement never hides the next incident.
@@ -95,6 +96,12 @@ impl AlertDesk {
         inner.latest = None;
         inner.notified.clear();
     }
+}
+
+/// The product of the alert `key` if it fires now (`None`: it cleared, or it is about the
+/// whole sale): what picking it in the tray opens ([`tray::build`] is given this).
+pub fn firing_product(app: &AppHandle, key: &str) -> Option<u64> {
+    app.state::<AlertDesk>().firing().into_iter().find(|a| a.key == key).and_then(|a| a.product_id)
 }
 
 /// One tick: evaluate, settle, publish.

@@ -8,15 +8,20 @@
 //! - `commands/`: the commands the window may invoke, by screen, each a few lines over the core.
 //! - `alert_desk.rs`: each tick's alerts (the core's verdict), acknowledgements closed when
 //!   their alert clears, and who hears of it: the window, `tray.rs` (a badge and a menu) and
-//!   `notify.rs` (a desktop notification whose click opens the product).
+//!   `notify.rs` (a desktop notification whose click opens the product). Calls go one way:
+//!   `alert_desk.rs` calls the tray and the notifications, which call neither it nor each
+//!   other; they share `alert_words.rs` (what an alert says, in the window's language) and
+//!   `window.rs` (the window brought up on a product).
 //! - `error.rs`: the typed error the window receives (`{ kind, code, params, message }`).
 //! - `logs.rs`: the app's log file, one a day in the OS log folder.
-//! - `window.rs`: one window (a second launch focuses the first), where the user left it.
+//! - `window.rs`: one window (a second launch focuses the first), where the user left it, and
+//!   brought up on a product when a notification or a tray entry asks.
 //! - `types.rs`: the TypeScript declarations of everything above, generated into `ui/types.d.ts`.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod alert_desk;
+mod alert_words;
 mod board_feed;
 mod commands;
 mod drill_feed;
@@ -48,7 +53,7 @@ fn main() {
                 Err(why) => eprintln!("stockguard-desktop: no log file: {why}"),
             }
             // Without a tray (a desktop that has none) alerts still reach the window.
-            if let Err(e) = tray::build(app.handle()) {
+            if let Err(e) = tray::build(app.handle(), alert_desk::firing_product) {
                 tracing::warn!(error = %e, "no tray icon");
             }
             Ok(())

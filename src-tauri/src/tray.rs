@@ -5,37 +5,32 @@
 
 use std::sync::OnceLock;
 
-use serde::Serialize;
 use stockguard_core::alerts::Alert;
 use stockguard_core::drills::report::Lang;
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
-use tauri::{AppHandle, Emitter as _, Manager as _};
+use tauri::AppHandle;
 
-use crate::alert_desk::AlertDesk;
-use crate::notify;
+use crate::alert_words::describe;
+use crate::window::open_product;
 
 pub const TRAY_ID: &str = "stockguard";
-/// Sent to the window when a notification or a tray entry asks for a product.
-pub const OPEN_EVENT: &str = "open-product";
 /// The menu lists this many alerts, then says how many more.
 const MENU_ALERTS: usize = 9;
 
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
-pub struct OpenProduct {
-    /// `None`: just the window (an alert about the whole sale).
-    pub product_id: Option<u64>,
-}
+/// The product of a firing alert, by its key (`None`: it no longer fires, or it is about the
+/// whole sale): what picking its menu entry opens.
+pub type ProductOf = fn(&AppHandle, &str) -> Option<u64>;
 
-/// Puts the icon in the tray, quiet.
-pub fn build(app: &AppHandle) -> tauri::Result<()> {
+/// Puts the icon in the tray, quiet; a picked alert opens the product `product_of` names.
+pub fn build(app: &AppHandle, product_of: ProductOf) -> tauri::Result<()> {
     TrayIconBuilder::with_id(TRAY_ID)
         .icon(quiet_icon().clone())
         .tooltip("Stockguard")
         .menu(&menu(app, &[], Lang::En)?)
         .show_menu_on_left_click(true)
-        .on_menu_event(on_menu)
+        .on_menu_event(move |app, event| on_menu(app, event, product_of))
         .build(app)?;
     Ok(())
 }
@@ -53,16 +48,6 @@ pub fn show(app: &AppHandle, unacked: &[Alert], lang: Lang) {
     if let Err(e) = shown {
         tracing::warn!(error = %e, "the tray icon could not be updated");
     }
-}
-
-/// Brings the window up and asks it to open `product`.
-pub fn open_product(app: &AppHandle, product: Option<u64>) {
-    if let Some(window) = app.get_webview_window("main") {
-        let _ = window.unminimize();
-        let _ = window.show();
-        let _ = window.set_focus();
-    }
-    let _ = app.emit(OPEN_EVENT, OpenProduct { product_id: product });
 }
 
 fn tooltip(n: usize, lang: Lang) -> String {
@@ -85,7 +70,7 @@ fn menu(app: &AppHandle, unacked: &[Alert], lang: Lang) -> tauri::Result<Menu<ta
         menu.append(&PredefinedMenuItem::separator(app)?)?;
     }
     for alert in unacked.iter().take(MENU_ALERTS) {
-        let (title, _) = notify::describe(alert, lang);
+        let (title, _) = describe(alert, lang);
         menu.append(&MenuItem::with_id(app, format!("alert:{}", alert.key), title, true, None::<&str>)?)?;
     }
     if unacked.len() > MENU_ALERTS {
@@ -97,13 +82,11 @@ fn menu(app: &AppHandle, unacked: &[Alert], lang: Lang) -> tauri::Result<Menu<ta
     Ok(menu)
 }
 
-fn on_menu(app: &AppHandle, event: MenuEvent) {
+fn on_menu(app: &AppHandle, event: MenuEvent, product_of: ProductOf) {
     match event.id.as_ref() {
         "quit" => app.exit(0),
         id => {
-            let product = id.strip_prefix("alert:").and_then(|key| {
-                app.state::<AlertDesk>().firing().into_iter().find(|a| a.key == key).and_then(|a| a.product_id)
-            });
+            let product = id.strip_prefix("alert:").and_then(|key| product_of(app, key));
             open_product(app, product);
         }
     }

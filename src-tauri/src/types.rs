@@ -46,7 +46,7 @@ fn generated() -> String {
         stockguard_core::alerts::acks::Acknowledgement,
         stockguard_core::alerts::AlertState,
         crate::alert_desk::AlertsUpdate,
-        crate::tray::OpenProduct,
+        crate::window::OpenProduct,
         stockguard_core::chart::ChartLabels,
         stockguard_core::recon::ledger::ServerKind,
         stockguard_core::recon::ledger::LedgerMismatch,

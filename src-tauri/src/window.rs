@@ -2,14 +2,43 @@
 //! exits (`tauri-plugin-single-instance`, over D-Bus on Linux), and the window's size, place and
 //! maximized state come back at the next start (`tauri-plugin-window-state`). Both work on the
 //! Rust side only: the window calls neither, so its capability grants them nothing.
+//!
+//! And the window brought up on a product ([`open_product`]) when a desktop notification
+//! (`notify.rs`) or a tray entry (`tray.rs`) is picked.
 
+use serde::Serialize;
 use tauri::plugin::TauriPlugin;
-use tauri::{Manager as _, Wry};
+use tauri::{AppHandle, Emitter as _, Manager as _, Wry};
 use tauri_plugin_window_state::StateFlags;
 
 /// tauri.conf.json's `identifier`, the D-Bus name the single instance claims (a test below
 /// keeps the two equal).
 const IDENTIFIER: &str = "dev.stockguard.console";
+
+/// Sent to the window when a notification or a tray entry asks for a product.
+pub const OPEN_EVENT: &str = "open-product";
+
+/// What [`OPEN_EVENT`] carries.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct OpenProduct {
+    /// `None`: just the window (an alert about the whole sale).
+    pub product_id: Option<u64>,
+}
+
+/// Brings the window up and asks it to open `product`.
+pub fn open_product(app: &AppHandle, product: Option<u64>) {
+    bring_forward(app);
+    let _ = app.emit(OPEN_EVENT, OpenProduct { product_id: product });
+}
+
+/// The window shown, out of the taskbar if minimized, and focused.
+fn bring_forward(app: &AppHandle) {
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.unminimize();
+        let _ = window.show();
+        let _ = window.set_focus();
+    }
+}
 
 /// A second launch hands its arguments to the first one, which brings its window forward (out
 /// of the taskbar if minimized); the second process then exits. Without a D-Bus session bus
@@ -19,11 +48,7 @@ pub fn single_instance() -> TauriPlugin<Wry> {
         .dbus_id(dbus_id(std::env::var_os("STOCKGUARD_CONFIG_DIR").as_deref()))
         .callback(|app, _args, _cwd| {
             tracing::info!("a second launch: bringing the window forward");
-            if let Some(window) = app.get_webview_window("main") {
-                let _ = window.unminimize();
-                let _ = window.show();
-                let _ = window.set_focus();
-            }
+            bring_forward(app);
         })
         .build()
 }

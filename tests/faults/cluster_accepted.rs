@@ -153,7 +153,7 @@ async fn with_default_flags_a_killed_master_loses_no_accepted_order_and_the_sale
 /// `buyers` ask at once for one unit of `product` through the engine's gate: how long until
 /// the last was answered, and the order numbers accepted.
 async fn all_at_once(state: &EngineState, product: u64, buyers: std::ops::Range<u64>) -> (Duration, Vec<String>) {
-    use stockguard_engine::engine::replicas::reserve_vouched;
+    use stockguard_engine::engine::vouched::reserve_vouched;
     use stockguard_engine::engine::ReserveOutcome;
     let since = tokio::time::Instant::now();
     let mut asks = tokio::task::JoinSet::new();

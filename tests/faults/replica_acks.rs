@@ -14,9 +14,10 @@ use stockguard_core::connect::Connections;
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
 use stockguard_core::recon::{read_products, DriftStatus};
 use stockguard_core::rewrite::{self, RewriteRequest};
-use stockguard_engine::engine::replicas::{reserve_vouched, ReplicaGate};
+use stockguard_engine::engine::replicas::ReplicaGate;
 use stockguard_engine::engine::reserve::ReserveOutcome;
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
+use stockguard_engine::engine::vouched::reserve_vouched;
 use support::redis_server::RedisServer;
 
 const P: u64 = 9;

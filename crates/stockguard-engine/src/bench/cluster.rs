@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::engine::EngineProcess;
+use super::engine_process::EngineProcess;
 use super::{reserve, BenchError, BenchProduct, BenchReport, Figure, ScratchDatabase};
 use crate::load::{self, LoadConfig};
 use crate::sandbox::cluster;

@@ -9,6 +9,8 @@
 //!   ceiling, and persisted orders/s with batched against single-order transactions.
 //! - [`vouching`]: part of `engine`: accepted orders/s and p99 with vouching off, on with a
 //!   healthy replica, and on with the replica stalled, on a private replicated Redis.
+//! - `engine_process` (private): the engine in its own process that `engine`, `vouching` and
+//!   `cluster` drive through HTTP, started on a free port and stopped with SIGINT.
 //! - [`recon`]: the ledger query over millions of orders with and without the covering
 //!   index, the chunked check, one drift reading of 1,000 products.
 //! - [`exit`]: how long the guided exit from DB mode pauses sales at 20, 1,000 and 5,000
@@ -24,6 +26,7 @@
 pub mod cluster;
 pub mod deduct;
 pub mod engine;
+mod engine_process;
 pub mod exit;
 pub mod recon;
 pub mod reserve;

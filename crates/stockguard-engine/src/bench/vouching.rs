@@ -16,7 +16,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::engine::EngineProcess;
+use super::engine_process::EngineProcess;
 use super::{BenchError, BenchProduct, Figure};
 use crate::engine::replicas::DEFAULT_ACK_TIMEOUT;
 use crate::load::{self, LoadConfig, LoadReport};

@@ -10,7 +10,9 @@
 //! - [`relay`] + `release.lua`: pending releases applied to Redis, each at most once.
 //! - [`replicas`]: with replicas (found by default), a reservation is answered "accepted"
 //!   only once a replica has it (`WAIT`, one per master for many) or the engine wrote the
-//!   order to the DB itself: no loss on failover.
+//!   order to the DB itself: no loss on failover. The gate and its guarantee are there;
+//!   [`vouched`] reserves through it and writes an order through to the DB when no replica
+//!   vouched in time.
 //! - [`degraded`]: the DB-only order path of degraded mode.
 //! - [`switching`]: reading and applying the degrade switch, heartbeats, breaker escalation.
 //! - [`breaker`]: the Redis circuit breaker (trips by itself, closes only after the guided
@@ -39,6 +41,7 @@ pub mod reserve;
 pub mod run;
 pub mod state;
 pub mod switching;
+pub mod vouched;
 
 pub use reserve::{ReserveOutcome, ReserveRequest, Reserver};
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tokio::process::{Child, Command};
 
-use super::rig::{dies_with_runner, server_port};
+use super::process::{dies_with_runner, server_port};
 use super::RunnerError;
 use crate::sandbox::process::find_binary;
 

@@ -7,6 +7,8 @@
 //! - [`lead`]: the sale led back to Redis (the guided exit) once the faults are over.
 //! - [`failover`], [`repair`]: the failover drill's own master and replica, and the fenced
 //!   rewrite of the drift it leaves, confirmed on two ticks.
+//! - `process` (private): what every process the runner starts shares: it dies with the
+//!   runner, and a server's port is one the load's outgoing connections cannot take first.
 //! - [`verdict`]: the figures and checks a run ends with.
 //!
 //! The run lives in the database (`drill_runs`, `drill_events`): its heartbeat every tick,
@@ -18,6 +20,7 @@ pub mod failover;
 pub mod faults;
 pub mod lead;
 pub mod load;
+mod process;
 pub mod repair;
 pub mod rig;
 pub mod schedule;

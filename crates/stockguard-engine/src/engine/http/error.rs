@@ -80,8 +80,8 @@ impl From<redis::RedisError> for ApiError {
     }
 }
 
-impl From<crate::engine::replicas::VouchedError> for ApiError {
-    fn from(e: crate::engine::replicas::VouchedError) -> Self {
+impl From<crate::engine::vouched::VouchedError> for ApiError {
+    fn from(e: crate::engine::vouched::VouchedError) -> Self {
         Self::Unavailable(Box::new(e))
     }
 }

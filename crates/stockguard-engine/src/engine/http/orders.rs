@@ -14,7 +14,7 @@ use crate::engine::close::{close_order, CloseKind, CloseOutcome};
 use crate::engine::order_no::product_of;
 use crate::engine::reserve::{ReserveOutcome, ReserveRequest};
 use crate::engine::state::{EngineState, RedisCallError};
-use crate::engine::{degraded, metrics, replicas};
+use crate::engine::{degraded, metrics, vouched};
 use stockguard_core::switch::Mode;
 
 #[derive(Debug, Deserialize)]
@@ -138,7 +138,7 @@ async fn create_order(
             }
             let reserver = state.reserver().await?;
             match state.vouching().await.gate() {
-                Some(gate) => replicas::reserve_vouched(state, gate, reserver, &request).await?,
+                Some(gate) => vouched::reserve_vouched(state, gate, reserver, &request).await?,
                 None => {
                     let reserve = reserver.reserve(&mut redis, &state.keys, &request);
                     metrics::timed(&metrics::get().redis_seconds, state.redis_call(reserve)).await?

@@ -19,6 +19,10 @@
 //! was sent (group commit). On Redis Cluster the gate finds the product's master in the node
 //! table it reads itself ([`cluster`], [`topology`]): a lagging replica delays only its own
 //! master's orders, each by one timeout, not a queue of them.
+//!
+//! These are the gate's own types, and they know nothing of the engine's state: a
+//! reservation made through the gate, under the order path's timeout and breaker, and the
+//! order written through to the DB when no replica vouched in time, are [`super::vouched`].
 
 pub mod cluster;
 pub mod guarantee;
@@ -29,7 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redis::IntoConnectionInfo as _;
-use stockguard_core::redis_link::{product_slot, seeds, RedisLink};
+use stockguard_core::redis_link::{seeds, RedisLink};
 
 use cluster::ClusterNodes;
 use guarantee::{Guarantee, ReplicaAcks};
@@ -39,16 +43,16 @@ use node::Node;
 /// (`engine serve --replica-ack-timeout-ms`).
 pub const DEFAULT_ACK_TIMEOUT: Duration = Duration::from_millis(50);
 
-enum Masters {
+pub(super) enum Masters {
     Single(Node),
     Cluster(ClusterNodes),
 }
 
 /// The replica acknowledgement gate of one engine instance.
 pub struct ReplicaGate {
-    masters: Masters,
+    pub(super) masters: Masters,
     /// Whether the last new reservation was written to the DB (no replica in time).
-    written_through: AtomicBool,
+    pub(super) written_through: AtomicBool,
 }
 
 impl ReplicaGate {
@@ -80,71 +84,7 @@ impl ReplicaGate {
             Guarantee::Replica
         }
     }
-
-    /// Reserves on the product's master over the gate's link to it, then waits for that
-    /// master's group `WAIT`. Returns the outcome, the message of a new reservation and
-    /// whether replicas vouched for it. A reservation a cluster redirects (`MOVED`: its slot
-    /// moved, so the script did not run) is made again once on the master the re-read table
-    /// names.
-    async fn reserve(
-        &self,
-        state: &super::state::EngineState,
-        reserver: &super::reserve::Reserver,
-        request: &super::reserve::ReserveRequest,
-    ) -> Result<Reserved, super::state::RedisCallError> {
-        let slot = product_slot(request.product_id);
-        let mut redirected = false;
-        loop {
-            let cluster_node;
-            let node = match &self.masters {
-                Masters::Single(node) => node,
-                Masters::Cluster(cluster) => {
-                    cluster_node = state.redis_call(cluster.owner(slot)).await?;
-                    &*cluster_node
-                }
-            };
-            let link = match state.redis_call(node.link()).await {
-                Ok(link) => link,
-                Err(e) => {
-                    // The master is gone, or not yet back: the table may name another.
-                    if let Masters::Cluster(cluster) = &self.masters {
-                        cluster.reread().await;
-                    }
-                    return Err(e);
-                }
-            };
-            let mut conn = link.conn.clone();
-            let reserved = super::metrics::timed(
-                &super::metrics::get().redis_seconds,
-                state.redis_call(reserver.reserve_message(&mut conn, &state.keys, request)),
-            )
-            .await;
-            let (outcome, message) = match reserved {
-                Ok(answer) => answer,
-                Err(e) => {
-                    node.broken(link.generation).await;
-                    if let Masters::Cluster(cluster) = &self.masters {
-                        cluster.reread().await;
-                        let moved = matches!(&e, super::state::RedisCallError::Redis(r)
-                            if matches!(r.kind(), redis::ErrorKind::Moved | redis::ErrorKind::Ask));
-                        if moved && !redirected {
-                            redirected = true;
-                            continue;
-                        }
-                    }
-                    return Err(e);
-                }
-            };
-            if message.is_none() {
-                return Ok((outcome, None, true));
-            }
-            let vouched = node.vouch(link.generation).await;
-            return Ok((outcome, message, vouched));
-        }
-    }
 }
-
-type Reserved = (super::ReserveOutcome, Option<stockguard_core::reservation::ReservationMessage>, bool);
 
 /// Whether this engine vouches for its reservations, decided once from its configuration and
 /// what it finds behind its Redis ([`Vouching::decide`]).
@@ -209,71 +149,4 @@ impl Vouching {
             Self::AtOnce(guarantee) => *guarantee,
         }
     }
-}
-
-/// Why a vouched reservation got no answer.
-#[derive(Debug, thiserror::Error)]
-pub enum VouchedError {
-    #[error(transparent)]
-    Redis(#[from] super::state::RedisCallError),
-    /// No replica had it in time and the DB write failed too: the buyer is told "try again",
-    /// never "accepted".
-    #[error("no replica acknowledged the reservation and writing it to the DB failed: {0}")]
-    WriteThrough(#[from] super::persist::PersistError),
-    /// Written to the DB, but its number is another buyer's order (two engines issued it).
-    #[error("order number {0} already belongs to another order")]
-    Clashed(String),
-}
-
-/// Reserves through the gate and answers only once the reservation is on `replicas`
-/// replicas or in the DB. A DB that refuses it (Redis over-issued) is recorded as the
-/// consumer records it (`order_failures`) and the buyer is told sold out; the consumer then
-/// finds it failed back and never makes it an order.
-pub async fn reserve_vouched(
-    state: &super::state::EngineState,
-    gate: &ReplicaGate,
-    reserver: &super::reserve::Reserver,
-    request: &super::reserve::ReserveRequest,
-) -> Result<super::ReserveOutcome, VouchedError> {
-    use super::persist::{write_batch, StreamMessage};
-    let (outcome, message, vouched) = gate.reserve(state, reserver, request).await?;
-    let Some(message) = message else {
-        return Ok(outcome);
-    };
-    gate.written_through.store(!vouched, Ordering::Relaxed);
-    if vouched {
-        return Ok(outcome);
-    }
-    super::metrics::get().written_through.inc();
-    let order_no = message.order_no.clone();
-    tracing::debug!(%order_no, "no replica acknowledged in time: writing the order to the DB");
-    // The stream id is not needed: the consumer acknowledges the message when it comes to it.
-    let batch = [StreamMessage { id: String::new(), body: message }];
-    let written = write_batch(&state.pool, request.product_id, &batch, state.config.payment_timeout).await?;
-    if !written.persisted.is_empty() || !written.duplicates.is_empty() {
-        Ok(outcome)
-    } else if !written.failed.is_empty() {
-        // Refused. A buyer retrying after a failover to a replica that never had their first
-        // reservation (it was written here, not replicated) holds an order under this key
-        // already: that is their answer, not "sold out".
-        Ok(match first_order(&state.pool, request).await.map_err(super::persist::PersistError::from)? {
-            Some(order_no) => super::ReserveOutcome::Replayed { order_no },
-            None => super::ReserveOutcome::SoldOut,
-        })
-    } else {
-        Err(VouchedError::Clashed(order_no))
-    }
-}
-
-/// The order the buyer's idempotency key already holds for the product, if any.
-async fn first_order(
-    pool: &sqlx::MySqlPool,
-    request: &super::reserve::ReserveRequest,
-) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT order_no FROM orders WHERE user_id = ? AND product_id = ? AND idempotency_key = ?")
-        .bind(request.user_id)
-        .bind(request.product_id)
-        .bind(request.idempotency_key.as_bytes())
-        .fetch_optional(pool)
-        .await
 }
