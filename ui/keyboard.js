@@ -3,7 +3,7 @@
 // `?` or F1 opens the list of shortcuts, Alt+L switches the language, Escape closes the open
 // panel (dialogs close on Escape by themselves). No shortcut fires while the user types in a
 // field: a `?` typed into a reason is a question mark.
-import { t, onLanguageChange } from "./i18n.js";
+import { t, said, onLanguageChange } from "./i18n.js";
 import { byId, query } from "./dom.js";
 
 const dialog = /** @type {HTMLDialogElement} */ (byId("shortcuts-dialog"));
@@ -30,7 +30,7 @@ function shortcuts() {
   /** @type {Array<[string, string]>} */
   const list = screenButtons()
     .slice(0, 9)
-    .map((b, i) => [`Alt+${i + 1}`, t("kbScreen", { screen: t(/** @type {string} */ (b.dataset.i18n)) })]);
+    .map((b, i) => [`Alt+${i + 1}`, t("kbScreen", { screen: said(/** @type {string} */ (b.dataset.i18n)) })]);
   list.push(
     ["?  /  F1", t("kbHelp")],
     ["Alt+L", t("kbLanguage")],

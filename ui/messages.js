@@ -6,9 +6,11 @@
 //
 // `detail` is what a server or the OS said verbatim (a MySQL error, an I/O error): not
 // translatable, so it is shown apart from the sentence, marked as English (lang="en").
-import { t, currentLanguage } from "./i18n.js";
+import { t, said, isMessageKey, currentLanguage } from "./i18n.js";
 
 /** @typedef {import("./types").MessageCode} MessageCode */
+/** @typedef {import("./types").ErrorKind} ErrorKind */
+/** @typedef {import("./i18n.js").MessageKey} MessageKey */
 /** @typedef {import("./types").Notice} Notice */
 /** @typedef {{ en: string, zh: string }} Template */
 
@@ -213,19 +215,50 @@ function fill(template, params) {
   return text.replace(/\{(\w+)\}/g, (_, /** @type {string} */ k) => {
     const v = params[k];
     const s = Array.isArray(v) ? v.join(", ") : String(v ?? "");
-    if (WORD_LISTS.has(k)) return s.split(",").map((w) => t(w)).join(currentLanguage() === "zh" ? "、" : " and ");
-    return WORDS.has(k) ? t(s) : s;
+    if (WORD_LISTS.has(k)) return s.split(",").map((w) => said(w)).join(currentLanguage() === "zh" ? "、" : " and ");
+    return WORDS.has(k) ? said(s) : s;
   });
+}
+
+/** The heading of each kind of error (src-tauri's `ErrorKind`, and the window's "error"). */
+/** @type {Record<ErrorKind | "error", MessageKey>} */
+const KINDS = {
+  profile: "profile",
+  keychain: "keychain",
+  connect: "connect",
+  not_connected: "not_connected",
+  query: "query",
+  refused: "refused",
+  confirmation_required: "confirmation_required",
+  invalid: "invalid",
+  chart: "chart",
+  runner: "runner",
+  error: "error",
+};
+
+/** A kind's heading; a kind this window does not know (a newer Rust's) as it is. @param {string} kind */
+function kindText(kind) {
+  return kind in KINDS ? t(KINDS[/** @type {keyof typeof KINDS} */ (kind)]) : kind;
 }
 
 /** Between an error's heading and its sentence. @param {string} kind */
 function heading(kind) {
-  return `${t(kind)}${currentLanguage() === "zh" ? "：" : ": "}`;
+  return `${kindText(kind)}${currentLanguage() === "zh" ? "：" : ": "}`;
+}
+
+/**
+ * An error the window makes itself, said by a key of the catalogue in the language of the
+ * moment it is shown.
+ * @param {MessageKey} key
+ * @param {Record<string, string | number>} [vars]
+ */
+export function invalid(key, vars = {}) {
+  return { kind: "invalid", key, vars };
 }
 
 /**
  * What an error says: the sentence in the window's language, and the verbatim detail (or
- * null). The window's own errors are { kind, key, vars } (a key of i18n.js).
+ * null). The window's own errors are { kind, key, vars } (a key of i18n.js, see `invalid`).
  * @param {unknown} err a DesktopError from Rust, an Error, or anything thrown
  * @returns {{ kind: string, code: string | null, text: string, detail: string | null }}
  */
@@ -239,13 +272,13 @@ export function describeError(err) {
   if (template) {
     return { kind, code, text: `${heading(kind)}${fill(template, params)}`, detail: params.detail ?? null };
   }
-  if (code) return { kind, code, text: t(kind), detail: message || null };
+  if (code) return { kind, code, text: kindText(kind), detail: message || null };
   // Made by the window: a key of i18n.js, said in the language of the moment.
   if (typeof o.key === "string") {
     const vars = /** @type {Record<string, string | number>} */ (typeof o.vars === "object" && o.vars ? o.vars : {});
-    return { kind, code, text: `${heading(kind)}${t(o.key, vars)}`, detail: null };
+    return { kind, code, text: `${heading(kind)}${isMessageKey(o.key) ? t(o.key, vars) : o.key}`, detail: null };
   }
-  return { kind, code, text: message ? `${heading(kind)}${message}` : t(kind), detail: null };
+  return { kind, code, text: message ? `${heading(kind)}${message}` : kindText(kind), detail: null };
 }
 
 /** @typedef {import("./types").Reason} Reason */

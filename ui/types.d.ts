@@ -600,6 +600,54 @@ regressions: Array<string>, };
 
 export type Lang = "zh" | "en";
 
+export type FaultWindow = { fault: string, 
+/**
+ * The fault's Chinese name in the drill file (`name_zh`), when it has one.
+ */
+fault_zh: string | null, target: string, action: string, start_s: number, end_s: number, 
+/**
+ * Never restored in the timeline: the window runs to its last event.
+ */
+open: boolean, 
+/**
+ * Taken from the drill file, the timeline holding no fault event.
+ */
+planned: boolean, 
+/**
+ * The plan's parameters of the fault (latency, bandwidth, engines), when it has any.
+ */
+detail: string, };
+
+export type LoadPoint = { at_s: number, sent: number, accepted: number, refused: number, errors: number, p50_ms: number, p99_ms: number, };
+
+export type TickPoint = { at_s: number, drift: number, drift_max_abs: number, backlog: number, inflight: number, };
+
+export type ModePoint = { at_s: number, redis_path: number, db_path: number, };
+
+export type Series = { load: Array<LoadPoint>, ticks: Array<TickPoint>, 
+/**
+ * From the timeline's mode events; from the ticks' path counts when it has none.
+ */
+mode: Array<ModePoint>, };
+
+export type TimelineCharts = { 
+/**
+ * The x axis: from the earliest event (or the load's start) to the last, in seconds.
+ */
+span_s: [number, number], 
+/**
+ * In the order the faults began; a timeline without fault events shows the plan's.
+ */
+fault_windows: Array<FaultWindow>, series: Series, 
+/**
+ * Engines selling from Redis, as a count that holds until it changes, to the span's end.
+ */
+redis_path: Array<[number, number]>, 
+/**
+ * Engines selling through the DB, the same way.
+ */
+db_path: Array<[number, number]>, };
+
 export type Refusal = { "kind": "production" } | { "kind": "staging_unconfirmed" } | { "kind": "read_only" } | { "kind": "role", role: Role, };
 
 export type Started = { run_id: number, 
@@ -632,7 +680,7 @@ faults_zh: Array<string>, };
 
 export type DrillCatalog = { drills: Array<DrillInfo>, refusal: Refusal | null, staging: boolean, };
 
-export type DrillTimeline = { run: RunDetail, timeline: Array<TimedEvent>, };
+export type DrillTimeline = { run: RunDetail, timeline: Array<TimedEvent>, charts: TimelineCharts, };
 
 export type DrillLive = { run: RunDetail, 
 /**
@@ -643,7 +691,11 @@ events: Array<TimedEvent>,
 /**
  * The first of this run's: the window starts its timeline afresh.
  */
-first: boolean, };
+first: boolean, 
+/**
+ * The charts of every event of the run so far.
+ */
+charts: TimelineCharts, };
 
 export type CaseStatus = "DRAFT" | "PROPOSED" | "APPROVED" | "EXECUTING" | "EXECUTED" | "CLOSED";
 

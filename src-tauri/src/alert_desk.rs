@@ -17,8 +17,8 @@ use serde::Serialize;
 use stockguard_core::action::Action;
 use stockguard_core::alerts::{self, acks, Alert, AlertState, Signals};
 use stockguard_core::connect::Connections;
-use stockguard_core::drills::report::Lang;
 use stockguard_core::health::Health;
+use stockguard_core::lang::Lang;
 use stockguard_core::recon::sampler::Tick;
 use tauri::{AppHandle, Emitter as _, Manager as _};
 

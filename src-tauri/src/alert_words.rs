@@ -3,7 +3,7 @@
 //! A leaf: it knows the core's alerts and nothing of the files that show them.
 
 use stockguard_core::alerts::{Alert, AlertKind};
-use stockguard_core::drills::report::Lang;
+use stockguard_core::lang::Lang;
 
 /// The title and the sentence a person acts on.
 pub fn describe(alert: &Alert, lang: Lang) -> (String, String) {

@@ -1,13 +1,15 @@
 //! Forwards a drill run to the window while it goes: one `drill-live` event a second carrying
-//! the run's row (status, heartbeat, halt, summary at the end) and the timeline events written
-//! since the last one, read from the database. The runner is never asked anything: a run whose
-//! runner died goes on being shown, as dead, until another run is watched.
+//! the run's row (status, heartbeat, halt, summary at the end), the timeline events written
+//! since the last one, read from the database, and the charts of the whole timeline so far as
+//! the core works them out (span, fault windows, series). The runner is never asked anything:
+//! a run whose runner died goes on being shown, as dead, until another run is watched.
 
 use std::time::Duration;
 
 use serde::Serialize;
 use sqlx::MySqlPool;
 use stockguard_core::drills::events::{self, TimedEvent};
+use stockguard_core::drills::report::shown::TimelineCharts;
 use stockguard_core::drills::{self, RunDetail, RunStatus};
 use tauri::async_runtime::JoinHandle;
 use tauri::{AppHandle, Emitter as _};
@@ -26,6 +28,8 @@ pub struct DrillLive {
     pub events: Vec<TimedEvent>,
     /// The first of this run's: the window starts its timeline afresh.
     pub first: bool,
+    /// The charts of every event of the run so far.
+    pub charts: TimelineCharts,
 }
 
 /// Watches `run_id` until it finishes (the last event carries its verdict and summary).
@@ -33,6 +37,7 @@ pub fn spawn(app: AppHandle, pool: MySqlPool, run_id: u64) -> JoinHandle<()> {
     tauri::async_runtime::spawn(async move {
         let mut seen = 0;
         let mut first = true;
+        let mut timeline = Vec::new();
         let mut tick = tokio::time::interval(EVERY);
         loop {
             tick.tick().await;
@@ -46,8 +51,10 @@ pub fn spawn(app: AppHandle, pool: MySqlPool, run_id: u64) -> JoinHandle<()> {
             match read.await {
                 Ok((run, events, newest)) => {
                     seen = newest;
+                    events::merge(&mut timeline, events.clone());
+                    let charts = TimelineCharts::of_run(&run, &timeline);
                     let finished = run.record.status != RunStatus::Running;
-                    let _ = app.emit(LIVE_EVENT, &DrillLive { run, events, first });
+                    let _ = app.emit(LIVE_EVENT, &DrillLive { run, events, first, charts });
                     first = false;
                     if finished {
                         break;

@@ -6,7 +6,7 @@
 
 use notify_rust::{Notification, Urgency};
 use stockguard_core::alerts::{Alert, AlertKind};
-use stockguard_core::drills::report::Lang;
+use stockguard_core::lang::Lang;
 use tauri::AppHandle;
 
 use crate::alert_words::describe;

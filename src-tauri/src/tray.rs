@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use stockguard_core::alerts::Alert;
-use stockguard_core::drills::report::Lang;
+use stockguard_core::lang::Lang;
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;

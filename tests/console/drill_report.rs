@@ -5,8 +5,9 @@
 
 use sqlx::MySqlPool;
 use stockguard_core::action::Refused;
-use stockguard_core::drills::report::{self, Format, Lang, FAULT_FILL};
+use stockguard_core::drills::report::{self, Format, FAULT_FILL};
 use stockguard_core::drills::{self, compare, DrillRunError, RunStatus};
+use stockguard_core::lang::Lang;
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind, Role};
 
 use crate::support;

@@ -1,6 +1,6 @@
 // The audit log: every write action, newest first, filtered by action, outcome and text.
 import { invoke } from "../api.js";
-import { t, onLanguageChange } from "../i18n.js";
+import { t, said, onLanguageChange } from "../i18n.js";
 import { showError, clearFeedback, cell } from "../feedback.js";
 import { onConnect } from "../session.js";
 import { byId, query } from "../dom.js";
@@ -20,8 +20,8 @@ function row(a) {
     cell(a.id, "num id"),
     cell(a.at.replace("T", " ")),
     cell(a.claimed_actor && a.claimed_actor !== a.actor ? `${a.actor} (${a.claimed_actor})` : a.actor),
-    cell(t(a.role)),
-    cell(t(a.environment)),
+    cell(said(a.role)),
+    cell(said(a.environment)),
     cell(a.action, "action"),
     cell(a.target, "target"),
     cell(a.reason),

@@ -4,6 +4,7 @@
 import { invoke, listen } from "../api.js";
 import { t, onLanguageChange, currentLanguage, clock } from "../i18n.js";
 import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
+import { invalid } from "../messages.js";
 import { selection, onConnect } from "../session.js";
 import { byId, query } from "../dom.js";
 
@@ -286,7 +287,7 @@ export function init(context) {
     scheduleDraw();
   });
   byId("show-chart").addEventListener("click", () => {
-    if (selection.size === 0) return showError({ kind: "invalid", key: "pickProducts" });
+    if (selection.size === 0) return showError(invalid("pickProducts"));
     clearFeedback();
     chartPanel.hidden = false;
     scroller.classList.add("with-chart");
@@ -309,7 +310,7 @@ export function init(context) {
     }
   });
   byId("rewrite-selected").addEventListener("click", () => {
-    if (selection.size === 0) return showError({ kind: "invalid", key: "pickProducts" });
+    if (selection.size === 0) return showError(invalid("pickProducts"));
     ctx.showScreen("repair");
   });
   onConnect(() => {

@@ -86,7 +86,7 @@ async function openCase(id) {
 /**
  * Enables `id` when the case's status allows it and the servers let this account do it;
  * otherwise disables it and says why in its tooltip.
- * @param {string} id @param {boolean} allowed @param {string} why
+ * @param {string} id @param {boolean} allowed @param {import("../i18n.js").MessageKey} why
  */
 function allow(id, allowed, why) {
   const b = button(id);

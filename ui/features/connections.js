@@ -39,7 +39,7 @@ let profiles = [];
 let ctx;
 
 /**
- * @param {string} label the i18n key of its text
+ * @param {import("../i18n.js").MessageKey} label the i18n key of its text
  * @param {string} className
  * @param {(e: MouseEvent) => void} onClick
  */

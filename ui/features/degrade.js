@@ -4,6 +4,7 @@
 import { invoke, listen } from "../api.js";
 import { t, onLanguageChange } from "../i18n.js";
 import { showError, clearFeedback, cell } from "../feedback.js";
+import { invalid } from "../messages.js";
 import { connection, onConnect } from "../session.js";
 import { byId, query } from "../dom.js";
 
@@ -142,13 +143,13 @@ async function refresh() {
 function scopeProduct() {
   const text = productInput.value.trim();
   if (!text) return null;
-  if (!/^\d+$/.test(text)) throw { kind: "invalid", key: "badIds", vars: { text } };
+  if (!/^\d+$/.test(text)) throw invalid("badIds", { text });
   return Number(text);
 }
 
 function reason() {
   const r = reasonInput.value.trim();
-  if (!r) throw { kind: "invalid", key: "reasonRequired" };
+  if (!r) throw invalid("reasonRequired");
   return r;
 }
 

@@ -16,6 +16,7 @@ import * as history from "./drills/history.js";
 /** @typedef {import("../types").DrillCatalog} DrillCatalog */
 /** @typedef {import("../types").RunDetail} RunDetail */
 /** @typedef {import("../types").TimedEvent} TimedEvent */
+/** @typedef {import("../types").TimelineCharts} TimelineCharts */
 
 const picker = /** @type {HTMLSelectElement} */ (byId("drill-name"));
 const runButton = /** @type {HTMLButtonElement} */ (byId("drill-run"));
@@ -26,7 +27,11 @@ const haltReason = /** @type {HTMLInputElement} */ (byId("halt-reason"));
 
 /** @type {DrillCatalog | null} */
 let catalog = null;
-/** The run watched live, as the last `drill-live` left it. @type {{ run: RunDetail, timeline: TimedEvent[] } | null} */
+/**
+ * The run watched live, as the last `drill-live` left it (its charts the core's, of the
+ * whole timeline so far).
+ * @type {{ run: RunDetail, timeline: TimedEvent[], charts: TimelineCharts } | null}
+ */
 let watched = null;
 let starting = false;
 
@@ -154,8 +159,8 @@ async function halt() {
 async function openReplay(runId) {
   clearFeedback();
   try {
-    const { run, timeline } = await invoke("drill_timeline", { run_id: runId });
-    replay.open(run, ordered(timeline), drills());
+    const { run, timeline, charts } = await invoke("drill_timeline", { run_id: runId });
+    replay.open(run, ordered(timeline), charts, drills());
     byId("drill-view").scrollIntoView({ block: "start" });
   } catch (err) {
     showError(err);
@@ -180,10 +185,10 @@ export function init() {
   stagingBox.addEventListener("change", renderChoice);
   runButton.addEventListener("click", start);
   byId("drill-halt").addEventListener("click", halt);
-  listen("drill-live", ({ run, events, first }) => {
+  listen("drill-live", ({ run, events, first, charts }) => {
     const previous = watched && !first && watched.run.id === run.id ? watched.timeline : [];
     const statusChanged = watched?.run.status !== run.status || watched?.run.dead !== run.dead;
-    watched = { run, timeline: ordered([...previous, ...events]) };
+    watched = { run, timeline: ordered([...previous, ...events]), charts };
     drawLive();
     if (first || statusChanged) history.refresh();
   });

@@ -6,6 +6,7 @@ import { t, onLanguageChange } from "../i18n.js";
 import { showError, clearFeedback, cell, errorNodes } from "../feedback.js";
 import { selection, connection } from "../session.js";
 import { byId, query } from "../dom.js";
+import { invalid } from "../messages.js";
 
 /** @typedef {import("../types").RewriteItem} RewriteItem */
 /** @typedef {import("../types").LedgerReport} LedgerReport */
@@ -102,7 +103,7 @@ async function rewrite(dryRun) {
   try {
     const products = parseIds();
     const reason = reasonInput.value.trim();
-    if (!reason) throw { kind: "invalid", key: "reasonRequired" };
+    if (!reason) throw invalid("reasonRequired");
     /** @type {number[] | null} */
     let confirmed = [];
     if (!dryRun && connection()?.environment === "production") {
@@ -134,7 +135,7 @@ function renderLedger() {
   const table = document.createElement("table");
   table.id = "ledger-mismatches";
   const head = document.createElement("tr");
-  for (const k of ["product", "initial", "dbStock", "live", "gap", "oversold"]) {
+  for (const k of /** @type {const} */ (["product", "initial", "dbStock", "live", "gap", "oversold"])) {
     const th = document.createElement("th");
     th.textContent = t(k);
     head.append(th);

@@ -19,13 +19,6 @@ pub struct StepFailed {
     pub source: sqlx::Error,
 }
 
-impl StepFailed {
-    /// Whether the server refused the statement as a duplicate key.
-    pub fn is_unique_violation(&self) -> bool {
-        self.source.as_database_error().is_some_and(|e| e.is_unique_violation())
-    }
-}
-
 /// Names the step of a database result.
 pub trait Step<T> {
     fn step(self, step: &'static str) -> Result<T, StepFailed>;
@@ -35,6 +28,12 @@ impl<T> Step<T> for Result<T, sqlx::Error> {
     fn step(self, step: &'static str) -> Result<T, StepFailed> {
         self.map_err(|source| StepFailed { step, source })
     }
+}
+
+/// Whether the server refused a statement as a duplicate key (sqlx's own classification, the
+/// one test every idempotent writer uses).
+pub fn is_unique_violation(err: &sqlx::Error) -> bool {
+    err.as_database_error().is_some_and(|e| e.is_unique_violation())
 }
 
 /// An error and its causes in one line, outermost first ("the exit failed: the database

@@ -3,7 +3,7 @@
 
 use chrono::Utc;
 use stockguard_core::alerts::acks::{self, Acknowledgement};
-use stockguard_core::drills::report::Lang;
+use stockguard_core::lang::Lang;
 use tauri::{AppHandle, State};
 
 use crate::alert_desk::{self, AlertDesk, AlertsUpdate};

@@ -1,15 +1,17 @@
 //! The Drills screen: the built-in drills and whether this connection may run them, starting
 //! one (as a `stockguard drill run` process, see `drills::launch`) and watching it through
 //! the database, the halt, the runs of the sale, a run's report, two runs compared, and a
-//! run's whole timeline for the replay.
+//! run's whole timeline and its charts for the replay.
 
 use serde::Serialize;
 use stockguard_core::drills::compare::{compare, Comparison};
 use stockguard_core::drills::events::{self, TimedEvent};
 use stockguard_core::drills::launch::{self, LaunchRequest, Refusal, Started};
 use stockguard_core::drills::plan;
-use stockguard_core::drills::report::{self, Format, Lang};
+use stockguard_core::drills::report::shown::TimelineCharts;
+use stockguard_core::drills::report::{self, Format};
 use stockguard_core::drills::{self, RunDetail, RunRecord};
+use stockguard_core::lang::Lang;
 use tauri::{AppHandle, Manager as _, State};
 
 use crate::error::{DesktopError, MessageCode, Said};
@@ -42,11 +44,12 @@ pub struct DrillCatalog {
     pub staging: bool,
 }
 
-/// A run and its whole timeline, for the replay.
+/// A run and its whole timeline, for the replay, with the timeline's charts.
 #[derive(Debug, Serialize, ts_rs::TS)]
 pub struct DrillTimeline {
     pub run: RunDetail,
     pub timeline: Vec<TimedEvent>,
+    pub charts: TimelineCharts,
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -155,5 +158,6 @@ pub async fn drill_timeline(state: State<'_, AppState>, run_id: u64) -> Result<D
     let live = state.live().await?;
     let run = drills::show(&live.conns.mysql, run_id, drills::STALE_AFTER).await?;
     let timeline = events::timeline(&live.conns.mysql, run_id).await?;
-    Ok(DrillTimeline { run, timeline })
+    let charts = TimelineCharts::of_run(&run, &timeline);
+    Ok(DrillTimeline { run, timeline, charts })
 }

@@ -14,7 +14,8 @@ use clap::Subcommand;
 
 use super::choice::one_of;
 use super::CliError;
-use stockguard_core::drills::report::{Format, Lang};
+use stockguard_core::drills::report::Format;
+use stockguard_core::lang::Lang;
 
 #[derive(Debug, Subcommand)]
 pub enum DrillCommand {

@@ -5,8 +5,9 @@ use std::path::Path;
 
 use super::super::output::{self, say};
 use super::super::{connect, CliError};
-use stockguard_core::drills::report::{self, Format, Lang};
+use stockguard_core::drills::report::{self, Format};
 use stockguard_core::drills::{self, compare};
+use stockguard_core::lang::Lang;
 
 pub(super) async fn report(
     profile: Option<&str>,

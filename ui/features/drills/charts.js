@@ -1,6 +1,9 @@
-// Small line charts of a drill's timeline, drawn as inline SVG from the recorded events (the
-// HTML report draws its charts in Rust; these redraw every second while a run goes, and under
-// the replay's cursor, so they are drawn here, from data the core already shaped).
+// Small line charts of a drill's timeline, drawn as inline SVG from the series, span and fault
+// windows the core worked out (drills/report/shown.rs `TimelineCharts`): nothing is computed
+// here but pixels. The HTML report's charts are drawn in Rust (plotters); these are not, as the
+// replay redraws its cursor on every animation frame (a round trip to Rust per frame, and a
+// plotters SVG exposes no mapping from seconds to pixels to lay a cursor over), and they follow
+// the window's language switch and size without asking Rust again.
 
 const NS = "http://www.w3.org/2000/svg";
 const WIDTH = 300;

@@ -2,8 +2,9 @@
 // stopped beating shows DEAD), its report (the core's HTML, in the window's language), and
 // two of them compared figure by figure with the regressions marked.
 import { invoke } from "../../api.js";
-import { t, currentLanguage } from "../../i18n.js";
+import { t, said, currentLanguage } from "../../i18n.js";
 import { showError, clearFeedback, cell } from "../../feedback.js";
+import { invalid } from "../../messages.js";
 import { byId, query } from "../../dom.js";
 
 /** @typedef {import("../../types").RunRecord} RunRecord */
@@ -124,7 +125,7 @@ function renderComparison() {
   const head = document.createElement("p");
   head.className = "compare-head";
   head.textContent = t("compareHead", {
-    a: c.a.id, sa: t(c.a.status), b: c.b.id, sb: t(c.b.status),
+    a: c.a.id, sa: said(c.a.status), b: c.b.id, sb: said(c.b.status),
     plan: yesNo(c.same_plan), schedule: yesNo(c.same_schedule), threshold: Math.round(c.threshold * 100),
   });
   const table = document.createElement("table");
@@ -157,7 +158,7 @@ function renderComparison() {
 
 async function compare() {
   clearFeedback();
-  if (ticked.size !== 2) return showError({ kind: "invalid", key: "pickTwo" });
+  if (ticked.size !== 2) return showError(invalid("pickTwo"));
   // In the order ticked: the first is the baseline.
   const [a, b] = [...ticked];
   const threshold = Number(/** @type {HTMLInputElement} */ (byId("drill-threshold")).value) / 100;

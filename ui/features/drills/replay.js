@@ -3,12 +3,12 @@
 // of the database after the timeline is loaded.
 import { t } from "../../i18n.js";
 import { byId } from "../../dom.js";
-import { span } from "./moment.js";
 import { render, clock } from "./view.js";
 
 /** @typedef {import("../../types").RunDetail} RunDetail */
 /** @typedef {import("../../types").TimedEvent} TimedEvent */
 /** @typedef {import("../../types").DrillInfo} DrillInfo */
+/** @typedef {import("../../types").TimelineCharts} TimelineCharts */
 
 const bar = byId("replay-bar");
 const scrub = /** @type {HTMLInputElement} */ (byId("replay-scrub"));
@@ -16,7 +16,7 @@ const speed = /** @type {HTMLSelectElement} */ (byId("replay-speed"));
 const playButton = byId("replay-play");
 const atLabel = byId("replay-at");
 
-/** @type {{ run: RunDetail, timeline: TimedEvent[], drills: DrillInfo[] } | null} */
+/** @type {{ run: RunDetail, timeline: TimedEvent[], charts: TimelineCharts, drills: DrillInfo[] } | null} */
 let loaded = null;
 /** The frame request while playing, and the wall clock and offset it started from. */
 let frame = 0;
@@ -60,12 +60,13 @@ function play() {
  * Loads a run for the replay, its cursor at the start of the load.
  * @param {RunDetail} run
  * @param {TimedEvent[]} timeline in offset order
+ * @param {TimelineCharts} charts the core's, of the whole timeline
  * @param {DrillInfo[]} drills
  */
-export function open(run, timeline, drills) {
+export function open(run, timeline, charts, drills) {
   pause();
-  loaded = { run, timeline, drills };
-  const [x0, x1] = span(timeline);
+  loaded = { run, timeline, charts, drills };
+  const [x0, x1] = charts.span_s;
   scrub.min = String(Math.floor(x0 * 1000));
   scrub.max = String(Math.ceil(x1 * 1000));
   scrub.value = String(Math.max(0, Number(scrub.min)));

@@ -2,17 +2,40 @@
 // replay's cursor otherwise): its phase, the faults on, the engines' mode, the last second of
 // load and the last tick, the invariants green or red, the notable events so far, and four
 // charts of the whole timeline with the fault windows shaded and the moment marked.
-import { t, currentLanguage } from "../../i18n.js";
+import { t, wordOf, currentLanguage } from "../../i18n.js";
 import { byId } from "../../dom.js";
-import { momentAt, faultWindows, series, span } from "./moment.js";
+import { momentAt } from "./moment.js";
 import { lineChart } from "./charts.js";
 
 /** @typedef {import("../../types").RunDetail} RunDetail */
 /** @typedef {import("../../types").TimedEvent} TimedEvent */
 /** @typedef {import("../../types").DrillInfo} DrillInfo */
+/** @typedef {import("../../types").TimelineCharts} TimelineCharts */
+/** @typedef {import("../../types").FaultWindow} FaultWindow */
 
 /** The invariants the runner checks every tick (its Violation events name them). */
 const TICK_INVARIANTS = ["oversell", "redis_stock_negative", "drift_outside_faults"];
+
+/**
+ * The phases the runner names, and below the invariants, by their keys of the catalogue (the
+ * runner records them as text: one a newer runner names is shown as named).
+ * @type {Record<string, import("../../i18n.js").MessageKey>}
+ */
+const PHASES = { rig: "phase_rig", load: "phase_load", drain: "phase_drain", verify: "phase_verify", done: "phase_done" };
+/** @type {Record<string, import("../../i18n.js").MessageKey>} */
+const INVARIANTS = {
+  oversell: "inv_oversell",
+  redis_stock_negative: "inv_redis_stock_negative",
+  drift_outside_faults: "inv_drift_outside_faults",
+  redis_stock_never_negative: "inv_redis_stock_never_negative",
+  no_accepted_order_lost: "inv_no_accepted_order_lost",
+  no_duplicate_order: "inv_no_duplicate_order",
+  no_drift_outside_faults: "inv_no_drift_outside_faults",
+  drift_zero_at_end: "inv_drift_zero_at_end",
+  no_stale_rewrite: "inv_no_stale_rewrite",
+  accepted_orders_always_found: "inv_accepted_orders_always_found",
+  atEnd: "inv_atEnd",
+};
 
 /**
  * Why the run ended as it did, in the window's language: built from the run's status and its
@@ -24,11 +47,7 @@ function verdictOf(run) {
   const summary = run.summary;
   if (!summary) return "";
   const failed = summary.checks.filter((c) => !c.passed);
-  const checkName = (/** @type {string} */ name) => {
-    const key = `inv_${name}`;
-    const said = t(key);
-    return said === key ? name : said;
-  };
+  const checkName = (/** @type {string} */ name) => wordOf(INVARIANTS, name);
   const recorded = (summary.reason ?? "").replace(/^halted: /, "");
   switch (statusOf(run)) {
     case "PASSED":
@@ -59,15 +78,18 @@ export function titleOf(scenario, drills) {
 }
 
 /**
- * A fault's name (as the timeline records it) in the window's language.
+ * A fault's name in the window's language: the run's drill file's Chinese name, else the
+ * built-in drill's, else its name as the timeline records it.
  * @param {string} scenario
- * @param {string} name
+ * @param {FaultWindow} fault
  * @param {DrillInfo[]} drills
  */
-export function faultNameOf(scenario, name, drills) {
+function faultNameOf(scenario, fault, drills) {
+  if (currentLanguage() !== "zh") return fault.fault;
+  if (fault.fault_zh) return fault.fault_zh;
   const d = drills.find((x) => x.name === scenario);
-  const i = d ? d.faults.indexOf(name) : -1;
-  return d && i >= 0 && currentLanguage() === "zh" ? d.faults_zh[i] : name;
+  const i = d ? d.faults.indexOf(fault.fault) : -1;
+  return d && i >= 0 ? d.faults_zh[i] : fault.fault;
 }
 
 /**
@@ -94,7 +116,7 @@ export function clock(ms) {
 function describe(e) {
   switch (e.kind) {
     case "phase":
-      return t("ev_phase", { phase: t(`phase_${e.phase}`) });
+      return t("ev_phase", { phase: wordOf(PHASES, e.phase) });
     case "fault_injected":
     case "fault_restored":
       return t(`ev_${e.kind}`, { fault: e.fault });
@@ -103,7 +125,7 @@ function describe(e) {
     case "repair":
       return t("ev_repair", { what: e.what, outcome: e.outcome });
     case "violation":
-      return t("ev_violation", { invariant: t(`inv_${e.invariant}`), figure: e.figure });
+      return t("ev_violation", { invariant: wordOf(INVARIANTS, e.invariant), figure: e.figure });
     case "abort":
     case "halt":
       return t(`ev_${e.kind}`, { reason: e.reason });
@@ -123,15 +145,15 @@ function invariant(name, passed, detail) {
   const li = document.createElement("li");
   li.dataset.invariant = name;
   li.className = passed === null ? "pending" : passed ? "ok" : "broken";
-  li.textContent = `${passed === null ? "…" : passed ? "✓" : "✗"} ${t(`inv_${name}`)}${detail ? ` (${detail})` : ""}`;
+  li.textContent = `${passed === null ? "…" : passed ? "✓" : "✗"} ${wordOf(INVARIANTS, name)}${detail ? ` (${detail})` : ""}`;
   return li;
 }
 
 /**
- * Draws `run` at `at` ms into the run panel.
- * @param {{ run: RunDetail, timeline: TimedEvent[], at: number, replay: boolean, drills: DrillInfo[] }} shown
+ * Draws `run` at `at` ms into the run panel; `charts` are the core's of the whole timeline.
+ * @param {{ run: RunDetail, timeline: TimedEvent[], charts: TimelineCharts, at: number, replay: boolean, drills: DrillInfo[] }} shown
  */
-export function render({ run, timeline, at, replay, drills }) {
+export function render({ run, timeline, charts, at, replay, drills }) {
   byId("drill-view").hidden = false;
   const title = titleOf(run.scenario, drills);
   byId("drill-view-title").textContent = t(replay ? "viewReplay" : "viewLive", { id: run.id, title });
@@ -144,7 +166,7 @@ export function render({ run, timeline, at, replay, drills }) {
   status.className = `run-status status-${statusOf(run)}`;
   status.dataset.status = statusOf(run);
 
-  const m = momentAt(timeline, at);
+  const m = momentAt(timeline, charts.fault_windows, at);
   const load = m.load;
   const tick = m.tick;
   const errors = load ? Object.values(load.errors).reduce((a, b) => a + (b ?? 0), 0) : 0;
@@ -152,7 +174,7 @@ export function render({ run, timeline, at, replay, drills }) {
   const ended = !replay || at >= (timeline[timeline.length - 1]?.offset_ms ?? 0);
   const verdict = ended ? verdictOf(run) : "";
   byId("drill-state").replaceChildren(
-    ...entry(t("st_phase"), m.phase ? t(`phase_${m.phase}`) : "-", "phase"),
+    ...entry(t("st_phase"), m.phase ? wordOf(PHASES, m.phase) : "-", "phase"),
     ...entry(
       t("st_faults"),
       m.faults.length ? m.faults.map((f) => faultNameOf(run.scenario, f, drills)).join("; ") : t("none"),
@@ -194,28 +216,27 @@ export function render({ run, timeline, at, replay, drills }) {
     }),
   );
 
-  const [x0, x1] = span(timeline);
-  const windows = faultWindows(timeline, x1);
-  const s = series(timeline);
+  const s = charts.series;
+  const windows = charts.fault_windows.map((w) => /** @type {[number, number]} */ ([w.start_s, w.end_s]));
   const cursor = replay ? at / 1000 : null;
   const chart = (/** @type {string} */ title, /** @type {import("./charts.js").Line[]} */ lines) =>
-    lineChart({ title, lines, span: [x0, x1], windows, cursor });
+    lineChart({ title, lines, span: charts.span_s, windows, cursor });
   byId("drill-charts").replaceChildren(
     chart(t("chartLoad"), [
-      { label: t("s_accepted"), color: "#2e7d32", points: s.accepted },
-      { label: t("s_errors"), color: "#c62828", points: s.errors },
+      { label: t("s_accepted"), color: "#2e7d32", points: s.load.map((p) => [p.at_s, p.accepted]) },
+      { label: t("s_errors"), color: "#c62828", points: s.load.map((p) => [p.at_s, p.errors]) },
     ]),
     chart(t("chartDrift"), [
-      { label: t("s_drift"), color: "#6a1b9a", points: s.drift },
-      { label: t("s_worst"), color: "#ef6c00", points: s.worst },
+      { label: t("s_drift"), color: "#6a1b9a", points: s.ticks.map((p) => [p.at_s, p.drift]) },
+      { label: t("s_worst"), color: "#ef6c00", points: s.ticks.map((p) => [p.at_s, p.drift_max_abs]) },
     ]),
     chart(t("chartBacklog"), [
-      { label: t("s_backlog"), color: "#1565c0", points: s.backlog },
-      { label: t("s_inflight"), color: "#00897b", points: s.inflight },
+      { label: t("s_backlog"), color: "#1565c0", points: s.ticks.map((p) => [p.at_s, p.backlog]) },
+      { label: t("s_inflight"), color: "#00897b", points: s.ticks.map((p) => [p.at_s, p.inflight]) },
     ]),
     chart(t("chartEngines"), [
-      { label: t("s_redis"), color: "#c62828", points: s.redis },
-      { label: t("s_db"), color: "#1565c0", points: s.db },
+      { label: t("s_redis"), color: "#c62828", points: charts.redis_path },
+      { label: t("s_db"), color: "#1565c0", points: charts.db_path },
     ]),
   );
 }

@@ -21,7 +21,7 @@
 //! cancelled, not refunded. Refunds and coupons leave a `compensation.executed` event in
 //! `compensation_events` with its idempotency key, for the systems downstream.
 
-use crate::step::Step as _;
+use crate::step::{is_unique_violation, Step as _};
 use serde::Serialize;
 use sqlx::MySqlPool;
 
@@ -139,7 +139,7 @@ async fn run_line(pool: &MySqlPool, case_id: u64, line: &Pending) -> Result<Line
         .await;
     match keyed {
         Ok(_) => {}
-        Err(e) if is_duplicate(&e) || is_executed_already(&e) => {
+        Err(e) if is_unique_violation(&e) || is_executed_already(&e) => {
             tx.rollback().await.step("rolling back (run line)")?;
             return Ok(LineRun::AlreadyDone { order_no });
         }
@@ -158,11 +158,6 @@ async fn run_line(pool: &MySqlPool, case_id: u64, line: &Pending) -> Result<Line
         Ok(()) => Ok(LineRun::Skipped { order_no, detail }),
         Err(e) => Ok(LineRun::Unknown { order_no, error: e.to_string() }),
     }
-}
-
-/// True when a statement failed on a unique key.
-fn is_duplicate(err: &sqlx::Error) -> bool {
-    err.as_database_error().is_some_and(|e| e.is_unique_violation())
 }
 
 /// True when the effect's trigger found the line executed already (its own SQLSTATE).

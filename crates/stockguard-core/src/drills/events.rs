@@ -184,9 +184,32 @@ pub async fn since(pool: &MySqlPool, run_id: u64, after: u64) -> Result<(Vec<Tim
     Ok((events, newest))
 }
 
+/// Adds events read with [`since`] to a timeline kept in offset order, as [`timeline`] reads
+/// it: events of one offset in the order they were written.
+pub fn merge(timeline: &mut Vec<TimedEvent>, new: Vec<TimedEvent>) {
+    timeline.extend(new);
+    // Stable: of one offset, the events already held were written before the new ones.
+    timeline.sort_by_key(|e| e.offset_ms);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merged_events_take_their_place_by_offset_after_those_of_the_same_offset_held_before() {
+        let note = |offset_ms, text: &str| TimedEvent { offset_ms, event: Event::Note { text: text.into() } };
+        let mut timeline = vec![note(0, "a"), note(2000, "b")];
+        merge(&mut timeline, vec![note(3000, "d"), note(2000, "c")]);
+        let texts: Vec<String> = timeline
+            .iter()
+            .map(|e| match &e.event {
+                Event::Note { text } => text.clone(),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(texts, ["a", "b", "c", "d"]);
+    }
 
     #[test]
     fn an_event_round_trips_through_its_stored_json_with_its_kind_as_the_tag() {

@@ -45,9 +45,5 @@ pub mod vouched;
 
 pub use reserve::{ReserveOutcome, ReserveRequest, Reserver};
 
-/// True when a statement failed on a unique key (MySQL error 1062).
-pub(crate) fn is_duplicate(err: &sqlx::Error) -> bool {
-    err.as_database_error()
-        .and_then(|e| e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-        .is_some_and(|e| e.number() == 1062)
-}
+/// True when a statement failed on a unique key.
+pub(crate) use stockguard_core::step::is_unique_violation as is_duplicate;

@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use super::series::{LoadPoint, ModePoint, TickPoint};
+use super::series::{steps, LoadPoint, ModePoint, TickPoint};
 use super::words::Words;
 use super::ReportView;
 use crate::chart::draw::{draw_err, legend};
@@ -84,23 +84,6 @@ pub(super) fn all(view: &ReportView, words: &'static Words) -> Vec<Drawn> {
     charts.into_iter().map(|chart| Drawn { title: chart.title, svg: svg(&chart, view, words) }).collect()
 }
 
-/// A count that holds until it changes, drawn as steps running on to the end of the run.
-fn steps(points: &[ModePoint], end_s: f64, count: fn(&ModePoint) -> u32) -> Vec<(f64, f64)> {
-    let mut out: Vec<(f64, f64)> = Vec::new();
-    for p in points {
-        if let Some(&(_, before)) = out.last() {
-            out.push((p.at_s, before));
-        }
-        out.push((p.at_s, count(p) as f64));
-    }
-    if let Some(&(at, last)) = out.last() {
-        if at < end_s {
-            out.push((end_s, last));
-        }
-    }
-    out
-}
-
 /// The y range of a chart: every point and 0, with head room so a flat line is not drawn on
 /// the frame.
 fn y_range(lines: &[Line]) -> (f64, f64) {
@@ -172,12 +155,5 @@ mod tests {
     fn the_fault_fill_named_for_readers_is_the_colour_drawn() {
         let RGBColor(r, g, b) = FAULT_SHADE;
         assert_eq!(FAULT_FILL, format!("#{r:02X}{g:02X}{b:02X}"));
-    }
-
-    #[test]
-    fn a_mode_holds_until_it_changes_and_runs_on_to_the_end() {
-        let p = |at_s, db_path| ModePoint { at_s, redis_path: 0, db_path };
-        let drawn = steps(&[p(1.0, 0), p(3.0, 2)], 10.0, |p| p.db_path);
-        assert_eq!(drawn, vec![(1.0, 0.0), (3.0, 0.0), (3.0, 2.0), (10.0, 2.0)]);
     }
 }

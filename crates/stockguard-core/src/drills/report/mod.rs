@@ -11,7 +11,10 @@
 //!   from the drill file's `at_s`/`for_s` (every chart shades these).
 //! - [`series`]: the timeline as chart series (load per second, sampler ticks, engine
 //!   modes) and the per-phase table.
-//! - [`story`]: the review: the trigger, the chain of impact, the recovery, the follow-ups.
+//! - [`shown`]: the span, windows, series and mode steps of a timeline in one value, as the
+//!   desktop window's run panel receives them (live and in the replay) and this report uses.
+//! - [`story`]: the review: the trigger, the chain of impact, the recovery, the follow-ups;
+//!   `moment`: the kinds of its moments (a leaf the words read too).
 //! - `tables`: the content as tables of text (header, checks, figures, phases, review,
 //!   orders to compensate), written once for both documents.
 //! - `charts`: the five charts; `html` and `markdown`: the two documents; `words`: every
@@ -23,7 +26,9 @@
 mod charts;
 mod html;
 mod markdown;
+mod moment;
 pub mod series;
+pub mod shown;
 pub mod story;
 mod tables;
 pub mod windows;
@@ -37,12 +42,12 @@ use super::plan::Plan;
 use super::review::{self, Review};
 use super::runs::{self, DrillRunError, RunDetail};
 use series::{PhaseRow, Series};
+use shown::TimelineCharts;
 use story::Story;
 use windows::FaultWindow;
 
+use crate::lang::Lang;
 pub use charts::FAULT_FILL;
-// The language moved to a leaf of the crate; said here too while the doors move over.
-pub use crate::lang::Lang;
 
 /// How the report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -90,14 +95,20 @@ pub async fn load(pool: &MySqlPool, run_id: u64) -> Result<ReportData, ReportErr
     let run = runs::show(pool, run_id, runs::STALE_AFTER).await?;
     let timeline = events::timeline(pool, run_id).await?;
     let review = review::review_of(pool, run_id).await?;
-    let (plan, plan_error) = match run.parameters.get("plan_text").and_then(|t| t.as_str()) {
+    let (plan, plan_error) = plan_of(&run);
+    Ok(ReportData { run, plan, plan_error, timeline, review })
+}
+
+/// The drill file a run was given (`parameters.plan_text`), or why it cannot be read (a file
+/// of a newer version); neither when the run holds none.
+pub fn plan_of(run: &RunDetail) -> (Option<Plan>, Option<String>) {
+    match run.parameters.get("plan_text").and_then(|t| t.as_str()) {
         Some(text) => match Plan::parse(text) {
             Ok(plan) => (Some(plan), None),
             Err(e) => (None, Some(e.to_string())),
         },
         None => (None, None),
-    };
-    Ok(ReportData { run, plan, plan_error, timeline, review })
+    }
 }
 
 /// What every format shows, worked out once from the data (and, as it is, the JSON format).
@@ -127,9 +138,7 @@ impl<'a> ReportView<'a> {
         let record = &data.run.record;
         let title = plan.map(|p| if lang == Lang::Zh { &p.title_zh } else { &p.title_en }).cloned();
         let status = if record.dead { "DEAD" } else { record.status.as_str() };
-        let span_s = series::span(&data.timeline);
-        let fault_windows = windows::fault_windows(&data.timeline, plan, span_s.1);
-        let series = Series::of(&data.timeline);
+        let TimelineCharts { span_s, fault_windows, series, .. } = TimelineCharts::of(&data.timeline, plan);
         let phases = series::phases(&data.timeline, &series, span_s.1);
         let story = Story::of(data, &fault_windows, &series, words::of(lang));
         Self {

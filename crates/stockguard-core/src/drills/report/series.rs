@@ -1,6 +1,6 @@
 //! The timeline as the charts and tables read it: one point per second of load, per sampler
-//! tick and per change of the engines' mode, each at its second since the load started; and
-//! the per-phase table (the Markdown report's stand-in for the charts).
+//! tick and per change of the engines' mode, each at its second since the load started; the
+//! modes as steps; and the per-phase table (the Markdown report's stand-in for the charts).
 
 use serde::Serialize;
 
@@ -8,6 +8,7 @@ use crate::drills::events::{Event, TimedEvent};
 
 /// One second of load as the buyers saw it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LoadPoint {
     pub at_s: f64,
     pub sent: u64,
@@ -32,6 +33,7 @@ impl LoadPoint {
 
 /// One sampler tick.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TickPoint {
     pub at_s: f64,
     pub drift: i64,
@@ -42,6 +44,7 @@ pub struct TickPoint {
 
 /// How many engines were on each path from this moment on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ModePoint {
     pub at_s: f64,
     pub redis_path: u32,
@@ -49,6 +52,7 @@ pub struct ModePoint {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Series {
     pub load: Vec<LoadPoint>,
     pub ticks: Vec<TickPoint>,
@@ -105,6 +109,23 @@ pub fn span(timeline: &[TimedEvent]) -> (f64, f64) {
     let first = timeline.first().map_or(0.0, |t| seconds(t.offset_ms)).min(0.0);
     let last = timeline.last().map_or(0.0, |t| seconds(t.offset_ms));
     (first, last.max(first + 1.0))
+}
+
+/// A count that holds until it changes, as steps running on to `end_s` (how a mode is drawn).
+pub fn steps(points: &[ModePoint], end_s: f64, count: fn(&ModePoint) -> u32) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for p in points {
+        if let Some(&(_, before)) = out.last() {
+            out.push((p.at_s, before));
+        }
+        out.push((p.at_s, count(p) as f64));
+    }
+    if let Some(&(at, last)) = out.last() {
+        if at < end_s {
+            out.push((end_s, last));
+        }
+    }
+    out
 }
 
 /// One phase of the run (`rig`, `load`, `drain`, ...) and what happened during it.
@@ -194,5 +215,12 @@ mod tests {
         let mode = Event::Mode { redis_path: 0, db_path: 3, unknown: 0 };
         let both = Series::of(&[at(0, tick), at(500, mode)]);
         assert_eq!(both.mode, vec![ModePoint { at_s: 0.5, redis_path: 0, db_path: 3 }]);
+    }
+
+    #[test]
+    fn a_mode_holds_until_it_changes_and_runs_on_to_the_end() {
+        let p = |at_s, db_path| ModePoint { at_s, redis_path: 0, db_path };
+        let drawn = steps(&[p(1.0, 0), p(3.0, 2)], 10.0, |p| p.db_path);
+        assert_eq!(drawn, vec![(1.0, 0.0), (3.0, 0.0), (3.0, 2.0), (10.0, 2.0)]);
     }
 }

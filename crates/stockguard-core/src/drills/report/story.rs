@@ -8,29 +8,12 @@
 
 use serde::Serialize;
 
+pub use super::moment::MomentKind;
 use super::series::{ModePoint, Series};
 use super::windows::FaultWindow;
 use super::words::Words;
 use super::ReportData;
 use crate::drills::events::Event;
-
-/// What a moment of the run was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MomentKind {
-    FirstDbPath,
-    AllOnDbPath,
-    WorstErrorSecond,
-    PeakDrift,
-    PeakBacklog,
-    FirstViolation,
-    Abort,
-    Halt,
-    Repair,
-    FaultRestored,
-    BackOnRedis,
-    DriftSettled,
-}
 
 /// One moment of the chain of impact or of the recovery.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -9,6 +9,7 @@ use crate::drills::plan::{FaultStep, Plan};
 
 /// One fault's time on, in seconds since the load started.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FaultWindow {
     pub fault: String,
     /// The fault's Chinese name in the drill file (`name_zh`), when it has one.

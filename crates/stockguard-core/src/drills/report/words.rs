@@ -1,7 +1,7 @@
 //! Every label of the report, in Chinese and in English. The data (names, figures, notes,
 //! reasons) is shown as recorded; only what the report itself says is translated.
 
-use super::story::MomentKind;
+use super::moment::MomentKind;
 use crate::drills::summary::Check;
 use crate::lang::Lang;
 
