@@ -230,7 +230,9 @@ async fn an_executor_stopped_mid_run_and_run_again_gives_one_effect_per_line(poo
     let maker = accounts::person(&pool, "maker").await;
     let case_id = proposed_case(&maker).await;
     approved(&pool, case_id).await;
-    let executor = accounts::person(&pool, "exec").await;
+    let executor_url = accounts::account(&pool, "exec").await;
+    let connect = async || MySqlPool::connect(&executor_url).await.expect("the executor connects");
+    let executor = connect().await;
 
     // The run is dropped after its third line, as a killed process stops: whatever line it
     // was in never commits.
@@ -252,6 +254,11 @@ async fn an_executor_stopped_mid_run_and_run_again_gives_one_effect_per_line(poo
     assert!((3..9).contains(&done_so_far), "{done_so_far} lines done before the stop");
     assert_eq!(show(&pool, case_id).await.unwrap().status, CaseStatus::Executing);
 
+    // A killed process's connections close, and the server rolls back the line it was in
+    // (a dropped future alone leaves its connection idle in the pool, its transaction and
+    // row locks open until that connection is used again). The same person runs it again.
+    executor.close().await;
+    let executor = connect().await;
     let rerun = execute(&executor, case_id, &|_, _, _| {}).await.unwrap();
     assert_eq!(rerun.lines.len() as i64, 9 - done_so_far, "only the lines left are run again");
     assert_executed_once(&pool, &conns, case_id).await;

@@ -627,3 +627,48 @@ async fn a_facilitator_may_run_drills_but_not_compensate_and_may_not_apply_roles
     assert!(matches!(refused, Err(roles::RolesError::MysqlNotAdmin { .. })), "{refused:?}");
     drop(admin);
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn every_actions_rule_is_what_the_server_grants_each_roles_own_account(pool: MySqlPool) {
+    use stockguard_core::action::Action;
+    use stockguard_core::profile::Role;
+    let redis = TestRedis::new("rl-act").await;
+    let people = People::new();
+    let _admin = applied(&pool, &redis, &people, &SaleRole::ALL).await;
+    for role in Role::ALL {
+        let person = people.connect(SaleRole::from(role), &pool, &redis).await;
+        for action in Action::ALL {
+            let mut server_allows = true;
+            for (table, privilege) in action.writes() {
+                // The privilege is checked before a row is touched: a statement that writes no
+                // row says whether the account may, and changes nothing. It names every column
+                // a row can be given (an INSERT naming fewer is refused for a
+                // missing default before any privilege is asked).
+                let columns: String = sqlx::query_scalar(
+                    "SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY ORDINAL_POSITION) FROM information_schema.COLUMNS \
+                     WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND EXTRA NOT LIKE '%GENERATED%'",
+                )
+                .bind(table)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+                let column = columns.split(',').next().unwrap();
+                let sql = match privilege {
+                    roles::Privilege::Insert => {
+                        format!("INSERT INTO {table} ({columns}) SELECT {columns} FROM {table} WHERE 1 = 0")
+                    }
+                    roles::Privilege::Update => format!("UPDATE {table} SET {column} = {column} WHERE 1 = 0"),
+                    other => panic!("no action writes with {other:?}"),
+                };
+                match sqlx::query(&sql).execute(&person.mysql).await {
+                    Ok(_) => {}
+                    Err(e) => {
+                        assert_eq!(mysql_number(e), COMMAND_DENIED, "{role} {action}: {sql}");
+                        server_allows = false;
+                    }
+                }
+            }
+            assert_eq!(action.allowed_for(role), server_allows, "{role} may {action}: the rule and the server agree");
+        }
+    }
+}
