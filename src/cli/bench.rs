@@ -1,7 +1,8 @@
-//! `stockguard bench reserve|engine|recon|exit|deduct`.
+//! `stockguard bench reserve|engine|recon|cluster|exit|deduct|adapter`.
 
 use clap::Subcommand;
 
+use stockguard_engine::bench::adapter::AdapterPlan;
 use stockguard_engine::bench::deduct::DeductPlan;
 use stockguard_engine::bench::engine::EnginePlan;
 use stockguard_engine::bench::Report;
@@ -75,6 +76,22 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// An exact reading of every product of a course-shaped sale over its adapter file (a
+    /// Redis stream in flight, entries pending) beside our own exact reading of a native sale
+    /// of the same size, in alternating rounds; fails when either reading is wrong.
+    Adapter {
+        /// 50 products, 1 round.
+        #[arg(long)]
+        quick: bool,
+        #[arg(long)]
+        json: bool,
+        /// Products in each sale (default 5,000; 50 with --quick).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        products: Option<u64>,
+        /// Rounds of both readings; the figures are the medians (default 3; 1 with --quick).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        rounds: Option<u32>,
+    },
 }
 
 pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliError> {
@@ -113,6 +130,16 @@ pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliErro
             let plan = if quick { DeductPlan::quick() } else { DeductPlan::full() };
             show(
                 &stockguard_engine::bench::deduct::run(&conns, &plan, &mut |step| eprintln!("bench deduct: {step}"))
+                    .await?,
+                json,
+            )
+        }
+        BenchCommand::Adapter { quick, json, products, rounds } => {
+            let mut plan = AdapterPlan::new(quick);
+            plan.products = products.unwrap_or(plan.products);
+            plan.rounds = rounds.unwrap_or(plan.rounds);
+            show(
+                &stockguard_engine::bench::adapter::run(&conns, &plan, &mut |step| eprintln!("bench adapter: {step}"))
                     .await?,
                 json,
             )

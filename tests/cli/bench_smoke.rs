@@ -240,3 +240,37 @@ async fn the_exit_benchmark_measures_both_rebuild_paths_with_no_drift_and_drops_
         redis::cmd("KEYS").arg(format!("{}:*", redis.keys.prefix())).query_async(&mut r).await.unwrap();
     assert!(keys.is_empty(), "the bench products' Redis keys are gone: {keys:?}");
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn the_adapter_benchmark_reads_both_sales_exactly_and_leaves_no_database_or_key_behind(pool: MySqlPool) {
+    let redis = TestRedis::new("bench7").await;
+    let report = bench(&pool, &redis, "adapter").await;
+    let figures = report["figures"].as_array().unwrap();
+    let value = |name: &str| {
+        figures
+            .iter()
+            .find(|f| f["name"].as_str().unwrap().starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name}: {figures:?}"))["value"]
+            .as_f64()
+            .unwrap()
+    };
+    let products = value("products per sale");
+    assert_eq!(products, 50.0, "--quick reads 50 products");
+    assert!(value("native reading, all products") > 0.0);
+    assert!(value("adapter reading, all products, 2 passes") > 0.0);
+    // Both readings were right: every product OK (and settled over the adapter), and the
+    // orders in flight (one product in ten) counted once.
+    assert_eq!(value("native reading: products OK"), products);
+    assert_eq!(value("adapter reading: products OK and settled"), products);
+    assert_eq!(value("in-flight units counted once, native"), 5.0);
+    assert_eq!(value("in-flight units counted once, adapter"), 5.0);
+    let ratios = report["ratios"].as_array().unwrap();
+    assert_eq!(ratios.len(), 1);
+    assert_eq!(ratios[0]["name"], "adapter reading / native reading");
+    assert_positive_figures(&report);
+    assert_scratch_database_dropped(&pool, &report, "sg_bench_adapter_").await;
+    let mut r = redis.conn().await;
+    let keys: Vec<String> =
+        redis::cmd("KEYS").arg(format!("{}:*", redis.keys.prefix())).query_async(&mut r).await.unwrap();
+    assert!(keys.is_empty(), "the bench's Redis keys are gone: {keys:?}");
+}

@@ -77,24 +77,30 @@ struct Pass {
     buckets: HashMap<u64, BTreeMap<u64, i64>>,
 }
 
+/// One pass: the Redis stock and the in-flight source (side by side: neither is read in one
+/// step with the other, so their order does not matter), then the DB (the stock statement
+/// and the in-flight ids looked up among the rows, side by side on two connections).
 async fn pass<C: Link>(file: &AdapterFile, links: &SaleLinks<'_, C>, ids: &[u64]) -> Result<Pass, AdapterError> {
-    let redis = match (&file.redis, links.redis) {
-        (Some(section), Some(r)) => redis_side::read_stock(r, section, ids)
-            .await
-            .map_err(|source| AdapterError::Redis { step: "read the stock keys", source })?,
-        _ => HashMap::new(),
+    let stock = async {
+        match (&file.redis, links.redis) {
+            (Some(section), Some(r)) => redis_side::read_stock(r, section, ids)
+                .await
+                .map_err(|source| AdapterError::Redis { step: "read the stock keys", source }),
+            _ => Ok(HashMap::new()),
+        }
     };
-    let inflight = inflight::read(&file.inflight, links.redis, ids).await?;
+    let (redis, inflight) = futures_util::try_join!(stock, inflight::read(&file.inflight, links.redis, ids))?;
     let (db, in_db) = match links.db {
         Some(pool) if file.stock.is_some() || file.orders.is_some() => {
-            let rows = db::read_rows(pool, file, ids).await?;
             let waiting: Vec<&str> =
                 inflight.by_product.values().flatten().filter_map(|w| w.order_id.as_deref()).collect();
-            let in_db = match &file.orders {
-                Some(orders) if !waiting.is_empty() => db::orders_present(pool, orders, &waiting).await?,
-                _ => HashSet::new(),
+            let in_db = async {
+                match &file.orders {
+                    Some(orders) if !waiting.is_empty() => db::orders_present(pool, orders, &waiting).await,
+                    _ => Ok(HashSet::new()),
+                }
             };
-            (rows, in_db)
+            futures_util::try_join!(db::read_rows(pool, file, ids), in_db)?
         }
         _ => (HashMap::new(), HashSet::new()),
     };

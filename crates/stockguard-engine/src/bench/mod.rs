@@ -20,9 +20,12 @@
 //!
 //! - [`cluster`]: Redis Cluster beside one server in one run: the reserve script on one hot
 //!   product and spread over twelve, one engine on each, three engines on the cluster.
+//! - [`adapter`]: an exact reading of a course-shaped sale over its adapter file (a Redis
+//!   stream in flight) beside our own exact reading of a native sale of the same size.
 //!
-//! `recon`, `exit` and `deduct` work in a [`ScratchDatabase`] of their own beside the profile's.
+//! `recon`, `exit`, `deduct` and `adapter` work in a [`ScratchDatabase`] of their own beside the profile's.
 
+pub mod adapter;
 pub mod cluster;
 pub mod deduct;
 pub mod engine;
@@ -61,6 +64,13 @@ pub enum BenchError {
     Load(#[from] crate::load::LoadError),
     #[error(transparent)]
     Persist(#[from] crate::engine::persist::PersistError),
+    #[error(transparent)]
+    Recon(#[from] stockguard_core::recon::ReconError),
+    #[error("the reading over the adapter: {0}")]
+    Adapter(#[from] stockguard_core::adapter::AdapterError),
+    /// A reading of a sale whose every figure the bench knows said something else.
+    #[error("the {reading} reading is wrong: {detail}")]
+    WrongReading { reading: &'static str, detail: String },
 }
 
 /// One measured figure.
