@@ -21,8 +21,9 @@
 //! master's orders, each by one timeout, not a queue of them.
 //!
 //! These are the gate's own types, and they know nothing of the engine's state: a
-//! reservation made through the gate, under the order path's timeout and breaker, and the
-//! order written through to the DB when no replica vouched in time, are [`super::vouched`].
+//! reservation made through the gate, under the order path's timeout and breaker, is
+//! [`super::vouched`]; the orders no replica vouched for in time are written to the DB
+//! together, a batch per product, by [`super::write_through`].
 
 pub mod cluster;
 pub mod guarantee;
