@@ -8,9 +8,9 @@
 //! does for the replicas ([`super::replicas::node`]), one task per product takes every order
 //! queued since its last write and writes them as one batch with the consumer's idempotent
 //! write ([`super::persist::write_batch`]: one conditional `UPDATE` by the batch's total and
-//! one multi-row `INSERT`; one transaction per order only when the batch does not fit). A
-//! stalled replica then costs each order one timeout and at most two batches' writes, not a
-//! queue of single-order transactions.
+//! one multi-row `INSERT`; one transaction per order only when the batch does not fit). After
+//! its failed `WAIT`, an order then waits at most two batches' writes, not a queue of
+//! single-order transactions.
 //!
 //! Each order still gets its own answer: in the DB (written now, or already by a consumer),
 //! refused by the DB (recorded in `order_failures`), or its number another buyer's.

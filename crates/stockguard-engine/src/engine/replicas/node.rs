@@ -6,8 +6,10 @@
 //! `WAIT` share a connection that never reconnects behind our back: a plain multiplexed
 //! connection (not the manager), and a `WAIT` vouches only for reservations made on its own
 //! generation. One `WAIT` vouches for every reservation whose answer came back before it was
-//! sent, so a stalled replica costs each order one timeout (plus the end of the `WAIT` in
-//! flight when it arrived) instead of a queue of them.
+//! sent, instead of one `WAIT` per order. But a `WAIT` blocks the connection it is sent on:
+//! a reservation sent while one is in flight runs only once it ends, and is vouched for by a
+//! later `WAIT`. With a stalled replica an order waits out several timeouts (about four at 50
+//! outstanding: BENCHMARKS.md, "What vouching costs", run 3).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
