@@ -8,8 +8,12 @@
 //! generation. One `WAIT` vouches for every reservation whose answer came back before it was
 //! sent, instead of one `WAIT` per order. But a `WAIT` blocks the connection it is sent on:
 //! a reservation sent while one is in flight runs only once it ends, and is vouched for by a
-//! later `WAIT`. With a stalled replica an order waits out several timeouts (about four at 50
-//! outstanding: BENCHMARKS.md, "What vouching costs", run 3).
+//! later `WAIT`. With a stalled replica an order waited out several timeouts (about four at 50
+//! outstanding: BENCHMARKS.md, "What vouching costs", run 3). So once a `WAIT` has run out its
+//! timeout (the replica lags), the next one is sent on a connection new reservations no
+//! longer use: they go to a fresh connection (a new generation, at most one a timeout), and
+//! a reservation the `WAIT` still held is not vouched for (another generation's): it is
+//! written through at once. An order then waits for the `WAIT` in flight and its own.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -110,19 +114,35 @@ async fn vouch_in_groups(
     // WAIT answers by its own timeout; this bound is for a master that does not answer at all.
     let patience = timeout + Duration::from_millis(500);
     let millis = timeout.as_millis().max(1) as u64;
+    let mut lagging = false;
     while let Some(first) = waiting.recv().await {
+        // The others answered with this one queue behind it meanwhile: let them join.
+        tokio::task::yield_now().await;
         let mut group = vec![first];
         while let Ok(more) = waiting.try_recv() {
             group.push(more);
         }
-        let link = links.current.lock().await.clone();
+        let link = {
+            let mut current = links.current.lock().await;
+            let link = current.clone();
+            if lagging {
+                // This `WAIT` will likely run out its timeout, and it blocks its connection
+                // that long: reservations from now on go to a fresh one (a new generation,
+                // vouched for by the next `WAIT`), not behind it.
+                *current = None;
+            }
+            link
+        };
         let vouched = match link {
             Some(link) => {
                 let mut conn = link.conn.clone();
                 let mut wait = redis::cmd("WAIT");
                 wait.arg(replicas).arg(millis);
                 match tokio::time::timeout(patience, wait.query_async::<i64>(&mut conn)).await {
-                    Ok(Ok(acked)) => Some((link.generation, acked >= replicas as i64)),
+                    Ok(Ok(acked)) => {
+                        lagging = acked < replicas as i64;
+                        Some((link.generation, !lagging))
+                    }
                     _ => {
                         links.broken(link.generation).await;
                         None
