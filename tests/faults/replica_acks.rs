@@ -137,3 +137,50 @@ async fn an_order_the_db_refused_while_the_replica_lagged_never_becomes_an_order
     assert_eq!(failed, vec!["DB_REFUSED_STOCK".to_string()]);
     assert_eq!(sale::db_stock(&pool, P).await, 1, "the freed unit is still there");
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn orders_a_stalled_replica_did_not_vouch_for_are_written_through_in_batches_not_one_by_one(pool: MySqlPool) {
+    const BUYERS: u64 = 200;
+    let master = RedisServer::start().await;
+    let replica = RedisServer::replica_of(&master).await;
+    let conns = support::connections_to(&pool, &master.url(), "racks3").await;
+    sale::open_sale(&conns, P, 1_000, 1).await;
+    let (url, stop, handle) = sale::spawn_engine(engine(&pool, &conns, &master)).await;
+
+    // The replica stalls: every WAIT runs out its 50 ms, and every order it covered has to be
+    // in the DB before its buyer is told. Two hundred buyers ask at once.
+    replica.pause();
+    let http = reqwest::Client::new();
+    let mut asks = tokio::task::JoinSet::new();
+    for user in 1..=BUYERS {
+        let (http, url) = (http.clone(), format!("{url}/orders"));
+        asks.spawn(async move {
+            let body =
+                serde_json::json!({"user_id": user, "product_id": P, "qty": 1, "idempotency_key": format!("k{user}")});
+            let answer = http.post(url).json(&body).send().await.unwrap();
+            let status = answer.status();
+            let body: serde_json::Value = answer.json().await.unwrap_or_default();
+            assert_eq!(status, reqwest::StatusCode::ACCEPTED, "buyer {user}: {body}");
+            body["order_no"].as_str().unwrap().to_string()
+        });
+    }
+    let mut accepted = asks.join_all().await;
+    accepted.sort();
+
+    // Every accepted order is a row, exactly once, and nothing is oversold.
+    assert_eq!(order_rows(&pool).await, accepted, "written through before the answer");
+    assert_eq!(sale::db_stock(&pool, P).await, 1_000 - BUYERS as i64);
+
+    // They were written in a few batches, one after each WAIT or so, not one transaction per
+    // order in turn on the hot row: after its failed WAIT, an order waits at most two batches.
+    let health: serde_json::Value = reqwest::get(format!("{url}/health")).await.unwrap().json().await.unwrap();
+    assert_eq!(health["accepted_guarantee"], "db_write_through", "{health}");
+    let (orders, batches) =
+        (health["write_through"]["orders"].as_u64().unwrap(), health["write_through"]["batches"].as_u64().unwrap());
+    assert_eq!(orders, BUYERS, "every order was written through: {health}");
+    println!("{orders} orders written through in {batches} batches");
+    assert!(batches * 5 <= orders, "{orders} orders in {batches} batches: not batched");
+    replica.resume();
+    let _ = stop.send(());
+    let _ = handle.await;
+}

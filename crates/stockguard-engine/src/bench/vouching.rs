@@ -5,7 +5,8 @@
 //! - vouching on (the default, which finds the replica), the replica healthy: answered once a
 //!   group `WAIT` says the replica has the reservation;
 //! - vouching on, the replica stalled (SIGSTOP after the engine started): every `WAIT` runs
-//!   out the timeout, and the engine writes each order to the DB before answering.
+//!   out the timeout, and the engine writes each order to the DB before answering, in batches
+//!   ([`crate::engine::write_through`]).
 //!
 //! The three run in turn, rotated each round so that the machine's drift falls on each alike;
 //! the figures are the medians over the rounds. The replica is attached in all three (the
@@ -85,6 +86,8 @@ struct Run {
     p99_ms: f64,
     accepted: u64,
     written_through: u64,
+    /// The batches those were written in (`/health`'s `write_through.batches`).
+    write_batches: u64,
     guarantee: String,
     /// Mean wait for one of the engine's DB connections (its `/metrics`, over the run).
     db_wait_ms: Option<f64>,
@@ -165,7 +168,7 @@ async fn one_run(
     let resumed = if case == Case::Stalled { pair.resume().await.map_err(|e| e.to_string()) } else { Ok(()) };
     engine.stop().await;
     product.drop_keys(conns).await?;
-    let (report, (guarantee, written_through)) = measured?;
+    let (report, (guarantee, written_through, write_batches)) = measured?;
     resumed.map_err(|e| BenchError::Engine(format!("the stalled replica did not catch up: {e}")))?;
     check(case, &report, &guarantee, written_through)?;
     Ok(Run {
@@ -174,19 +177,22 @@ async fn one_run(
         p99_ms: report.latency_p99_ms,
         accepted: report.accepted,
         written_through,
+        write_batches,
         guarantee,
         db_wait_ms: report.db_pool_wait_mean_ms,
     })
 }
 
-/// The guarantee the engine's `/health` names and its count of orders written through
-/// (`stockguard_written_through_total` of `/metrics`); what it did not say is left blank/0.
-async fn engine_says(url: &str) -> (String, u64) {
+/// The guarantee the engine's `/health` names, its count of orders written through
+/// (`stockguard_written_through_total` of `/metrics`) and the batches `/health` says they were
+/// written in; what it did not say is left blank/0.
+async fn engine_says(url: &str) -> (String, u64, u64) {
     let health: Option<serde_json::Value> = match reqwest::get(format!("{url}/health")).await {
         Ok(r) => r.json().await.ok(),
         Err(_) => None,
     };
     let guarantee = health.as_ref().and_then(|h| h["accepted_guarantee"].as_str()).unwrap_or("not said").to_string();
+    let batches = health.as_ref().and_then(|h| h["write_through"]["batches"].as_u64()).unwrap_or(0);
     let metrics = match reqwest::get(format!("{url}/metrics")).await {
         Ok(r) => r.text().await.unwrap_or_default(),
         Err(_) => String::new(),
@@ -196,7 +202,7 @@ async fn engine_says(url: &str) -> (String, u64) {
         .find_map(|l| l.strip_prefix("stockguard_written_through_total "))
         .and_then(|v| v.trim().parse::<f64>().ok())
         .unwrap_or(0.0);
-    (guarantee, written as u64)
+    (guarantee, written as u64, batches)
 }
 
 /// A run that lost, duplicated or oversold, or did not measure what its case names, measured
@@ -271,13 +277,14 @@ fn report(runs: &[(Case, Run)], plan: &VouchingPlan) -> (Vec<Figure>, Vec<Figure
     for (case, r) in runs {
         notes.push(format!(
             "vouching run, {}: {:.0} accepted/s, p50 {:.2} ms, p99 {:.2} ms; {} of {} accepted written through to \
-             the DB before their answer; mean wait for a DB connection {}; /health said {}",
+             the DB before their answer, in {} batch(es); mean wait for a DB connection {}; /health said {}",
             case.label(),
             r.accepted_per_sec,
             r.p50_ms,
             r.p99_ms,
             r.written_through,
             r.accepted,
+            r.write_batches,
             r.db_wait_ms.map_or("not measured".into(), |ms| format!("{ms:.2} ms")),
             r.guarantee
         ));

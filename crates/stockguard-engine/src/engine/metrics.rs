@@ -22,6 +22,8 @@ pub struct Metrics {
     pub failed_orders: IntCounter,
     /// Reservations no replica acknowledged in time, written to the DB by the order path.
     pub written_through: IntCounter,
+    /// The batches those were written in (one transaction each, unless a batch did not fit).
+    pub write_through_batches: IntCounter,
     pub http_in_flight: IntGauge,
     stream_backlog: IntGauge,
     inflight_units: IntGauge,
@@ -50,6 +52,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
             "Reservations no replica acknowledged in time, written to the DB before answering",
         )
         .unwrap(),
+        write_through_batches: IntCounter::new(
+            "stockguard_write_through_batches_total",
+            "Batches the written-through reservations were written to the DB in",
+        )
+        .unwrap(),
         http_in_flight: IntGauge::new("stockguard_http_in_flight", "Order requests being served").unwrap(),
         stream_backlog: IntGauge::new("stockguard_stream_backlog", "Reservation messages not yet acknowledged")
             .unwrap(),
@@ -66,7 +73,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     for h in [&m.request_seconds, &m.redis_seconds, &m.db_pool_wait_seconds] {
         m.registry.register(Box::new(h.clone())).unwrap();
     }
-    for c in [&m.persisted, &m.failed_orders, &m.written_through] {
+    for c in [&m.persisted, &m.failed_orders, &m.written_through, &m.write_through_batches] {
         m.registry.register(Box::new(c.clone())).unwrap();
     }
     for g in [&m.http_in_flight, &m.stream_backlog, &m.inflight_units, &m.breaker_open] {

@@ -11,8 +11,9 @@
 //! - [`replicas`]: with replicas (found by default), a reservation is answered "accepted"
 //!   only once a replica has it (`WAIT`, one per master for many) or the engine wrote the
 //!   order to the DB itself: no loss on failover. The gate and its guarantee are there;
-//!   [`vouched`] reserves through it and writes an order through to the DB when no replica
-//!   vouched in time.
+//!   [`vouched`] reserves through it and, when no replica vouched in time, has the order
+//!   written to the DB by [`write_through`], in one batch with the others no replica vouched
+//!   for.
 //! - [`degraded`]: the DB-only order path of degraded mode.
 //! - [`switching`]: reading and applying the degrade switch, heartbeats, breaker escalation.
 //! - [`breaker`]: the Redis circuit breaker (trips by itself, closes only after the guided
@@ -42,6 +43,7 @@ pub mod run;
 pub mod state;
 pub mod switching;
 pub mod vouched;
+pub mod write_through;
 
 pub use reserve::{ReserveOutcome, ReserveRequest, Reserver};
 

@@ -153,6 +153,34 @@ async fn failed_back(pool: &MySqlPool, batch: &[StreamMessage]) -> Result<HashSe
     Ok(rows.into_iter().collect())
 }
 
+/// The order numbers of `messages` already in the DB as these very reservations (the same
+/// buyer and idempotency key): written by someone else first, so nothing is left to write.
+pub async fn stored_already(
+    pool: &MySqlPool,
+    messages: &[&ReservationMessage],
+) -> Result<HashSet<String>, sqlx::Error> {
+    if messages.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let mut query =
+        sqlx::QueryBuilder::new("SELECT order_no, user_id, idempotency_key FROM orders WHERE order_no IN (");
+    let mut list = query.separated(", ");
+    for m in messages {
+        list.push_bind(&m.order_no);
+    }
+    list.push_unseparated(")");
+    let rows: Vec<(String, u64, Vec<u8>)> = query.build_query_as().fetch_all(pool).await?;
+    let by_number: std::collections::HashMap<&str, &ReservationMessage> =
+        messages.iter().map(|m| (m.order_no.as_str(), *m)).collect();
+    Ok(rows
+        .into_iter()
+        .filter(|(order_no, user, key)| {
+            by_number.get(order_no.as_str()).is_some_and(|m| m.user_id == *user && m.idempotency_key.as_bytes() == key)
+        })
+        .map(|(order_no, ..)| order_no)
+        .collect())
+}
+
 /// The fast path: one conditional UPDATE for the whole batch and one multi-row INSERT.
 /// `Ok(false)` when the batch does not fit and nothing was written.
 async fn try_whole_batch(

@@ -14,6 +14,7 @@ use super::order_no::InstanceTag;
 use super::replicas::guarantee::ReplicaAcks;
 use super::replicas::{ReplicaGate, Vouching};
 use super::reserve::Reserver;
+use super::write_through::WriteThrough;
 use stockguard_core::keys::Keys;
 use stockguard_core::switch::{Home, Mode, SwitchView};
 
@@ -114,6 +115,8 @@ pub struct Shared {
     /// Whether the order path reserves through a replica gate: decided on first use
     /// ([`EngineState::vouching`]) unless given.
     vouching: tokio::sync::OnceCell<Vouching>,
+    /// Where orders no replica vouched for in time are written to the DB, in batches.
+    pub write_through: WriteThrough,
     pub keys: Keys,
     /// Made with the instance tag the DB hands out on first use ([`EngineState::reserver`]);
     /// `run::serve` takes it before serving, so an engine that cannot register never sells.
@@ -150,10 +153,12 @@ impl EngineState {
         config: EngineConfig,
         replicas: Option<ReplicaGate>,
     ) -> Self {
+        let write_through = WriteThrough::new(pool.clone(), config.payment_timeout);
         Self(Arc::new(Shared {
             pool,
             redis,
             vouching: tokio::sync::OnceCell::new_with(replicas.map(Vouching::Gate)),
+            write_through,
             keys,
             reserver: tokio::sync::OnceCell::new(),
             limits: Limits::new(config.global_rate, config.per_user_rate),

@@ -1,7 +1,8 @@
 //! Reserving through the replica gate ([`super::replicas`]): the reservation made on the
 //! product's master over the gate's own link, each Redis call under the order path's timeout
 //! and breaker ([`EngineState::redis_call`]), and answered "accepted" only once replicas
-//! vouched for it or the engine wrote the order to the DB itself.
+//! vouched for it or the engine wrote the order to the DB itself, in a batch with the other
+//! orders no replica vouched for ([`super::write_through`]).
 //!
 //! The gate's types know nothing of the engine state; this is where the two meet.
 
@@ -9,8 +10,10 @@ use std::sync::atomic::Ordering;
 
 use stockguard_core::redis_link::product_slot;
 
+use super::persist::PersistError;
 use super::replicas::{Masters, ReplicaGate};
 use super::state::{EngineState, RedisCallError};
+use super::write_through::{WriteThroughError, Written};
 
 impl ReplicaGate {
     /// Reserves on the product's master over the gate's link to it, then waits for that
@@ -86,14 +89,15 @@ pub enum VouchedError {
     /// No replica had it in time and the DB write failed too: the buyer is told "try again",
     /// never "accepted".
     #[error("no replica acknowledged the reservation and writing it to the DB failed: {0}")]
-    WriteThrough(#[from] super::persist::PersistError),
+    WriteThrough(#[from] WriteThroughError),
     /// Written to the DB, but its number is another buyer's order (two engines issued it).
     #[error("order number {0} already belongs to another order")]
     Clashed(String),
 }
 
 /// Reserves through the gate and answers only once the reservation is on `replicas`
-/// replicas or in the DB. A DB that refuses it (Redis over-issued) is recorded as the
+/// replicas or in the DB, written there with the other orders no replica vouched for
+/// ([`super::write_through`]). A DB that refuses it (Redis over-issued) is recorded as the
 /// consumer records it (`order_failures`) and the buyer is told sold out; the consumer then
 /// finds it failed back and never makes it an order.
 pub async fn reserve_vouched(
@@ -102,7 +106,6 @@ pub async fn reserve_vouched(
     reserver: &super::reserve::Reserver,
     request: &super::reserve::ReserveRequest,
 ) -> Result<super::ReserveOutcome, VouchedError> {
-    use super::persist::{write_batch, StreamMessage};
     let (outcome, message, vouched) = gate.reserve(state, reserver, request).await?;
     let Some(message) = message else {
         return Ok(outcome);
@@ -114,21 +117,22 @@ pub async fn reserve_vouched(
     super::metrics::get().written_through.inc();
     let order_no = message.order_no.clone();
     tracing::debug!(%order_no, "no replica acknowledged in time: writing the order to the DB");
-    // The stream id is not needed: the consumer acknowledges the message when it comes to it.
-    let batch = [StreamMessage { id: String::new(), body: message }];
-    let written = write_batch(&state.pool, request.product_id, &batch, state.config.payment_timeout).await?;
-    if !written.persisted.is_empty() || !written.duplicates.is_empty() {
-        Ok(outcome)
-    } else if !written.failed.is_empty() {
+    match state.write_through.write(message).await? {
+        Written::Stored => Ok(outcome),
         // Refused. A buyer retrying after a failover to a replica that never had their first
         // reservation (it was written here, not replicated) holds an order under this key
         // already: that is their answer, not "sold out".
-        Ok(match first_order(&state.pool, request).await.map_err(super::persist::PersistError::from)? {
-            Some(order_no) => super::ReserveOutcome::Replayed { order_no },
-            None => super::ReserveOutcome::SoldOut,
-        })
-    } else {
-        Err(VouchedError::Clashed(order_no))
+        Written::Refused => Ok(
+            match first_order(&state.pool, request)
+                .await
+                .map_err(PersistError::from)
+                .map_err(WriteThroughError::from)?
+            {
+                Some(order_no) => super::ReserveOutcome::Replayed { order_no },
+                None => super::ReserveOutcome::SoldOut,
+            },
+        ),
+        Written::Clashed => Err(VouchedError::Clashed(order_no)),
     }
 }
 

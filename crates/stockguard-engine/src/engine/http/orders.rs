@@ -320,5 +320,6 @@ pub async fn health(State(state): State<EngineState>) -> Result<Json<serde_json:
         "breaker": breaker.state,
         "breaker_reason": breaker.reason,
         "accepted_guarantee": state.vouching().await.guarantee(),
+        "write_through": state.write_through.counts(),
     })))
 }

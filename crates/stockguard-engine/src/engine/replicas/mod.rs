@@ -18,11 +18,13 @@
 //! that one `WAIT` per master vouches for every reservation answered on it before the `WAIT`
 //! was sent (group commit). On Redis Cluster the gate finds the product's master in the node
 //! table it reads itself ([`cluster`], [`topology`]): a lagging replica delays only its own
-//! master's orders, each by one timeout, not a queue of them.
+//! master's orders (each by about one timeout and a quarter, not a queue of them: see
+//! [`node`]).
 //!
 //! These are the gate's own types, and they know nothing of the engine's state: a
-//! reservation made through the gate, under the order path's timeout and breaker, and the
-//! order written through to the DB when no replica vouched in time, are [`super::vouched`].
+//! reservation made through the gate, under the order path's timeout and breaker, is
+//! [`super::vouched`]; the orders no replica vouched for in time are written to the DB
+//! together, a batch per product, by [`super::write_through`].
 
 pub mod cluster;
 pub mod guarantee;

@@ -6,10 +6,20 @@
 //! `WAIT` share a connection that never reconnects behind our back: a plain multiplexed
 //! connection (not the manager), and a `WAIT` vouches only for reservations made on its own
 //! generation. One `WAIT` vouches for every reservation whose answer came back before it was
-//! sent, so a stalled replica costs each order one timeout (plus the end of the `WAIT` in
-//! flight when it arrived) instead of a queue of them.
+//! sent, instead of one `WAIT` per order. But a `WAIT` blocks the connection it is sent on:
+//! a reservation sent while one is in flight runs only once it ends, and is vouched for by a
+//! later `WAIT`. With a stalled replica an order waited out several timeouts (about four at 50
+//! outstanding: BENCHMARKS.md, "What vouching costs", run 3). So once a `WAIT` has run out its
+//! timeout (the replica lags), the next one is sent on a connection new reservations no
+//! longer use: they go to a fresh connection (a new generation, at most one a timeout), and
+//! a reservation the `WAIT` still held is not vouched for (another generation's): it is
+//! written through at once. And while the replicas lag, a master's group `WAIT`s are not sent
+//! one after another (an order would wait for the one in flight, then its own: 2.7 timeouts at
+//! 50 outstanding, run 4 there) but each as its group is ready, at most one every quarter
+//! timeout, on a connection of its own: an order waits about its own `WAIT` and a quarter
+//! timeout.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -98,40 +108,81 @@ impl Node {
     }
 }
 
-/// Sends one `WAIT` for everyone queued since the last one, and tells each of them.
+/// Sends one `WAIT` for everyone queued since the last one, and tells each of them. While
+/// the replicas lag, the `WAIT`s do not wait for each other: each goes on a connection of its
+/// own, at most one every quarter timeout.
 async fn vouch_in_groups(
     links: Arc<Links>,
     mut waiting: mpsc::UnboundedReceiver<Waiter>,
     replicas: usize,
     timeout: Duration,
 ) {
-    // WAIT answers by its own timeout; this bound is for a master that does not answer at all.
-    let patience = timeout + Duration::from_millis(500);
-    let millis = timeout.as_millis().max(1) as u64;
+    let lagging = Arc::new(AtomicBool::new(false));
+    let pace = timeout / 4;
     while let Some(first) = waiting.recv().await {
+        // The others answered with this one queue behind it meanwhile: let them join.
+        tokio::task::yield_now().await;
         let mut group = vec![first];
         while let Ok(more) = waiting.try_recv() {
             group.push(more);
         }
-        let link = links.current.lock().await.clone();
-        let vouched = match link {
-            Some(link) => {
-                let mut conn = link.conn.clone();
-                let mut wait = redis::cmd("WAIT");
-                wait.arg(replicas).arg(millis);
-                match tokio::time::timeout(patience, wait.query_async::<i64>(&mut conn)).await {
-                    Ok(Ok(acked)) => Some((link.generation, acked >= replicas as i64)),
-                    _ => {
-                        links.broken(link.generation).await;
-                        None
-                    }
+        let lag = lagging.load(Ordering::Relaxed);
+        let link = {
+            let mut current = links.current.lock().await;
+            let link = current.clone();
+            if lag {
+                // This `WAIT` will likely run out its timeout, and it blocks its connection
+                // that long: reservations from now on go to a fresh one (a new generation,
+                // vouched for by a later `WAIT`), not behind it.
+                *current = None;
+            }
+            link
+        };
+        let round = one_wait(links.clone(), link, group, replicas, timeout, lagging.clone());
+        if lag {
+            // Nothing else is sent on its connection: the next group need not wait for it.
+            tokio::spawn(round);
+            tokio::time::sleep(pace).await;
+        } else {
+            round.await;
+        }
+    }
+}
+
+/// One group `WAIT` on `link`: tells each of `group` whether it vouched for them, and
+/// `lagging` whether the replicas kept up.
+async fn one_wait(
+    links: Arc<Links>,
+    link: Option<Link>,
+    group: Vec<Waiter>,
+    replicas: usize,
+    timeout: Duration,
+    lagging: Arc<AtomicBool>,
+) {
+    // WAIT answers by its own timeout; this bound is for a master that does not answer at all.
+    let patience = timeout + Duration::from_millis(500);
+    let millis = timeout.as_millis().max(1) as u64;
+    let vouched = match link {
+        Some(link) => {
+            let mut conn = link.conn.clone();
+            let mut wait = redis::cmd("WAIT");
+            wait.arg(replicas).arg(millis);
+            match tokio::time::timeout(patience, wait.query_async::<i64>(&mut conn)).await {
+                Ok(Ok(acked)) => {
+                    let kept_up = acked >= replicas as i64;
+                    lagging.store(!kept_up, Ordering::Relaxed);
+                    Some((link.generation, kept_up))
+                }
+                _ => {
+                    links.broken(link.generation).await;
+                    None
                 }
             }
-            None => None,
-        };
-        for w in group {
-            let ok = matches!(vouched, Some((generation, true)) if generation == w.generation);
-            let _ = w.answer.send(ok);
         }
+        None => None,
+    };
+    for w in group {
+        let ok = matches!(vouched, Some((generation, true)) if generation == w.generation);
+        let _ = w.answer.send(ok);
     }
 }

@@ -1,0 +1,201 @@
+//! The write-through in groups: orders no replica vouched for in time, written to the DB
+//! together before their buyers are answered.
+//!
+//! When a replica stalls, every `WAIT` runs out its timeout, and every order it covered must
+//! be in the DB before its answer. Written one by one, each order was a transaction of its own
+//! on the product's one hot `inventory` row, and they queued behind each other: the first
+//! measurement of issue 30 found a p99 of 8.6 to 10.7 timeouts. Here, as the group `WAIT`
+//! does for the replicas ([`super::replicas::node`]), one task per product takes every order
+//! queued since its last write and writes them as one batch with the consumer's idempotent
+//! write ([`super::persist::write_batch`]: one conditional `UPDATE` by the batch's total and
+//! one multi-row `INSERT`; one transaction per order only when the batch does not fit). After
+//! its failed `WAIT`, an order then waits at most two batches' writes, not a queue of
+//! single-order transactions.
+//!
+//! Each order still gets its own answer: in the DB (written now, or already by a consumer),
+//! refused by the DB (recorded in `order_failures`), or its number another buyer's.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sqlx::MySqlPool;
+use stockguard_core::reservation::ReservationMessage;
+use tokio::sync::{mpsc, oneshot};
+
+use super::persist::{stored_already, write_batch, PersistError, StreamMessage};
+
+/// Most orders one write takes; the rest wait for the next.
+const MAX_BATCH: usize = 500;
+
+/// What became of one order written through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// In the DB: written now, or already (a consumer got there first).
+    Stored,
+    /// Refused by the DB's conditional update (Redis over-issued); recorded in `order_failures`.
+    Refused,
+    /// Its order number is already another buyer's order; recorded in `order_failures`.
+    Clashed,
+}
+
+/// Why an order could not be written through.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WriteThroughError {
+    /// The batch it was in failed (every order of that batch is told so).
+    #[error("{0}")]
+    Batch(Arc<PersistError>),
+    /// The product's write task is gone (it panicked).
+    #[error("the write-through task of product {0} stopped")]
+    Stopped(u64),
+}
+
+impl From<PersistError> for WriteThroughError {
+    fn from(e: PersistError) -> Self {
+        Self::Batch(Arc::new(e))
+    }
+}
+
+/// How much one engine instance has written through (`/health`'s `write_through`): orders,
+/// and the batches they were written in.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct WriteThroughCounts {
+    pub orders: u64,
+    pub batches: u64,
+}
+
+#[derive(Default)]
+struct Counts {
+    orders: AtomicU64,
+    batches: AtomicU64,
+}
+
+struct Pending {
+    body: ReservationMessage,
+    answer: oneshot::Sender<Result<Written, WriteThroughError>>,
+}
+
+/// One engine instance's write-through: a queue and a task per product, started on the
+/// product's first order written through, ended when this is dropped.
+pub struct WriteThrough {
+    pool: MySqlPool,
+    payment_timeout: Duration,
+    queues: Mutex<HashMap<u64, mpsc::UnboundedSender<Pending>>>,
+    counts: Arc<Counts>,
+}
+
+impl WriteThrough {
+    pub fn new(pool: MySqlPool, payment_timeout: Duration) -> Self {
+        Self { pool, payment_timeout, queues: Mutex::default(), counts: Arc::default() }
+    }
+
+    /// Writes the order of `body` to the DB with the others queued for its product, and
+    /// says what became of it.
+    pub async fn write(&self, body: ReservationMessage) -> Result<Written, WriteThroughError> {
+        let product_id = body.product_id;
+        let queue = {
+            let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            queues
+                .entry(product_id)
+                .or_insert_with(|| {
+                    let (queue, waiting) = mpsc::unbounded_channel();
+                    let batches = Batches {
+                        pool: self.pool.clone(),
+                        product_id,
+                        payment_timeout: self.payment_timeout,
+                        counts: self.counts.clone(),
+                    };
+                    tokio::spawn(batches.run(waiting));
+                    queue
+                })
+                .clone()
+        };
+        let (answer, told) = oneshot::channel();
+        if queue.send(Pending { body, answer }).is_err() {
+            return Err(WriteThroughError::Stopped(product_id));
+        }
+        told.await.unwrap_or(Err(WriteThroughError::Stopped(product_id)))
+    }
+
+    pub fn counts(&self) -> WriteThroughCounts {
+        WriteThroughCounts {
+            orders: self.counts.orders.load(Ordering::Relaxed),
+            batches: self.counts.batches.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The write task of one product.
+struct Batches {
+    pool: MySqlPool,
+    product_id: u64,
+    payment_timeout: Duration,
+    counts: Arc<Counts>,
+}
+
+impl Batches {
+    /// Writes everyone queued since the last write as one batch, and tells each of them.
+    async fn run(self, mut waiting: mpsc::UnboundedReceiver<Pending>) {
+        while let Some(first) = waiting.recv().await {
+            // The orders of one `WAIT` are woken together: let the others queue behind this one.
+            tokio::task::yield_now().await;
+            let mut group = vec![first];
+            while group.len() < MAX_BATCH {
+                match waiting.try_recv() {
+                    Ok(more) => group.push(more),
+                    Err(_) => break,
+                }
+            }
+            self.counts.orders.fetch_add(group.len() as u64, Ordering::Relaxed);
+            self.counts.batches.fetch_add(1, Ordering::Relaxed);
+            super::metrics::get().write_through_batches.inc();
+            match self.write(&group).await {
+                Ok(written) => {
+                    for (pending, written) in group.into_iter().zip(written) {
+                        let _ = pending.answer.send(Ok(written));
+                    }
+                }
+                Err(e) => {
+                    let e = WriteThroughError::from(e);
+                    tracing::warn!(product_id = self.product_id, orders = group.len(), error = %e, "writing orders through to the DB failed");
+                    for pending in group {
+                        let _ = pending.answer.send(Err(e.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// What became of each order of `group`, in its order. Orders a consumer already wrote
+    /// are left out of the batch, so that one early consumer does not send the whole batch
+    /// down the one-transaction-per-order path.
+    async fn write(&self, group: &[Pending]) -> Result<Vec<Written>, PersistError> {
+        let bodies: Vec<&ReservationMessage> = group.iter().map(|p| &p.body).collect();
+        let stored = stored_already(&self.pool, &bodies).await?;
+        // The stream id is not needed (the consumer acknowledges the message when it comes to
+        // it); the batch's own index stands in for it, to tell a clashed order by.
+        let batch: Vec<StreamMessage> = group
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !stored.contains(&p.body.order_no))
+            .map(|(i, p)| StreamMessage { id: i.to_string(), body: p.body.clone() })
+            .collect();
+        let outcome = write_batch(&self.pool, self.product_id, &batch, self.payment_timeout).await?;
+        let in_db: HashSet<&String> = outcome.persisted.iter().chain(&outcome.duplicates).collect();
+        let refused: HashSet<&String> = outcome.failed.iter().collect();
+        Ok(group
+            .iter()
+            .map(|p| {
+                let order_no = &p.body.order_no;
+                if stored.contains(order_no) || in_db.contains(order_no) {
+                    Written::Stored
+                } else if refused.contains(order_no) {
+                    Written::Refused
+                } else {
+                    Written::Clashed
+                }
+            })
+            .collect())
+    }
+}
