@@ -34,7 +34,24 @@ impl RedisServer {
     pub async fn replica_of(master: &RedisServer) -> Self {
         let replica = Self::spawn(super::free_port(), Some(master.port), false, tempfile::tempdir().unwrap()).await;
         replica.wait_synced().await;
+        master.wait_replica_online(replica.port).await;
         replica
+    }
+
+    /// Waits until this master counts the replica on `port` as online: a replica says its
+    /// link is up before the master has its first acknowledgement, and until then the master
+    /// counts it for nothing (`WAIT`, `connected_slaves`'s state).
+    async fn wait_replica_online(&self, port: u16) {
+        let mut c = self.conn().await;
+        let online = format!("port={port},state=online");
+        for _ in 0..400 {
+            let info: String = redis::cmd("INFO").arg("replication").query_async(&mut c).await.unwrap();
+            if info.contains(&online) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the master on port {} never counted its replica on port {port} online within 10 s", self.port);
     }
 
     async fn spawn(port: u16, replica_of: Option<u16>, durable: bool, dir: tempfile::TempDir) -> Self {
