@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
+use super::adapter::AdapterOpts;
 use super::output::say;
 use super::{connect, output, CliError};
 use stockguard_core::alerts::{self, acks, Thresholds};
@@ -38,7 +39,10 @@ enum AlertsCommand {
 /// The two readings that confirm a drift are this far apart.
 const CONFIRM_AFTER: Duration = Duration::from_secs(1);
 
-pub async fn run(args: AlertsArgs, profile: Option<&str>) -> Result<(), CliError> {
+pub async fn run(args: AlertsArgs, profile: Option<&str>, adapter: &AdapterOpts) -> Result<(), CliError> {
+    if adapter.file.is_some() {
+        return over_adapter(args, profile, adapter).await;
+    }
     let conns = connect(profile).await?;
     let thresholds = Thresholds {
         backlog_messages: args.backlog_threshold.unwrap_or(conns.settings.thresholds.backlog_messages),
@@ -83,6 +87,37 @@ pub async fn run(args: AlertsArgs, profile: Option<&str>) -> Result<(), CliError
                     );
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// What fires on a sale read through its adapter file. Acknowledging one is not built yet
+/// (its acknowledgements would live in the state database): refused, saying so.
+async fn over_adapter(args: AlertsArgs, profile: Option<&str>, opts: &AdapterOpts) -> Result<(), CliError> {
+    if args.command.is_some() {
+        return Err(CliError::Refused(
+            "acknowledging an alert of a sale read through an adapter is not built yet; `stockguard alerts` lists \
+             what fires on it"
+                .into(),
+        ));
+    }
+    let sale = super::adapter::open(opts, profile).await?;
+    let baselines = sale.baselines().await?;
+    let thresholds = sale.conns.settings.thresholds;
+    let firing = stockguard_core::adapter::alerts::firing(&sale.file, &sale.links(), &baselines, &thresholds).await?;
+    if args.json {
+        output::json(&firing);
+    } else if firing.is_empty() {
+        say!("no alert is firing");
+    } else {
+        for alert in &firing {
+            say!(
+                "{:<24} {:<16} {:>8}",
+                alert.key,
+                alert.kind.as_str(),
+                alert.value.map_or("-".into(), |v| v.to_string())
+            );
         }
     }
     Ok(())

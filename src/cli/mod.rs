@@ -119,6 +119,15 @@ pub(crate) async fn connect(profile: Option<&str>) -> Result<Connections, CliErr
 pub async fn run(cli: Cli) -> Result<(), CliError> {
     let profile = cli.profile.as_deref();
     let adapter = adapter::AdapterOpts { file: cli.adapter, state_url: cli.state_url };
+    if adapter.file.is_some() {
+        if let Some(command) = reads_only_our_own_sale(&cli.command) {
+            return Err(CliError::Refused(format!(
+                "`stockguard {command}` reads only a sale Stockguard built, not one through an adapter file; over an \
+                 adapter, `recon`, `alerts` and `adapter check|baseline|repair|init` do (drop --adapter and \
+                 STOCKGUARD_ADAPTER for our own sale)"
+            )));
+        }
+    }
     match cli.command {
         Command::Migrate => {
             let conns = connect(profile).await?;
@@ -137,7 +146,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Recon(args) => recon::recon(args, profile, &adapter).await,
         Command::Adapter(cmd) => adapter::run(cmd, &adapter, profile).await,
         Command::Drift(cmd) => recon::drift(cmd, profile).await,
-        Command::Alerts(args) => alerts::run(args, profile).await,
+        Command::Alerts(args) => alerts::run(args, profile, &adapter).await,
         Command::Overview(args) => overview::run(args, profile).await,
         Command::Rewrite(args) => rewrite::run(args, profile).await,
         Command::Degrade(cmd) => degrade::run(cmd, profile).await,
@@ -149,4 +158,26 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Watch(args) => watch::run(args, profile).await,
         Command::Bench(cmd) => bench::run(cmd, profile).await,
     }
+}
+
+/// The commands that would read (or write) our own tables and keys whatever adapter file is
+/// given: refused with one, rather than reading another sale than the one the file describes.
+fn reads_only_our_own_sale(command: &Command) -> Option<&'static str> {
+    Some(match command {
+        Command::Recon(_) | Command::Adapter(_) | Command::Alerts(_) => return None,
+        // They read no sale (profiles, the local sandbox, a bench's own scratch sales).
+        Command::Profile(_) | Command::Sandbox(_) | Command::Bench(_) => return None,
+        Command::Migrate => "migrate",
+        Command::Products { .. } => "products",
+        Command::Drift(_) => "drift",
+        Command::Overview(_) => "overview",
+        Command::Rewrite(_) => "rewrite` (over an adapter: `adapter repair`",
+        Command::Degrade(_) => "degrade",
+        Command::Compensation(_) => "compensation",
+        Command::Engine(_) => "engine",
+        Command::Drill(_) => "drill",
+        Command::Roles(_) => "roles",
+        Command::Load(_) => "load",
+        Command::Watch(_) => "watch",
+    })
 }

@@ -93,3 +93,52 @@ async fn every_command_through_a_select_only_account_leaves_the_sales_tables_as_
     assert!(err.contains("has no column stok"), "{err}");
     sale.cleanup().await;
 }
+
+#[sqlx::test(migrations = false)]
+async fn alerts_over_an_adapter_say_what_fires_and_commands_of_our_own_sale_refuse_the_file(state: MySqlPool) {
+    let sale = Arc::new(CourseStreamSale::start(&[(1, 20), (2, 20)]).await);
+    Traffic::buyers(6).on(&[1, 2]).run(&sale).await;
+    crate::support::waits::wait_for("the consumer drains the stream", std::time::Duration::from_secs(30), async || {
+        sale.stream_backlog().await == 0
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let adapter = dir.path().join("sale.toml");
+    std::fs::write(&adapter, sale.adapter_toml()).unwrap();
+    let (read_only, redis, state_url) =
+        (sale.db.select_only_url().await, crate::support::redis_url(), crate::support::mysql_url_of(&state).await);
+    let env = [
+        ("STOCKGUARD_MYSQL_URL", read_only.as_str()),
+        ("STOCKGUARD_REDIS_URL", redis.as_str()),
+        ("STOCKGUARD_ENVIRONMENT", "sandbox"),
+        ("STOCKGUARD_ADAPTER", adapter.to_str().unwrap()),
+        ("STOCKGUARD_STATE_URL", state_url.as_str()),
+    ];
+    let firing = |out: &Output| -> Vec<String> {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let alerts: serde_json::Value = serde_json::from_slice(&out.stdout).expect("alerts --json prints JSON");
+        alerts.as_array().unwrap().iter().map(|a| format!("{} {}", a["key"], a["kind"])).collect()
+    };
+    assert_eq!(firing(&stockguard(&["alerts", "--json"], &env)), Vec::<String>::new(), "a clean sale: nothing fires");
+
+    // A unit Redis took that no order holds: a settled REDIS_LOW on product 2, confirmed by two
+    // readings, fires as a drift of that product and of no other.
+    sale.lose_one_after_redis(2).await;
+    let mut last = Vec::new();
+    crate::support::waits::wait_for("the drift fires", std::time::Duration::from_secs(30), async || {
+        last = firing(&stockguard(&["alerts", "--json"], &env));
+        !last.is_empty()
+    })
+    .await;
+    assert_eq!(last, ["\"drift:2\" \"DRIFT_CONFIRMED\""]);
+
+    let (_, err) = text(&stockguard(&["alerts", "ack", "drift:2", "--reason", "mine"], &env));
+    assert!(err.lines().count() == 1 && err.contains("not built yet"), "{err}");
+    for command in [&["overview"][..], &["rewrite", "--product", "2", "--reason", "x"], &["migrate"]] {
+        let run = stockguard(command, &env);
+        let (_, err) = text(&run);
+        assert!(!run.status.success(), "{command:?}");
+        assert!(err.lines().count() == 1 && err.contains("reads only a sale Stockguard built"), "{command:?}: {err}");
+    }
+    sale.cleanup().await;
+}

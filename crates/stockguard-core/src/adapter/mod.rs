@@ -10,6 +10,8 @@
 //! - [`redis_side`]: the Redis side: a counter, a hash of total and sold, or buckets.
 //! - [`inflight`]: where accepted orders wait: a Redis stream, a RabbitMQ queue, or nothing.
 //! - [`reading`]: two passes and the settled verdict per product.
+//! - [`alerts`]: what fires on such a sale, by our own alert conditions (a drift confirmed
+//!   only by two settled readings that agree).
 //! - [`state`]: the console's own state for such a sale (baselines, audit) in a database of
 //!   its own: Stockguard creates, alters and writes nothing in the sale's database.
 //! - [`check`]: `adapter check`: every table, column, key and queue the file names exists,
@@ -18,6 +20,7 @@
 //! - [`init`]: `adapter init`: a proposed file, read from the sale's schema, its orders per
 //!   status and a sample of its keys, with what it could not decide marked.
 
+pub mod alerts;
 pub mod check;
 pub mod db;
 pub mod file;

@@ -1,0 +1,33 @@
+//! The alerts of a sale read through its adapter, for a one-off command: two readings (each
+//! already two passes that must agree), a drift confirmed when both readings agree on it and
+//! the second is settled (an `UNSETTLED` product is never a drift verdict), and the ledger's
+//! statuses at once, by the same conditions as our own sale's ([`crate::alerts::evaluate`]).
+//! The streams' backlog and the engines' breakers are our engine's signals: a sale we did not
+//! build has neither here.
+
+use std::collections::{HashMap, HashSet};
+
+use super::reading::{read, SaleLinks};
+use super::{AdapterError, AdapterFile};
+use crate::alerts::{evaluate, Alert, Signals};
+use crate::profile::thresholds::Thresholds;
+use crate::recon::{DriftTracker, Reading};
+use crate::redis_link::Link;
+
+/// What fires now on the sale `file` describes.
+pub async fn firing<C: Link>(
+    file: &AdapterFile,
+    links: &SaleLinks<'_, C>,
+    baselines: &HashMap<u64, i64>,
+    thresholds: &Thresholds,
+) -> Result<Vec<Alert>, AdapterError> {
+    let plain =
+        |readings: Vec<super::AdapterReading>| -> Vec<Reading> { readings.into_iter().map(|r| r.reading).collect() };
+    let mut tracker = DriftTracker::default();
+    tracker.observe(&plain(read(file, links, baselines, &[]).await?));
+    let readings = plain(read(file, links, baselines, &[]).await?);
+    let settled: HashSet<u64> = readings.iter().filter(|r| r.settled).map(|r| r.product_id).collect();
+    let confirmed: Vec<_> =
+        tracker.observe(&readings).into_iter().filter(|c| settled.contains(&c.product_id)).collect();
+    Ok(evaluate(&readings, &confirmed, &Signals::default(), thresholds))
+}
