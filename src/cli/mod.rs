@@ -145,7 +145,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Recon(args) => recon::recon(args, profile, &adapter).await,
         Command::Adapter(cmd) => adapter::run(cmd, &adapter, profile).await,
-        Command::Drift(cmd) => recon::drift(cmd, profile).await,
+        Command::Drift(cmd) => recon::drift(cmd, profile, &adapter).await,
         Command::Alerts(args) => alerts::run(args, profile, &adapter).await,
         Command::Overview(args) => overview::run(args, profile).await,
         Command::Rewrite(args) => rewrite::run(args, profile).await,
@@ -164,12 +164,11 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
 /// given: refused with one, rather than reading another sale than the one the file describes.
 fn reads_only_our_own_sale(command: &Command) -> Option<&'static str> {
     Some(match command {
-        Command::Recon(_) | Command::Adapter(_) | Command::Alerts(_) => return None,
+        Command::Recon(_) | Command::Adapter(_) | Command::Alerts(_) | Command::Drift(_) => return None,
         // They read no sale (profiles, the local sandbox, a bench's own scratch sales).
         Command::Profile(_) | Command::Sandbox(_) | Command::Bench(_) => return None,
         Command::Migrate => "migrate",
         Command::Products { .. } => "products",
-        Command::Drift(_) => "drift",
         Command::Overview(_) => "overview",
         Command::Rewrite(_) => "rewrite` (over an adapter: `adapter repair`",
         Command::Degrade(_) => "degrade",

@@ -104,12 +104,25 @@ pub async fn recon(args: ReconArgs, profile: Option<&str>, adapter: &AdapterOpts
     Ok(())
 }
 
-pub async fn drift(cmd: DriftCommand, profile: Option<&str>) -> Result<(), CliError> {
+/// `drift watch`, on our own sale or, with an adapter file, on the sale it describes (a drift
+/// there is confirmed only when two settled readings agree on it).
+pub async fn drift(cmd: DriftCommand, profile: Option<&str>, adapter: &AdapterOpts) -> Result<(), CliError> {
     let DriftCommand::Watch { interval, count } = cmd;
     if !(interval.is_finite() && interval >= 0.1) {
         return Err(CliError::Refused(format!("--interval must be at least 0.1 s, got {interval}")));
     }
-    let conns = connect(profile).await?;
+    let sale = match adapter.file {
+        Some(_) => Some(super::adapter::open(adapter, profile).await?),
+        None => None,
+    };
+    let conns = match &sale {
+        Some(sale) => sale.conns.clone(),
+        None => connect(profile).await?,
+    };
+    let baselines = match &sale {
+        Some(sale) => sale.baselines().await?,
+        None => Default::default(),
+    };
     let mut redis = conns.redis.clone();
     let mut ticker = tokio::time::interval(Duration::from_secs_f64(interval));
     let mut tracker = DriftTracker::default();
@@ -125,12 +138,27 @@ pub async fn drift(cmd: DriftCommand, profile: Option<&str>) -> Result<(), CliEr
             _ = &mut interrupted => return Ok(()),
         }
         let started = std::time::Instant::now();
+        let read = async {
+            Ok::<_, CliError>(match &sale {
+                Some(sale) => stockguard_core::adapter::read(&sale.file, &sale.links(), &baselines, &[])
+                    .await?
+                    .into_iter()
+                    .map(|r| r.reading)
+                    .collect(),
+                None => read_products(&conns.mysql, &mut redis, &conns.keys, &[]).await?,
+            })
+        };
         let readings = tokio::select! {
-            readings = read_products(&conns.mysql, &mut redis, &conns.keys, &[]) => readings?,
+            readings = read => readings?,
             _ = &mut interrupted => return Ok(()),
         };
         let took = started.elapsed();
-        let confirmed = tracker.observe(&readings);
+        // An unsettled product (over an adapter) is never a drift verdict.
+        let confirmed: Vec<_> = tracker
+            .observe(&readings)
+            .into_iter()
+            .filter(|c| readings.iter().any(|r| r.product_id == c.product_id && r.settled))
+            .collect();
         // Clear the screen and home the cursor, then redraw.
         output::write_text("\x1b[2J\x1b[H");
         say!(

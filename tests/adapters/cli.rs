@@ -131,10 +131,19 @@ async fn alerts_over_an_adapter_say_what_fires_and_commands_of_our_own_sale_refu
     })
     .await;
     assert_eq!(last, ["\"drift:2\" \"DRIFT_CONFIRMED\""]);
+    let watch = stockguard(&["drift", "watch", "--interval", "0.1", "--count", "2"], &env);
+    let (out, err) = text(&watch);
+    assert!(watch.status.success(), "{err}");
+    assert!(out.contains("REDIS_LOW") && out.contains("confirmed drift (two agreeing readings): 2 REDIS_LOW"), "{out}");
 
     let (_, err) = text(&stockguard(&["alerts", "ack", "drift:2", "--reason", "mine"], &env));
     assert!(err.lines().count() == 1 && err.contains("not built yet"), "{err}");
-    for command in [&["overview"][..], &["rewrite", "--product", "2", "--reason", "x"], &["migrate"]] {
+    for command in [
+        &["overview"][..],
+        &["rewrite", "--product", "2", "--reason", "x"],
+        &["migrate"],
+        &["watch", "--metrics-listen", "127.0.0.1:0"],
+    ] {
         let run = stockguard(command, &env);
         let (_, err) = text(&run);
         assert!(!run.status.success(), "{command:?}");
