@@ -28,22 +28,27 @@ fn text(out: &Output) -> (String, String) {
     (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// The course sale's adapter file, written in `dir`, and the environment that reads the sale
+/// through it: a SELECT-only account on the sale's database, `state` as Stockguard's own.
+async fn adapter_env(sale: &CourseStreamSale, dir: &std::path::Path, state: &MySqlPool) -> Vec<(&'static str, String)> {
+    let adapter = dir.join("sale.toml");
+    std::fs::write(&adapter, sale.adapter_toml()).unwrap();
+    vec![
+        ("STOCKGUARD_MYSQL_URL", sale.db.select_only_url().await),
+        ("STOCKGUARD_REDIS_URL", crate::support::redis_url()),
+        ("STOCKGUARD_ENVIRONMENT", "sandbox".into()),
+        ("STOCKGUARD_ADAPTER", adapter.to_str().unwrap().into()),
+        ("STOCKGUARD_STATE_URL", crate::support::mysql_url_of(state).await),
+    ]
+}
+
 #[sqlx::test(migrations = false)]
 async fn every_command_through_a_select_only_account_leaves_the_sales_tables_as_they_were(state: MySqlPool) {
     let sale = Arc::new(CourseStreamSale::start(&[(1, 20), (2, 20)]).await);
     Traffic::buyers(10).on(&[1, 2]).run(&sale).await;
     let dir = tempfile::tempdir().unwrap();
-    let adapter = dir.path().join("sale.toml");
-    std::fs::write(&adapter, sale.adapter_toml()).unwrap();
-    let (read_only, redis, state_url) =
-        (sale.db.select_only_url().await, crate::support::redis_url(), crate::support::mysql_url_of(&state).await);
-    let env = [
-        ("STOCKGUARD_MYSQL_URL", read_only.as_str()),
-        ("STOCKGUARD_REDIS_URL", redis.as_str()),
-        ("STOCKGUARD_ENVIRONMENT", "sandbox"),
-        ("STOCKGUARD_ADAPTER", adapter.to_str().unwrap()),
-        ("STOCKGUARD_STATE_URL", state_url.as_str()),
-    ];
+    let owned = adapter_env(&sale, dir.path(), &state).await;
+    let env: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let tables = sale.db.tables().await;
     let before: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?")
         .bind(&sale.db.name)
@@ -103,17 +108,8 @@ async fn alerts_over_an_adapter_say_what_fires_and_commands_of_our_own_sale_refu
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let adapter = dir.path().join("sale.toml");
-    std::fs::write(&adapter, sale.adapter_toml()).unwrap();
-    let (read_only, redis, state_url) =
-        (sale.db.select_only_url().await, crate::support::redis_url(), crate::support::mysql_url_of(&state).await);
-    let env = [
-        ("STOCKGUARD_MYSQL_URL", read_only.as_str()),
-        ("STOCKGUARD_REDIS_URL", redis.as_str()),
-        ("STOCKGUARD_ENVIRONMENT", "sandbox"),
-        ("STOCKGUARD_ADAPTER", adapter.to_str().unwrap()),
-        ("STOCKGUARD_STATE_URL", state_url.as_str()),
-    ];
+    let owned = adapter_env(&sale, dir.path(), &state).await;
+    let env: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let firing = |out: &Output| -> Vec<String> {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let alerts: serde_json::Value = serde_json::from_slice(&out.stdout).expect("alerts --json prints JSON");
