@@ -32,6 +32,7 @@ const INVARIANTS = {
   no_duplicate_order: "inv_no_duplicate_order",
   no_drift_outside_faults: "inv_no_drift_outside_faults",
   drift_zero_at_end: "inv_drift_zero_at_end",
+  load_sent_as_planned: "inv_load_sent_as_planned",
   no_stale_rewrite: "inv_no_stale_rewrite",
   accepted_orders_always_found: "inv_accepted_orders_always_found",
   atEnd: "inv_atEnd",

@@ -13,6 +13,10 @@ pub struct Figures {
     /// Scheduled requests not sent because the generator fell more than a second behind.
     #[serde(default)]
     pub skipped: u64,
+    /// Requests the schedule planned. A run that sent less than 90% of them proves too little
+    /// to pass (0 in a record written before it was kept).
+    #[serde(default)]
+    pub planned: u64,
     pub accepted: u64,
     /// Units of live orders beyond initial stock at the worst tick and at the end: must be 0.
     pub oversold_units: i64,

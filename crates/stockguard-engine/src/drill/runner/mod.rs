@@ -438,7 +438,15 @@ async fn drive(
     let mut affected = watch::affected_orders(conns, &products).await?;
     affected.extend(checked.lost_orders.iter().cloned());
     rec.drift_confirmed(repairer.confirmed_after);
-    let mut summary = rec.summary(&checked, &finished, &outcomes, affected, &schedule.hash, variant.describe());
+    let mut summary = rec.summary(
+        schedule.requests.len() as u64,
+        &checked,
+        &finished,
+        &outcomes,
+        affected,
+        &schedule.hash,
+        variant.describe(),
+    );
     let status = match stopped {
         Some(Stopped::Abort(reason)) => {
             summary.reason = Some(reason);

@@ -16,6 +16,10 @@ use super::load::{Finished, Sent};
 use super::RunnerError;
 use crate::load::verify::outcomes_of;
 
+/// A run must send at least this share of its schedule to pass: one whose load fell far behind
+/// (a loaded machine, a stalled generator) did not test what its file says.
+const SENT_SHARE_TO_PASS: f64 = 0.9;
+
 /// Drift is expected while a fault is on and for this long after it (the engines notice
 /// Redis is back, the guided exit rebuilds it), unless the file declares a recovery SLO.
 const RECOVERY_ALLOWANCE_MS: i64 = 10_000;
@@ -36,6 +40,8 @@ pub struct Record {
     worst_oversold: i64,
     redis_negative_ticks: u32,
     drift_outside: i64,
+    /// The largest drift judged inside a fault's window or its recovery allowance (allowed).
+    drift_inside: i64,
     to_db_path: Option<Duration>,
     propagation_ms: Option<u64>,
     recovered_at: Option<i64>,
@@ -60,6 +66,7 @@ impl Record {
             worst_oversold: 0,
             redis_negative_ticks: 0,
             drift_outside: 0,
+            drift_inside: 0,
             to_db_path: None,
             propagation_ms: None,
             recovered_at: None,
@@ -112,6 +119,7 @@ impl Record {
 
     fn judge_drift(&mut self, offset_ms: i64, drift: i64) -> Option<(String, String)> {
         if self.in_fault_window(offset_ms) {
+            self.drift_inside = self.drift_inside.max(drift.abs());
             return None;
         }
         let first = self.drift_outside == 0;
@@ -195,8 +203,11 @@ impl Record {
         (peak_backlog, multiple)
     }
 
+    /// `planned`: the requests the schedule held.
+    #[allow(clippy::too_many_arguments)]
     pub fn summary(
         &self,
+        planned: u64,
         orders: &OrderCheck,
         load: &Finished,
         outcomes: &Outcomes,
@@ -210,6 +221,7 @@ impl Record {
         let figures = Figures {
             sent: self.sent,
             skipped: self.skipped,
+            planned,
             accepted: self.accepted,
             oversold_units: self.worst_oversold,
             lost: orders.lost,
@@ -240,9 +252,15 @@ impl Record {
             ),
             invariant("no_accepted_order_lost", figures.lost == 0, figures.lost.to_string(), "0"),
             invariant("no_duplicate_order", figures.duplicated == 0, figures.duplicated.to_string(), "0"),
-            invariant("no_drift_outside_faults", self.drift_outside == 0, format!("{} units", self.drift_outside), "0"),
+            invariant("no_drift_outside_faults", self.drift_outside == 0, self.drift_outside_figure(), "0"),
             invariant("drift_zero_at_end", final_drift == 0, format!("{final_drift} units"), "0"),
         ];
+        checks.push(invariant(
+            "load_sent_as_planned",
+            sent_enough(figures.sent, planned),
+            sent_figure(figures.sent, planned),
+            &format!(">= {:.0}% of the schedule", SENT_SHARE_TO_PASS * 100.0),
+        ));
         if self.plan.faults.iter().any(|f| f.target == Target::RedisMaster) {
             let confirmed = figures.drift_confirmed_ticks;
             checks.push(invariant(
@@ -314,6 +332,31 @@ impl Record {
             variant,
         }
     }
+}
+
+impl Record {
+    /// The drift outside the faults, and beside it the peak the faults' windows allowed, so
+    /// that "0 units" next to a large drift peak says where that peak was.
+    fn drift_outside_figure(&self) -> String {
+        if self.drift_inside == 0 {
+            return format!("{} units", self.drift_outside);
+        }
+        let allowance_s = self.allowance() as f64 / 1000.0;
+        format!(
+            "{} units (peak {} inside the fault windows and their {allowance_s:.0} s recovery allowance)",
+            self.drift_outside, self.drift_inside
+        )
+    }
+}
+
+/// Whether a run sent enough of its schedule to be judged passed.
+fn sent_enough(sent: u64, planned: u64) -> bool {
+    planned == 0 || sent as f64 >= planned as f64 * SENT_SHARE_TO_PASS
+}
+
+fn sent_figure(sent: u64, planned: u64) -> String {
+    let share = if planned == 0 { 100.0 } else { 100.0 * sent as f64 / planned as f64 };
+    format!("{sent} of {planned} sent ({share:.0}%)")
 }
 
 fn invariant(name: &str, passed: bool, figure: String, bound: &str) -> Check {
@@ -439,5 +482,23 @@ pub async fn lead_back(conns: Connections, run_id: u64, instances: Vec<String>) 
             propagation_ms: report.resume.propagation_ms.map(|ms| ms.max(0) as u64),
         }),
         Err(e) => Some(LedBack { outcome: format!("failed: {e}"), propagation_ms: None }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_sent_less_than_nine_tenths_of_its_schedule_is_not_enough() {
+        assert!(sent_enough(1_440, 1_600));
+        assert!(!sent_enough(1_439, 1_600));
+        assert!(!sent_enough(1_023, 1_600), "the newcomer's run: 577 of 1,600 never sent");
+        assert_eq!(sent_figure(1_023, 1_600), "1023 of 1600 sent (64%)");
+    }
+
+    #[test]
+    fn an_empty_schedule_has_nothing_left_unsent() {
+        assert!(sent_enough(0, 0));
     }
 }
