@@ -174,6 +174,8 @@ in_flight: number, };
 
 export type ConfirmedDrift = { product_id: number, status: DriftStatus, drift: number | null, };
 
+export type Guarantee = "none_opted_out" | "no_replicas" | "db_write_through" | "replica";
+
 export type Health = { 
 /**
  * One `PING` round trip.
@@ -206,7 +208,16 @@ engines_live: number, engines_applied: number,
 /**
  * Live engine instances whose Redis breaker is not closed (they sell through the DB).
  */
-breakers_open: Array<string>, };
+breakers_open: Array<string>, 
+/**
+ * What an ACCEPTED answer survives on this sale: the weakest that its live engines'
+ * heartbeats report (`None`: no live engine says).
+ */
+accepted_guarantee: Guarantee | null, 
+/**
+ * Live engines of the sale whose accepted orders a failover may lose (opted out).
+ */
+engines_may_lose_accepted: number, };
 
 export type BoardTick = { at: string, 
 /**
@@ -344,6 +355,11 @@ heartbeat_age_ms: number,
  */
 live: boolean, applied_revision: number, applied: boolean, effective_mode: Mode, breaker_state: string, breaker_reason: string | null, 
 /**
+ * What its ACCEPTED answers survive, as its last heartbeat said (`None`: an engine that
+ * does not say, or a word this console does not know).
+ */
+accepted_guarantee: Guarantee | null, 
+/**
  * Change to application, for an instance that applied exactly this revision (an
  * instance already on a newer one applied this one no later than that, not measured).
  */
@@ -420,7 +436,12 @@ export type Figures = { sent: number,
 /**
  * Scheduled requests not sent because the generator fell more than a second behind.
  */
-skipped: number, accepted: number, 
+skipped: number, 
+/**
+ * Requests the schedule planned. A run that sent less than 90% of them proves too little
+ * to pass (0 in a record written before it was kept).
+ */
+planned: number, accepted: number, 
 /**
  * Units of live orders beyond initial stock at the worst tick and at the end: must be 0.
  */

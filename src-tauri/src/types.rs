@@ -39,6 +39,7 @@ fn generated() -> String {
         stockguard_core::recon::DriftStatus,
         stockguard_core::recon::Reading,
         stockguard_core::recon::drift::ConfirmedDrift,
+        stockguard_core::guarantee::Guarantee,
         stockguard_core::health::Health,
         crate::board_feed::BoardTick,
         stockguard_core::alerts::AlertKind,

@@ -64,6 +64,7 @@ fn heartbeat(id: &str, addr: &str) -> Heartbeat {
         applied_revision: 0,
         effective_mode: Mode::Normal,
         breaker: BreakerReport { state: "CLOSED", reason: None, tripped_at: None },
+        accepted_guarantee: None,
     }
 }
 

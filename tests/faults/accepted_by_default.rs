@@ -12,7 +12,10 @@ use std::ops::Range;
 
 use sqlx::MySqlPool;
 use stockguard_core::connect::Connections;
+use stockguard_core::guarantee::Guarantee;
+use stockguard_core::health::Health;
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
+use stockguard_engine::engine::replicas::guarantee::ReplicaAcks;
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
 use support::redis_server::RedisServer;
 
@@ -65,6 +68,25 @@ impl Engine {
     }
 }
 
+/// Waits until the console's health strip (the core's probe, from the engines' heartbeats)
+/// says the sale's accepted orders survive `want`, and returns that sample; fails with what it
+/// said last.
+async fn console_says(conns: &Connections, want: Guarantee) -> Health {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let health = stockguard_core::health::probe(conns, &[]).await.expect("the health strip reads");
+        if health.accepted_guarantee == Some(want) {
+            return health;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the console says {:?}, the engine {want}",
+            health.accepted_guarantee
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 async fn rows_among(pool: &MySqlPool, order_nos: impl Iterator<Item = &String>) -> i64 {
     let list = order_nos.map(|n| format!("'{n}'")).collect::<Vec<_>>().join(",");
     support::scalar(pool, &format!("SELECT COUNT(*) FROM orders WHERE order_no IN ({list})")).await
@@ -78,6 +100,8 @@ async fn with_default_flags_every_accepted_order_outlives_the_master_failing_ove
     sale::open_sale(&on_master, P, 100, 1).await;
     let first = engine_on(&pool, &on_master).await;
     assert_eq!(first.guarantee().await, "replica", "the engine found the replica with no flag given");
+    let health = console_says(&on_master, Guarantee::Replica).await;
+    assert_eq!(health.engines_may_lose_accepted, 0);
 
     // The replica keeps up: twenty buyers, vouched for by it.
     let vouched = first.buy(1..21).await;
@@ -87,6 +111,7 @@ async fn with_default_flags_every_accepted_order_outlives_the_master_failing_ove
     let stalled = first.buy(21..41).await;
     assert_eq!(rows_among(&pool, stalled.values()).await, 20, "written through before the answer");
     assert_eq!(first.guarantee().await, "db_write_through");
+    console_says(&on_master, Guarantee::DbWriteThrough).await;
 
     // The replica is cut off and promoted; the old master sells twenty more, which the
     // replica will never have, and dies.
@@ -107,6 +132,7 @@ async fn with_default_flags_every_accepted_order_outlives_the_master_failing_ove
     let on_replica = Connections::open(settings).await.unwrap();
     let second = engine_on(&pool, &on_replica).await;
     assert_eq!(second.guarantee().await, "no_replicas");
+    console_says(&on_replica, Guarantee::NoReplicas).await;
 
     // Buyers the replica vouched for retry with the same key: their first answer, again.
     assert_eq!(second.buy(1..21).await, vouched, "a retry after the failover is answered with the first order");
@@ -168,4 +194,23 @@ async fn a_sale_account_that_may_not_run_info_still_tells_a_server_with_a_replic
     let _replica = RedisServer::replica_of(&master).await;
     let engine = oncall_engine_on(&pool, &master, "followed").await;
     assert_eq!(engine.vouching().await.guarantee(), Guarantee::Replica);
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn an_engine_that_opted_out_of_vouching_shows_on_the_console_as_one_that_may_lose_accepted_orders(
+    pool: MySqlPool,
+) {
+    let master = RedisServer::start().await;
+    let _replica = RedisServer::replica_of(&master).await;
+    let conns = support::connections_to(&pool, &master.url(), "optout").await;
+    sale::open_sale(&conns, P, 10, 1).await;
+    let config = EngineConfig { replica_acks: ReplicaAcks::Off, ..EngineConfig::default() };
+    let state = EngineState::new(pool.clone(), conns.redis.clone(), conns.keys.clone(), config);
+    let (url, stop, handle) = sale::spawn_engine(state).await;
+    let engine = Engine { url, stop, handle };
+    engine.buy(1..3).await;
+    assert_eq!(engine.guarantee().await, "none_opted_out");
+    let health = console_says(&conns, Guarantee::NoneOptedOut).await;
+    assert_eq!(health.engines_may_lose_accepted, 1, "the one engine that may lose what it accepted is counted");
+    engine.stop().await;
 }

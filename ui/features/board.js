@@ -10,6 +10,8 @@ import { byId, query } from "../dom.js";
 
 /** @typedef {import("../types").Reading} Reading */
 /** @typedef {import("../types").BoardTick} BoardTick */
+/** @typedef {import("../types").Health} Health */
+/** @typedef {import("../types").Guarantee} Guarantee */
 /** @typedef {import("../main.js").ScreenContext} ScreenContext */
 
 const ROW_HEIGHT = 28; // px; must match `#products tbody tr` in style.css
@@ -205,6 +207,31 @@ function ms(v) {
   return v === null || v === undefined ? "-" : `${v.toFixed(1)} ms`;
 }
 
+/** @type {Record<Guarantee, import("../i18n.js").MessageKey>} */
+const GUARANTEE_WORDS = {
+  replica: "guaranteeReplica",
+  db_write_through: "guaranteeDbWriteThrough",
+  no_replicas: "guaranteeNoReplicas",
+  none_opted_out: "guaranteeNoneOptedOut",
+};
+
+/**
+ * What an ACCEPTED answer survives on this sale (the core's weakest of the live engines'),
+ * with what it means one hover away.
+ * @param {Health | null | undefined} h
+ */
+function renderGuarantee(h) {
+  const box = byId("health-guarantee");
+  const g = h?.accepted_guarantee;
+  box.textContent = g ? t(GUARANTEE_WORDS[g]) : "-";
+  box.className = g ? `guarantee-${g}` : "";
+  byId("health-guarantee-box").title = !h
+    ? ""
+    : g
+      ? t("guaranteeHint", { engines: h.engines_may_lose_accepted })
+      : t("guaranteeUnknown");
+}
+
 /** @param {BoardTick} tick */
 function renderHealth(tick) {
   const h = tick.health;
@@ -217,6 +244,7 @@ function renderHealth(tick) {
     ? `${t(h.engine_mode)}${h.products_off_normal ? ` +${h.products_off_normal}` : ""} (${h.engines_applied}/${h.engines_live})`
     : "-";
   mode.className = h ? `mode-${h.engine_mode}` : "";
+  renderGuarantee(h);
   byId("health-took").textContent = ms(tick.took_ms);
   byId("health-at").textContent = clock(new Date(tick.at));
   byId("health").classList.toggle("bad", !h);

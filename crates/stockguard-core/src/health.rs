@@ -3,14 +3,17 @@
 //! back to Redis.
 //!
 //! It also says which mode the sale is in (the global row of the degrade switch) and how many
-//! live engine instances applied its newest revision.
+//! live engine instances applied its newest revision, and what an ACCEPTED answer survives
+//! (the weakest guarantee the sale's live engines report in their heartbeats).
 
 use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::connect::Connections;
+use crate::guarantee::{self, Guarantee};
 use crate::recon::Reading;
+use crate::switch::acks::InstanceAck;
 use crate::switch::exit::DEFAULT_STALE_AFTER;
 use crate::switch::{Mode, Scope};
 
@@ -35,6 +38,11 @@ pub struct Health {
     pub engines_applied: usize,
     /// Live engine instances whose Redis breaker is not closed (they sell through the DB).
     pub breakers_open: Vec<String>,
+    /// What an ACCEPTED answer survives on this sale: the weakest that its live engines'
+    /// heartbeats report (`None`: no live engine says).
+    pub accepted_guarantee: Option<Guarantee>,
+    /// Live engines of the sale whose accepted orders a failover may lose (opted out).
+    pub engines_may_lose_accepted: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -74,5 +82,13 @@ pub async fn probe(conns: &Connections, readings: &[Reading]) -> Result<Health, 
         engines_live: switch.ack.live,
         engines_applied: switch.ack.applied,
         breakers_open: crate::alerts::now::open_breakers(&switch.ack.instances),
+        accepted_guarantee: guarantee::weakest(sale_guarantees(&switch.ack.instances)),
+        engines_may_lose_accepted: sale_guarantees(&switch.ack.instances).filter(|g| g.may_lose_accepted()).count(),
     })
+}
+
+/// The guarantees the sale's own live engines report (a drill rig's engines sell only its
+/// own products, and say nothing of the sale's buyers).
+fn sale_guarantees(instances: &[InstanceAck]) -> impl Iterator<Item = Guarantee> + '_ {
+    instances.iter().filter(|i| i.live && i.home == Scope::Global).filter_map(|i| i.accepted_guarantee)
 }

@@ -49,6 +49,8 @@
 //!   runs with their heartbeat and halt requests, each run's timeline and summary, and after
 //!   a run its report, its comparison with another run and the facilitator's review notes.
 //!
+//! - [`guarantee`]: what an engine's ACCEPTED answer survives (a replica vouched, written
+//!   through to the DB, or nothing: opted out), as engines report it in their heartbeats.
 //! - [`step`]: errors that name the step that failed and keep the server's words as their
 //!   cause, and the one-line chain the doors print.
 //!
@@ -64,6 +66,7 @@ pub mod chart;
 pub mod compensation;
 pub mod connect;
 pub mod drills;
+pub mod guarantee;
 pub mod health;
 pub mod keys;
 pub mod lang;

@@ -15,6 +15,7 @@ use sqlx::MySqlPool;
 
 use super::mode::{Mode, Scope};
 use super::SwitchError;
+use crate::guarantee::Guarantee;
 
 /// A heartbeat's content.
 #[derive(Debug, Clone)]
@@ -27,6 +28,8 @@ pub struct Heartbeat {
     pub applied_revision: u64,
     pub effective_mode: Mode,
     pub breaker: BreakerReport,
+    /// What its ACCEPTED answers survive now (`None`: it does not say).
+    pub accepted_guarantee: Option<Guarantee>,
 }
 
 /// The breaker as a heartbeat reports it.
@@ -47,11 +50,11 @@ pub async fn write_heartbeat(pool: &MySqlPool, hb: &Heartbeat) -> Result<(), Swi
     // deprecates and whose replacement (a row alias) MariaDB does not accept.
     sqlx::query(
         "INSERT INTO engine_heartbeats (instance_id, listen_addr, started_at, last_seen, applied_revision, applied_at, \
-         effective_mode, breaker_state, breaker_reason, breaker_tripped_at, home) \
-         VALUES (?, ?, ?, NOW(3), ?, NOW(3), ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE \
+         effective_mode, breaker_state, breaker_reason, breaker_tripped_at, home, accepted_guarantee) \
+         VALUES (?, ?, ?, NOW(3), ?, NOW(3), ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE \
          applied_at = IF(applied_revision <> ? OR started_at <> ?, NOW(3), applied_at), \
          listen_addr = ?, started_at = ?, last_seen = NOW(3), applied_revision = ?, effective_mode = ?, \
-         breaker_state = ?, breaker_reason = ?, breaker_tripped_at = ?, home = ?",
+         breaker_state = ?, breaker_reason = ?, breaker_tripped_at = ?, home = ?, accepted_guarantee = ?",
     )
     .bind(&hb.instance_id)
     .bind(&hb.listen_addr)
@@ -62,6 +65,7 @@ pub async fn write_heartbeat(pool: &MySqlPool, hb: &Heartbeat) -> Result<(), Swi
     .bind(&hb.breaker.reason)
     .bind(hb.breaker.tripped_at)
     .bind(hb.home.key())
+    .bind(hb.accepted_guarantee.map(Guarantee::as_str))
     .bind(hb.applied_revision)
     .bind(hb.started_at)
     .bind(&hb.listen_addr)
@@ -72,6 +76,7 @@ pub async fn write_heartbeat(pool: &MySqlPool, hb: &Heartbeat) -> Result<(), Swi
     .bind(&hb.breaker.reason)
     .bind(hb.breaker.tripped_at)
     .bind(hb.home.key())
+    .bind(hb.accepted_guarantee.map(Guarantee::as_str))
     .execute(pool)
     .await.step("inserting into engine_heartbeats (write heartbeat)")?;
     Ok(())
@@ -94,6 +99,9 @@ pub struct InstanceAck {
     pub effective_mode: Mode,
     pub breaker_state: String,
     pub breaker_reason: Option<String>,
+    /// What its ACCEPTED answers survive, as its last heartbeat said (`None`: an engine that
+    /// does not say, or a word this console does not know).
+    pub accepted_guarantee: Option<Guarantee>,
     /// Change to application, for an instance that applied exactly this revision (an
     /// instance already on a newer one applied this one no later than that, not measured).
     pub propagation_ms: Option<i64>,
@@ -114,7 +122,7 @@ pub struct Acknowledgement {
     pub instances: Vec<InstanceAck>,
 }
 
-type AckRow = (String, String, String, i64, u64, Option<i64>, String, String, Option<String>);
+type AckRow = (String, String, String, i64, u64, Option<i64>, String, String, Option<String>, Option<String>);
 
 /// Where every known instance stands on `revision`. Instances silent for longer than
 /// `stale_after` are listed as not live.
@@ -133,7 +141,7 @@ pub async fn acknowledgement(
         "SELECT instance_id, listen_addr, home, CAST(TIMESTAMPDIFF(MICROSECOND, last_seen, NOW(3)) AS SIGNED), \
          applied_revision, \
          CAST(TIMESTAMPDIFF(MICROSECOND, (SELECT changed_at FROM switch_changes WHERE revision = ?), applied_at) AS SIGNED), \
-         CAST(effective_mode AS CHAR), CAST(breaker_state AS CHAR), breaker_reason \
+         CAST(effective_mode AS CHAR), CAST(breaker_state AS CHAR), breaker_reason, accepted_guarantee \
          FROM engine_heartbeats ORDER BY instance_id",
     )
     .bind(revision)
@@ -151,6 +159,7 @@ pub async fn acknowledgement(
         mode,
         breaker_state,
         breaker_reason,
+        guarantee,
     ) in rows
     {
         let effective_mode = mode.parse().map_err(|e: super::mode::UnknownMode| SwitchError::Corrupt(e.to_string()))?;
@@ -166,6 +175,7 @@ pub async fn acknowledgement(
             effective_mode,
             breaker_state,
             breaker_reason,
+            accepted_guarantee: guarantee.and_then(|g| g.parse().ok()),
             propagation_ms: (applied_revision == revision)
                 .then_some(since_change_us)
                 .flatten()

@@ -154,6 +154,7 @@ pub async fn run_switch(state: EngineState, listen_addr: String, mut stop: watch
                 applied_revision: applied,
                 effective_mode: now.1,
                 breaker,
+                accepted_guarantee: Some(state.vouching().await.guarantee()),
             };
             match timeout(cfg.switch_timeout, write_heartbeat(&state.pool, &hb)).await {
                 Ok(Ok(())) => {

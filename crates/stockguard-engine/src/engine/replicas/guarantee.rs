@@ -46,21 +46,9 @@ impl fmt::Display for ReplicaAcks {
     }
 }
 
-/// What an ACCEPTED answer of this engine survives, as `/health` says it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Guarantee {
-    /// Vouched for by a replica (`WAIT`): the last new reservation was acknowledged in time.
-    Replica,
-    /// Vouched for, and the last new reservation was written to the DB before its answer
-    /// (no replica acknowledged it in time).
-    DbWriteThrough,
-    /// `--replica-acks 0`: answered at once; a failover to a lagging replica may lose
-    /// accepted orders.
-    NoneOptedOut,
-    /// No replica behind this Redis when the engine started: nothing to fail over to.
-    NoReplicas,
-}
+/// What an ACCEPTED answer of this engine survives: the core's leaf type, which the
+/// engine's heartbeat carries to the console.
+pub use stockguard_core::guarantee::Guarantee;
 
 /// Why the engine could not tell whether its Redis has replicas.
 #[derive(Debug, thiserror::Error)]
@@ -124,12 +112,6 @@ mod tests {
         assert_eq!("2".parse(), Ok(ReplicaAcks::Exactly(NonZeroUsize::new(2).unwrap())));
         assert!("some".parse::<ReplicaAcks>().is_err());
         assert_eq!(ReplicaAcks::default(), ReplicaAcks::Auto, "safe by default");
-    }
-
-    #[test]
-    fn guarantees_are_snake_case_words() {
-        assert_eq!(serde_json::to_value(Guarantee::NoneOptedOut).unwrap(), "none_opted_out");
-        assert_eq!(serde_json::to_value(Guarantee::DbWriteThrough).unwrap(), "db_write_through");
     }
 
     #[test]
