@@ -355,7 +355,7 @@ impl From<stockguard_core::compensation::CompensationError> for DesktopError {
             E::NoSuchCase(id) => Self::Invalid(Said::new(C::NoSuchCase, &[("case", &id)], m)),
             E::NoSuchProduct(id) => Self::Invalid(Said::new(C::NoSuchProduct, &[("product", &id)], m)),
             E::NothingToCompensate(id) => Self::Invalid(Said::new(C::NothingToCompensate, &[("product", &id)], m)),
-            E::Db(_) => Self::Query(Said::detailed(C::QueryFailed, m)),
+            E::Db(_) | E::Sale(_) => Self::Query(Said::detailed(C::QueryFailed, m)),
         }
     }
 }

@@ -87,10 +87,7 @@ pub struct Opened {
 
 impl Opened {
     pub fn links(&self) -> SaleLinks<'_, stockguard_core::redis_link::RedisLink> {
-        SaleLinks {
-            db: (self.file.stock.is_some() || self.file.orders.is_some()).then_some(&self.conns.mysql),
-            redis: self.file.redis.as_ref().map(|_| &self.conns.redis),
-        }
+        SaleLinks::of(&self.file, &self.conns)
     }
 
     /// The recorded baselines (none without a state database).

@@ -1,15 +1,23 @@
 //! `stockguard compensation list|open|show|plan|propose|approve|reject|execute|close|export`:
 //! oversell compensation with four eyes. Every step is taken as the profile's MySQL account;
 //! the database decides whether that account may take it (see `stockguard_core::compensation`).
+//! With an adapter file the cases are the state database's (`--state-url`, each person's own
+//! account there): `open` reads the sale's orders beyond stock, `execute` performs a declared
+//! cancel in the sale's database or hands the lines over in the export; every other step is
+//! the same (`stockguard_core::compensation::over_adapter`).
 
 use clap::{Args, Subcommand};
 
+use super::adapter::{AdapterOpts, Opened as AdapterSale};
 use super::output::say;
 use super::{connect, output, CliError};
+use stockguard_core::adapter::AdapterError;
 use stockguard_core::compensation::execute::{execute, LineRun};
+use stockguard_core::compensation::over_adapter::{self, SaleSide};
 use stockguard_core::compensation::plan::{set_plan, Choice, Lines};
 use stockguard_core::compensation::workflow::{take, StepKind, Stepped};
 use stockguard_core::compensation::{export, open, read, Action, Case, CaseStatus, LineReason};
+use stockguard_core::connect::Connections;
 
 #[derive(Debug, Subcommand)]
 pub enum CompensationCommand {
@@ -189,9 +197,50 @@ fn print_stepped(s: &Stepped, json: bool) {
     }
 }
 
-pub async fn run(cmd: CompensationCommand, profile: Option<&str>) -> Result<(), CliError> {
-    let conns = connect(profile).await?;
-    let pool = &conns.mysql;
+/// Where the cases are: our own sale's database, or the state database of a sale read over
+/// its adapter.
+enum Desk {
+    Ours(Box<Connections>),
+    Adapter(Box<AdapterSale>),
+}
+
+impl Desk {
+    fn pool(&self) -> Result<&sqlx::MySqlPool, CliError> {
+        match self {
+            Self::Ours(conns) => Ok(&conns.mysql),
+            Self::Adapter(sale) => Ok(sale.state.as_ref().ok_or(AdapterError::NoStateDb)?),
+        }
+    }
+
+    fn sale(&self) -> Option<SaleSide<'_>> {
+        match self {
+            Self::Ours(_) => None,
+            Self::Adapter(sale) => Some(SaleSide { file: &sale.file, db: &sale.conns.mysql }),
+        }
+    }
+}
+
+/// Opens the product's case over an adapter, against the initial stock a reading finds.
+async fn open_over_adapter(sale: &AdapterSale, product: u64) -> Result<open::Opened, CliError> {
+    let state = sale.state.as_ref().ok_or(AdapterError::NoStateDb)?;
+    let baselines = sale.baselines().await?;
+    let readings = stockguard_core::adapter::read(&sale.file, &sale.links(), &baselines, &[product]).await?;
+    let reading = readings.first().ok_or(AdapterError::UnknownProduct(product))?;
+    if reading.initial_source == "none" {
+        return Err(CliError::Refused(format!(
+            "product {product} has no initial stock to judge against: record a baseline first (adapter baseline --reason)"
+        )));
+    }
+    let side = SaleSide { file: &sale.file, db: &sale.conns.mysql };
+    Ok(over_adapter::open_case(state, side, product, reading.reading.initial_stock, &[]).await?)
+}
+
+pub async fn run(cmd: CompensationCommand, profile: Option<&str>, adapter: &AdapterOpts) -> Result<(), CliError> {
+    let desk = match adapter.file {
+        Some(_) => Desk::Adapter(Box::new(super::adapter::open(adapter, profile).await?)),
+        None => Desk::Ours(Box::new(connect(profile).await?)),
+    };
+    let pool = desk.pool()?;
     match cmd {
         CompensationCommand::List { status, json } => {
             let status = match status {
@@ -231,7 +280,10 @@ pub async fn run(cmd: CompensationCommand, profile: Option<&str>) -> Result<(), 
             }
         }
         CompensationCommand::Open { product, json } => {
-            let opened = open::open_case(pool, product).await?;
+            let opened = match &desk {
+                Desk::Ours(_) => open::open_case(pool, product).await?,
+                Desk::Adapter(sale) => open_over_adapter(sale, product).await?,
+            };
             if json {
                 output::json(&opened);
             } else if opened.created {
@@ -284,7 +336,10 @@ pub async fn run(cmd: CompensationCommand, profile: Option<&str>) -> Result<(), 
                     say!("  [{done}/{total}] {order_no}");
                 }
             };
-            let ran = execute(pool, case, &progress).await?;
+            let ran = match desk.sale() {
+                None => execute(pool, case, &progress).await?,
+                Some(sale) => over_adapter::execute(pool, sale, case, &progress).await?,
+            };
             if json {
                 output::json(&ran);
                 return Ok(());

@@ -123,7 +123,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         if let Some(command) = reads_only_our_own_sale(&cli.command) {
             return Err(CliError::Refused(format!(
                 "`stockguard {command}` reads only a sale Stockguard built, not one through an adapter file; over an \
-                 adapter, `recon`, `alerts` and `adapter check|baseline|repair|init` do (drop --adapter and \
+                 adapter, `recon`, `alerts`, `watch`, `compensation` and `adapter check|baseline|repair|init` do (drop --adapter and \
                  STOCKGUARD_ADAPTER for our own sale)"
             )));
         }
@@ -150,12 +150,12 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Overview(args) => overview::run(args, profile).await,
         Command::Rewrite(args) => rewrite::run(args, profile).await,
         Command::Degrade(cmd) => degrade::run(cmd, profile).await,
-        Command::Compensation(cmd) => compensation::run(cmd, profile).await,
+        Command::Compensation(cmd) => compensation::run(cmd, profile, &adapter).await,
         Command::Engine(cmd) => engine::run(cmd, profile).await,
         Command::Drill(cmd) => drill::run(cmd, profile).await,
         Command::Roles(cmd) => roles::run(cmd, profile).await,
         Command::Load(args) => load::run(args, profile).await,
-        Command::Watch(args) => watch::run(args, profile).await,
+        Command::Watch(args) => watch::run(args, profile, &adapter).await,
         Command::Bench(cmd) => bench::run(cmd, profile).await,
     }
 }
@@ -165,6 +165,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
 fn reads_only_our_own_sale(command: &Command) -> Option<&'static str> {
     Some(match command {
         Command::Recon(_) | Command::Adapter(_) | Command::Alerts(_) | Command::Drift(_) => return None,
+        // Over an adapter: cases in the state database, readings of the sale (issue 29).
+        Command::Compensation(_) | Command::Watch(_) => return None,
         // They read no sale (profiles, the local sandbox, a bench's own scratch sales).
         Command::Profile(_) | Command::Sandbox(_) | Command::Bench(_) => return None,
         Command::Migrate => "migrate",
@@ -172,11 +174,9 @@ fn reads_only_our_own_sale(command: &Command) -> Option<&'static str> {
         Command::Overview(_) => "overview",
         Command::Rewrite(_) => "rewrite` (over an adapter: `adapter repair`",
         Command::Degrade(_) => "degrade",
-        Command::Compensation(_) => "compensation",
         Command::Engine(_) => "engine",
         Command::Drill(_) => "drill",
         Command::Roles(_) => "roles",
         Command::Load(_) => "load",
-        Command::Watch(_) => "watch",
     })
 }

@@ -10,6 +10,7 @@
 mod support;
 
 mod cli;
+mod compensation;
 mod init;
 mod readings;
 mod sales;

@@ -6,8 +6,9 @@ use crate::support;
 use sqlx::{MySqlPool, Row as _};
 use stockguard_core::connect::MIGRATOR;
 
-const TABLES: [&str; 23] = [
+const TABLES: [&str; 24] = [
     "adapter_baselines",
+    "adapter_orders",
     "alert_acks",
     "audit_log",
     "compensation_cases",

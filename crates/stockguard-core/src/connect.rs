@@ -139,6 +139,20 @@ pub async fn migrate(pool: &MySqlPool, url_for_messages: &str) -> Result<(), Con
     })
 }
 
+/// Applies the embedded migrations unless every one is applied already: a role account (which
+/// may not create tables, not even `CREATE TABLE IF NOT EXISTS` of the migrations' own table)
+/// then opens an up-to-date database without asking for DDL rights.
+pub async fn migrate_if_behind(pool: &MySqlPool, url_for_messages: &str) -> Result<(), ConnectError> {
+    let applied: Vec<i64> = sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
+        .fetch_all(pool)
+        .await
+        .unwrap_or_default();
+    if MIGRATOR.iter().all(|m| applied.contains(&m.version)) {
+        return Ok(());
+    }
+    migrate(pool, url_for_messages).await
+}
+
 /// Parses a MySQL URL into connect options, classifying a malformed one.
 pub fn mysql_options(url: &str) -> Result<MySqlConnectOptions, ConnectError> {
     MySqlConnectOptions::from_str(url)

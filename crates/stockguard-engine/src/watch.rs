@@ -19,6 +19,12 @@
 //! step every reading loop calls), so an oversell gets its case with no window open; an
 //! account that may not open one is logged and counted as an error, once per incident.
 //!
+//! Over an adapter file ([`run_adapter`], `watch/adapter.rs`) it reads the sale the file
+//! describes each interval, with the same gauges where they apply plus whether each product's
+//! reading settled and what waits in flight; a drift (an oversell among them) is confirmed
+//! only by two settled readings that agree, and a confirmed oversell opens its case in the
+//! state database through the same step (`OnOversold::observe_adapter`).
+//!
 //! It lives beside the engine because it is an HTTP server (the core has none).
 
 use std::net::SocketAddr;
@@ -30,10 +36,15 @@ use tokio::sync::watch;
 
 use stockguard_core::alerts::{self, acks, Alert, Thresholds};
 use stockguard_core::compensation::on_tick::{self, OnOversold};
+use stockguard_core::compensation::open::Opened;
+use stockguard_core::compensation::CompensationError;
 use stockguard_core::connect::Connections;
 use stockguard_core::recon::drift::DriftTracker;
 use stockguard_core::recon::reading::read_products;
 use stockguard_core::recon::{DriftStatus, Reading};
+
+mod adapter;
+pub use adapter::{run_adapter, AdapterSale};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
@@ -53,6 +64,8 @@ struct Gauges {
     pending_release: GaugeVec,
     redis_stock: GaugeVec,
     db_stock: GaugeVec,
+    settled: GaugeVec,
+    in_flight: GaugeVec,
     alert_firing: GaugeVec,
     alert_acknowledged: GaugeVec,
     reading_seconds: Gauge,
@@ -117,6 +130,14 @@ impl Gauges {
             ),
             redis_stock: per_product("stockguard_redis_stock_units", "Redis stock at the reading's cut"),
             db_stock: per_product("stockguard_db_stock_units", "The DB's stock (the ledger)"),
+            settled: per_product(
+                "stockguard_reading_settled",
+                "1 when the product's drift is a verdict (always, on our own sale; over an adapter, two passes agreed)",
+            ),
+            in_flight: per_product(
+                "stockguard_in_flight_entries",
+                "Over an adapter: what waits in the sale's in-flight source for the product (0 on our own sale)",
+            ),
             reading_seconds: single("stockguard_reading_duration_seconds", "How long the latest reading took"),
             revision: single("stockguard_reading_revision", "Readings taken since the watcher started"),
             last_reading: single("stockguard_last_reading_timestamp_seconds", "When the latest reading finished"),
@@ -129,9 +150,16 @@ impl Gauges {
     }
 
     fn show(&self, readings: &[Reading], confirmed: &[u64], took: Duration, revision: u64) {
-        for gauge in
-            [&self.drift, &self.confirmed, &self.inflight, &self.pending_release, &self.redis_stock, &self.db_stock]
-        {
+        for gauge in [
+            &self.drift,
+            &self.confirmed,
+            &self.inflight,
+            &self.pending_release,
+            &self.redis_stock,
+            &self.db_stock,
+            &self.settled,
+            &self.in_flight,
+        ] {
             // Products that left the sale leave the metrics too.
             gauge.reset();
         }
@@ -148,6 +176,8 @@ impl Gauges {
             self.inflight.with_label_values(&[&p]).set(r.inflight_pending as f64);
             self.pending_release.with_label_values(&[&p]).set(r.pending_release as f64);
             self.db_stock.with_label_values(&[&p]).set(r.db_stock as f64);
+            self.settled.with_label_values(&[&p]).set(if r.settled { 1.0 } else { 0.0 });
+            self.in_flight.with_label_values(&[&p]).set(r.in_flight as f64);
             for s in STATUSES {
                 self.status.with_label_values(&[&p, s.as_str()]).set(if s == r.status { 1.0 } else { 0.0 });
             }
@@ -183,9 +213,22 @@ pub async fn run(
     opts: WatchOptions,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), WatchError> {
+    serve(listener, stop, move |gauges, stopped| read_forever(conns, gauges, opts, stopped)).await
+}
+
+/// Serves the gauges `reader` keeps up to date until `stop` resolves, then waits for the reader.
+async fn serve<R, F>(
+    listener: tokio::net::TcpListener,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+    reader: R,
+) -> Result<(), WatchError>
+where
+    R: FnOnce(Arc<Gauges>, watch::Receiver<bool>) -> F,
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
     let gauges = Arc::new(Gauges::new());
     let (stopping, stopped) = watch::channel(false);
-    let reader = tokio::spawn(read_forever(conns, gauges.clone(), opts, stopped.clone()));
+    let reader = tokio::spawn(reader(gauges.clone(), stopped));
     let app = axum::Router::new().route(
         "/metrics",
         axum::routing::get(move || {
@@ -230,20 +273,7 @@ async fn read_forever(conns: Connections, gauges: Arc<Gauges>, opts: WatchOption
                 revision += 1;
                 let confirmed = tracker.observe(&readings);
                 // As every reading loop does: a confirmed oversell opens its case, window or not.
-                for (product, opened) in on_oversold.observe(&conns.mysql, &readings, &confirmed).await {
-                    match opened {
-                        Ok(o) => tracing::info!(
-                            product,
-                            case = o.case_id,
-                            created = o.created,
-                            "compensation case for an oversell"
-                        ),
-                        Err(e) => {
-                            gauges.errors.inc();
-                            tracing::warn!(error = %on_tick::not_opened(product, &e), "watch: compensation");
-                        }
-                    }
-                }
+                say_opened(&gauges, on_oversold.observe(&conns.mysql, &readings, &confirmed).await);
                 let ids: Vec<u64> = confirmed.iter().map(|c| c.product_id).collect();
                 gauges.show(&readings, &ids, started.elapsed(), revision);
                 let products: Vec<u64> = readings.iter().map(|r| r.product_id).collect();
@@ -267,10 +297,32 @@ async fn read_forever(conns: Connections, gauges: Arc<Gauges>, opts: WatchOption
                 tracing::warn!(error = %e, "watch: reading failed");
             }
         }
-        let next = opts.interval.saturating_sub(started.elapsed());
-        tokio::select! {
-            _ = tokio::time::sleep(next) => {}
-            _ = stopped.changed() => return,
+        if !pause(&opts, started, &mut stopped).await {
+            return;
+        }
+    }
+}
+
+/// Waits out the rest of the interval; false when the watcher is stopping.
+async fn pause(opts: &WatchOptions, started: Instant, stopped: &mut watch::Receiver<bool>) -> bool {
+    let next = opts.interval.saturating_sub(started.elapsed());
+    tokio::select! {
+        _ = tokio::time::sleep(next) => true,
+        _ = stopped.changed() => false,
+    }
+}
+
+/// Logs the cases a tick opened; a case that could not be opened counts as an error.
+fn say_opened(gauges: &Gauges, opened: Vec<(u64, Result<Opened, CompensationError>)>) {
+    for (product, opened) in opened {
+        match opened {
+            Ok(o) => {
+                tracing::info!(product, case = o.case_id, created = o.created, "compensation case for an oversell")
+            }
+            Err(e) => {
+                gauges.errors.inc();
+                tracing::warn!(error = %on_tick::not_opened(product, &e), "watch: compensation");
+            }
         }
     }
 }

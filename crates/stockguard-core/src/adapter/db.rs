@@ -56,7 +56,7 @@ fn units_in(statuses: &[StatusValue], status: &str, units: &str) -> String {
     }
 }
 
-fn bind_statuses<'q, O>(
+pub(super) fn bind_statuses<'q, O>(
     mut query: QueryAs<'q, MySql, O, MySqlArguments>,
     statuses: &'q [StatusValue],
 ) -> QueryAs<'q, MySql, O, MySqlArguments> {

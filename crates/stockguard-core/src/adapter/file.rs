@@ -28,6 +28,8 @@ pub struct AdapterFile {
     pub inflight: Inflight,
     #[serde(default)]
     pub repair: RepairSection,
+    #[serde(default)]
+    pub compensation: super::compensate::CompensationSection,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -398,6 +400,7 @@ impl AdapterFile {
         if let Some(f) = &self.repair.fence_key {
             f.require_id("[repair] fence_key")?;
         }
+        self.compensation.problems(self.orders.as_ref())?;
         Ok(())
     }
 

@@ -16,12 +16,16 @@
 //!   its own: Stockguard creates, alters and writes nothing in the sale's database.
 //! - [`check`]: `adapter check`: every table, column, key and queue the file names exists,
 //!   with the orders counted per status.
+//! - [`compensate`]: `[compensation]` of the file, a product's live orders newest first (the
+//!   orders a case over an adapter lists), and the one write into the sale's own database: an
+//!   order set to its cancelled status, when the file declares it.
 //! - [`repair`]: the delta rewrite of a settled drift, where the file allows it.
 //! - [`init`]: `adapter init`: a proposed file, read from the sale's schema, its orders per
 //!   status and a sample of its keys, with what it could not decide marked.
 
 pub mod alerts;
 pub mod check;
+pub mod compensate;
 pub mod db;
 pub mod file;
 pub mod ident;

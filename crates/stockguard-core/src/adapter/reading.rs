@@ -66,6 +66,17 @@ pub struct SaleLinks<'a, C> {
     pub redis: Option<&'a C>,
 }
 
+impl<'a> SaleLinks<'a, crate::redis_link::RedisLink> {
+    /// The links of a sale whose MySQL and Redis are `conns` (the profile's): each only when the
+    /// file reads that side.
+    pub fn of(file: &AdapterFile, conns: &'a crate::connect::Connections) -> Self {
+        SaleLinks {
+            db: (file.stock.is_some() || file.orders.is_some()).then_some(&conns.mysql),
+            redis: file.redis.as_ref().map(|_| &conns.redis),
+        }
+    }
+}
+
 /// What one pass saw.
 struct Pass {
     redis: HashMap<u64, RedisStock>,

@@ -93,7 +93,8 @@ pub async fn record_baselines(
 }
 
 /// Opens the state database and brings its schema up to date (it is Stockguard's own: the
-/// embedded migrations, the baselines among them).
+/// embedded migrations, the baselines among them); a role account opens one that is up to
+/// date without DDL rights.
 pub async fn open(url: &str) -> Result<MySqlPool, AdapterError> {
     let display = crate::profile::redact(url);
     let options = crate::connect::mysql_options(url).map_err(AdapterError::StateConnect)?;
@@ -103,6 +104,6 @@ pub async fn open(url: &str) -> Result<MySqlPool, AdapterError> {
         .connect_with(options)
         .await
         .map_err(|e| AdapterError::StateConnect(crate::connect::classify_mysql_error(&display, e)))?;
-    crate::connect::migrate(&pool, &display).await.map_err(AdapterError::StateConnect)?;
+    crate::connect::migrate_if_behind(&pool, &display).await.map_err(AdapterError::StateConnect)?;
     Ok(pool)
 }

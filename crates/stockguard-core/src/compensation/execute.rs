@@ -20,6 +20,10 @@
 //! the sale: initial stock and stock both rise by the line's quantity. An unpaid order is
 //! cancelled, not refunded. Refunds and coupons leave a `compensation.executed` event in
 //! `compensation_events` with its idempotency key, for the systems downstream.
+//!
+//! Over an adapter ([`super::over_adapter`]) the same run performs each line's effect in the
+//! sale first (a conditional update: a retry finds it done) and the effect row records what it
+//! did; the executor checks and the once-per-line key are the same triggers'.
 
 use crate::step::{is_unique_violation, Step as _};
 use serde::Serialize;
@@ -73,6 +77,25 @@ pub async fn execute(
     case_id: u64,
     progress: &(dyn Fn(usize, usize, &str) + Sync),
 ) -> Result<Execution, CompensationError> {
+    execute_at(pool, case_id, Venue::Ledger, progress).await
+}
+
+/// Where a line's effect happens.
+#[derive(Clone, Copy)]
+pub(super) enum Venue<'a> {
+    /// Our own sale: the effect row's trigger performs it in the ledger.
+    Ledger,
+    /// A sale read over its adapter: the run performs it there (or hands it over in the
+    /// export) first, and the effect row records what it did.
+    Adapter(super::over_adapter::SaleSide<'a>),
+}
+
+pub(super) async fn execute_at(
+    pool: &MySqlPool,
+    case_id: u64,
+    venue: Venue<'_>,
+    progress: &(dyn Fn(usize, usize, &str) + Sync),
+) -> Result<Execution, CompensationError> {
     let actor = whoami(pool).await.step("asking the server who the account is (execute)")?;
     let (status, _) = status_and_maker(pool, case_id).await?;
     if !matches!(status, CaseStatus::Approved | CaseStatus::Executing) {
@@ -103,7 +126,7 @@ pub async fn execute(
         .collect();
     let mut lines = Vec::with_capacity(pending.len());
     for (i, line) in pending.iter().enumerate() {
-        lines.push(run_line(pool, case_id, line).await?);
+        lines.push(run_line(pool, case_id, line, venue).await?);
         progress(i + 1, pending.len(), &line.order_no);
     }
     let left: i64 =
@@ -127,16 +150,37 @@ pub async fn execute(
     Ok(Execution { lines, after: stepped(pool, case_id, actor).await? })
 }
 
-async fn run_line(pool: &MySqlPool, case_id: u64, line: &Pending) -> Result<LineRun, CompensationError> {
+async fn run_line(
+    pool: &MySqlPool,
+    case_id: u64,
+    line: &Pending,
+    venue: Venue<'_>,
+) -> Result<LineRun, CompensationError> {
     let order_no = line.order_no.clone();
+    // Over an adapter the effect happens in the sale first (idempotent: a retry finds it
+    // done), then its row records what it did.
+    let reported = match venue {
+        Venue::Ledger => None,
+        Venue::Adapter(sale) => Some(super::over_adapter::perform(sale, &line.order_no, line.action).await?),
+    };
     let mut tx = pool.begin().await.step("beginning a transaction (run line)")?;
     // The effect's trigger executes the line (see the module's doc) or says why not.
-    let keyed = sqlx::query("INSERT INTO compensation_effects (case_id, order_no, action) VALUES (?, ?, ?)")
+    let keyed = match &reported {
+        None => sqlx::query("INSERT INTO compensation_effects (case_id, order_no, action) VALUES (?, ?, ?)")
+            .bind(case_id)
+            .bind(&line.order_no)
+            .bind(line.action.as_str()),
+        Some((outcome, detail)) => sqlx::query(
+            "INSERT INTO compensation_effects (case_id, order_no, action, outcome, detail) VALUES (?, ?, ?, ?, ?)",
+        )
         .bind(case_id)
         .bind(&line.order_no)
         .bind(line.action.as_str())
-        .execute(&mut *tx)
-        .await;
+        .bind(*outcome)
+        .bind(detail.as_str()),
+    }
+    .execute(&mut *tx)
+    .await;
     match keyed {
         Ok(_) => {}
         Err(e) if is_unique_violation(&e) || is_executed_already(&e) => {

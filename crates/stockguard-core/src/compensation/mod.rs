@@ -20,6 +20,10 @@
 //!   retries, two executors and a crash give one effect per line, and no account can record an
 //!   effect that did not happen or write an event itself. `docs/contract.md` ("Who may do
 //!   what") lists what the database enforces for each role, and what it cannot.
+//! - [`over_adapter`]: the same cases on a sale Stockguard did not build, in the state
+//!   database: opened from the sale's own orders beyond stock (last accepted first out, by the
+//!   adapter's `created`, then `order_id`), executed by a declared cancel in the sale's
+//!   database or handed over in the export.
 //! - [`read`]: list and show; [`export`]: CSV for finance and customer service.
 //! - [`types`]: the case, its lines and steps as the CLI and the console show them.
 
@@ -27,6 +31,7 @@ pub mod execute;
 pub mod export;
 pub mod on_tick;
 pub mod open;
+pub mod over_adapter;
 pub mod plan;
 pub mod read;
 pub mod types;
@@ -52,6 +57,9 @@ pub enum CompensationError {
     Refused(String),
     #[error(transparent)]
     Db(#[from] crate::step::StepFailed),
+    /// The sale read over its adapter (its orders, or a declared cancel) failed.
+    #[error(transparent)]
+    Sale(#[from] crate::adapter::AdapterError),
 }
 
 impl CompensationError {

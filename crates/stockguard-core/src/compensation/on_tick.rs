@@ -5,13 +5,20 @@
 //! The sampler behind the window does not do it on the way: the window's board feed, the
 //! headless `stockguard watch` and any other loop call [`OnOversold::observe`] themselves, so
 //! an oversell opens its case whether or not a window is open.
+//!
+//! [`OnOversold::observe_adapter`] is its twin for a sale read over its adapter: the same
+//! once-per-incident rule, the case opened in the state database from the sale's own orders
+//! ([`super::over_adapter::open_case`]). The loop passes only drifts two settled readings
+//! agreed on, as every adapter loop does.
 
 use std::collections::HashSet;
 
 use sqlx::MySqlPool;
 
 use super::open::{open_case, Opened};
+use super::over_adapter::{self, SaleSide};
 use super::CompensationError;
+use crate::adapter::AdapterReading;
 use crate::recon::drift::ConfirmedDrift;
 use crate::recon::{DriftStatus, Reading};
 
@@ -31,16 +38,53 @@ impl OnOversold {
         readings: &[Reading],
         confirmed: &[ConfirmedDrift],
     ) -> Vec<(u64, Result<Opened, CompensationError>)> {
+        let mut opened = Vec::new();
+        for product in self.due(readings, confirmed) {
+            opened.push((product, open_case(pool, product).await));
+        }
+        opened
+    }
+
+    /// The same step on a sale read over its adapter: `state` is the state database, the
+    /// initial stock each case is judged against is the reading's. A product whose reading
+    /// has no initial stock (no baseline recorded yet) is refused, as the reading judges no
+    /// ledger there.
+    pub async fn observe_adapter(
+        &mut self,
+        state: &MySqlPool,
+        sale: SaleSide<'_>,
+        readings: &[AdapterReading],
+        confirmed: &[ConfirmedDrift],
+    ) -> Vec<(u64, Result<Opened, CompensationError>)> {
+        let plain: Vec<Reading> = readings.iter().map(|r| r.reading.clone()).collect();
+        let mut opened = Vec::new();
+        for product in self.due(&plain, confirmed) {
+            let Some(r) = readings.iter().find(|r| r.reading.product_id == product) else { continue };
+            let result = if r.initial_source == "none" {
+                Err(CompensationError::Refused(format!(
+                    "product {product} has no initial stock to judge against: record a baseline (adapter baseline)"
+                )))
+            } else {
+                // The accepted-but-lost orders join here once the adapter lists them.
+                over_adapter::open_case(state, sale, product, r.reading.initial_stock, &[]).await
+            };
+            opened.push((product, result));
+        }
+        opened
+    }
+
+    /// The products whose incident this tick starts: confirmed `OVERSOLD` and not acted on
+    /// since their last reading that was not.
+    fn due(&mut self, readings: &[Reading], confirmed: &[ConfirmedDrift]) -> Vec<u64> {
         for r in readings.iter().filter(|r| r.status != DriftStatus::Oversold) {
             self.tried.remove(&r.product_id);
         }
-        let mut opened = Vec::new();
-        for c in confirmed.iter().filter(|c| c.status == DriftStatus::Oversold) {
-            if self.tried.insert(c.product_id) {
-                opened.push((c.product_id, open_case(pool, c.product_id).await));
-            }
-        }
-        opened
+        confirmed
+            .iter()
+            .filter(|c| c.status == DriftStatus::Oversold)
+            .map(|c| c.product_id)
+            .filter(|p| self.tried.insert(*p))
+            .collect()
     }
 }
 

@@ -34,14 +34,14 @@ pub struct Opened {
     pub waiting: usize,
 }
 
-struct Candidate {
-    order_no: String,
-    user_id: u64,
-    qty: i64,
-    accepted_at: NaiveDateTime,
+pub(super) struct Candidate {
+    pub(super) order_no: String,
+    pub(super) user_id: u64,
+    pub(super) qty: i64,
+    pub(super) accepted_at: NaiveDateTime,
     /// What the order was sold at (the line's trigger takes it from the order again).
-    price_cents: i64,
-    reason: LineReason,
+    pub(super) price_cents: i64,
+    pub(super) reason: LineReason,
 }
 
 /// Opens the product's case, or returns its open one with any newly affected orders added
@@ -55,39 +55,54 @@ pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, Comp
             .await
             .step("locking inventory (open case)")?;
     let initial = initial.ok_or(CompensationError::NoSuchProduct(product_id))?;
+    let candidates =
+        affected(&mut tx, product_id, initial).await.step("reading the orders beyond stock (open case)")?;
+    open_in(tx, OUR_SALE, product_id, candidates).await
+}
+
+/// The sale name of our own sale's cases (`compensation_cases.sale`).
+pub(super) const OUR_SALE: &str = "";
+
+/// Opens the case of `sale`'s product in `tx` from its affected orders (or returns its open
+/// one, with those not yet in a case added while it is a draft), and commits.
+pub(super) async fn open_in(
+    mut tx: sqlx::Transaction<'_, sqlx::MySql>,
+    sale: &str,
+    product_id: u64,
+    candidates: Vec<Candidate>,
+) -> Result<Opened, CompensationError> {
     let known: HashSet<String> = sqlx::query_scalar(
         "SELECT l.order_no FROM compensation_lines l JOIN compensation_cases c ON c.id = l.case_id \
-         WHERE c.product_id = ? AND (c.status <> 'CLOSED' OR l.outcome = 'DONE')",
+         WHERE c.product_id = ? AND c.sale = ? AND (c.status <> 'CLOSED' OR l.outcome = 'DONE')",
     )
     .bind(product_id)
+    .bind(sale)
     .fetch_all(&mut *tx)
     .await
     .step("reading compensation_lines (open case)")?
     .into_iter()
     .collect();
-    let candidates: Vec<Candidate> = affected(&mut tx, product_id, initial)
-        .await
-        .step("reading the orders beyond stock (open case)")?
-        .into_iter()
-        .filter(|c| !known.contains(&c.order_no))
-        .collect();
+    let candidates: Vec<Candidate> = candidates.into_iter().filter(|c| !known.contains(&c.order_no)).collect();
 
-    let open: Option<(u64, String)> =
-        sqlx::query_as("SELECT id, CAST(status AS CHAR) FROM compensation_cases WHERE open_product = ? FOR UPDATE")
-            .bind(product_id)
-            .fetch_optional(&mut *tx)
-            .await
-            .step("locking compensation_cases (open case)")?;
+    let open: Option<(u64, String)> = sqlx::query_as(
+        "SELECT id, CAST(status AS CHAR) FROM compensation_cases WHERE sale = ? AND open_product = ? FOR UPDATE",
+    )
+    .bind(sale)
+    .bind(product_id)
+    .fetch_optional(&mut *tx)
+    .await
+    .step("locking compensation_cases (open case)")?;
     let (case_id, created, status) = match open {
         Some((id, status)) => (id, false, status),
         None if candidates.is_empty() => return Err(CompensationError::NothingToCompensate(product_id)),
         None => {
             // `opened_by` is the trigger's to set: the connected account, as the server knows it.
-            let id = sqlx::query("INSERT INTO compensation_cases (product_id, opened_by) VALUES (?, '')")
+            let id = sqlx::query("INSERT INTO compensation_cases (product_id, sale, opened_by) VALUES (?, ?, '')")
                 .bind(product_id)
+                .bind(sale)
                 .execute(&mut *tx)
                 .await
-                .step("inserting into compensation_cases (open case)")?
+                .map_err(CompensationError::from_db("inserting into compensation_cases (open case)"))?
                 .last_insert_id();
             sqlx::query("INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, 'OPEN', ?)")
                 .bind(id)

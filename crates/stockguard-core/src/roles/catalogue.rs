@@ -124,6 +124,7 @@ pub const TABLES: &[&str] = &[
     "drill_events",
     "alert_acks",
     "adapter_baselines",
+    "adapter_orders",
     // A view: the heartbeats of ended drill runs' engines, the only ones a facilitator or
     // on-call may delete (never a sale engine's, never a running drill's).
     "ended_rig_heartbeats",
@@ -157,6 +158,8 @@ const ONCALL: &[(&str, &[Privilege])] = &[
     ("alert_acks", &[Insert, Update]),
     // Recording (and, with a reason, re-recording) the baseline of a sale read over an adapter.
     ("adapter_baselines", &[Insert, Update]),
+    // Opening a compensation case over an adapter: the sale's orders it names, written once.
+    ("adapter_orders", &[Insert]),
     // Clearing what a dead drill left when on-call looks (its heartbeats; its run and rig row
     // through `drill_runs` and the switch above).
     ("ended_rig_heartbeats", &[Delete]),
@@ -223,6 +226,8 @@ const ADMIN: &[(&str, &[Privilege])] = &[
     ("drill_events", &[Insert, Delete]),
     ("alert_acks", &[Insert, Update, Delete]),
     ("adapter_baselines", &[Insert, Update, Delete]),
+    // Written once, never changed or deleted (its triggers refuse both to anyone).
+    ("adapter_orders", &[Insert]),
     ("ended_rig_heartbeats", &[Delete]),
 ];
 

@@ -1,0 +1,140 @@
+//! Compensation on a sale Stockguard did not build (issue 29): its cases live in the state
+//! database, through the same workflow and the same four-eyes triggers as our own sale's.
+//!
+//! Opening ([`open_case`]) reads the product's live orders in the sale, newest first (by the
+//! adapter's `created`, then its `order_id`), takes the fewest last-accepted ones that cover the
+//! units above the initial stock ([`super::open::beyond_stock`], the rule of our own cases),
+//! writes them to `adapter_orders` (fixed once written, the reader the server's word), and opens
+//! the case from them ([`super::open`]): each line is born from its row by the database's
+//! trigger (`migrations/20261205000029_adapter_compensation.sql`). Orders accepted and lost
+//! (never a row) join as `WITHDRAWN` lines when the caller passes them: the hook for the
+//! accepted-but-lost listing, which is the adapter's to read.
+//!
+//! Plan, propose, approve, reject, close, list, show and export are the native steps run on the
+//! state database. Execution ([`execute`]) differs in its effect only: the state database
+//! cannot reach the sale's, so the run performs the effect and the effect row records it, once
+//! per line, by an executor the triggers accept. A cancel-and-refund line is cancelled in the
+//! sale's own database when the adapter file declares how (`[compensation] cancel`, with an
+//! account that may write the orders' status); every other line, and every line of a sale that
+//! declares no cancel, is handed over in the approved case's CSV export.
+
+use chrono::Utc;
+use sqlx::MySqlPool;
+
+use super::execute::{self, Execution, Venue};
+use super::open::{beyond_stock, open_in, Candidate, Opened};
+use super::{Action, CompensationError, LineReason};
+use crate::adapter::compensate::{self, Cancelled, SaleOrder};
+use crate::adapter::{AdapterError, AdapterFile};
+use crate::step::Step as _;
+
+/// The sale a case over an adapter is of: its file and its own database.
+#[derive(Clone, Copy)]
+pub struct SaleSide<'a> {
+    pub file: &'a AdapterFile,
+    /// The sale's database (a SELECT-only account opens and hands over; a declared cancel
+    /// needs one that may update the orders' status).
+    pub db: &'a MySqlPool,
+}
+
+/// Opens the product's case in the state database from the sale's orders beyond `initial`
+/// (and the accepted-but-lost orders given), or returns its open one with newly affected
+/// orders added while it is a draft.
+pub async fn open_case(
+    state: &MySqlPool,
+    sale: SaleSide<'_>,
+    product_id: u64,
+    initial: i64,
+    lost: &[SaleOrder],
+) -> Result<Opened, CompensationError> {
+    let orders = sale.file.orders.as_ref().ok_or_else(|| {
+        CompensationError::Refused(
+            "the adapter file names no [orders] table: a case lists the sale's orders beyond stock".into(),
+        )
+    })?;
+    let live = compensate::live_orders_newest_first(sale.db, orders, product_id).await?;
+    let mut beyond = beyond_stock(live, |o| o.qty, initial);
+    beyond.reverse();
+    let name = sale.file.sale.name.as_str();
+    let mut tx = state.begin().await.step("beginning a transaction (open case over an adapter)")?;
+    let mut candidates = Vec::with_capacity(beyond.len() + lost.len());
+    for (order, reason) in
+        beyond.iter().map(|o| (o, LineReason::Oversold)).chain(lost.iter().map(|o| (o, LineReason::Withdrawn)))
+    {
+        let accepted_at = order.created_at.unwrap_or_else(|| Utc::now().naive_utc());
+        // Written once: a later reading of the same order keeps the first facts.
+        sqlx::query(
+            "INSERT IGNORE INTO adapter_orders (sale, order_no, kind, product_id, user_id, qty, created_at, status_code) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(name)
+        .bind(&order.order_no)
+        .bind(if reason == LineReason::Oversold { "OVERSOLD" } else { "LOST" })
+        .bind(product_id)
+        .bind(order.user_id)
+        .bind(order.qty)
+        .bind(accepted_at)
+        .bind(&order.status)
+        .execute(&mut *tx)
+        .await
+        .map_err(CompensationError::from_db("recording the sale's orders (open case over an adapter)"))?;
+        candidates.push(Candidate {
+            order_no: order.order_no.clone(),
+            user_id: order.user_id,
+            qty: order.qty,
+            accepted_at,
+            price_cents: 0,
+            reason,
+        });
+    }
+    open_in(tx, name, product_id, candidates).await
+}
+
+/// Executes every pending line of an approved case of the sale `sale` (neither its maker, a
+/// planner nor a checker may): see the module's doc for what each line does.
+pub async fn execute(
+    state: &MySqlPool,
+    sale: SaleSide<'_>,
+    case_id: u64,
+    progress: &(dyn Fn(usize, usize, &str) + Sync),
+) -> Result<Execution, CompensationError> {
+    let of: Option<String> = sqlx::query_scalar("SELECT sale FROM compensation_cases WHERE id = ?")
+        .bind(case_id)
+        .fetch_optional(state)
+        .await
+        .step("reading compensation_cases (execute over an adapter)")?;
+    match of {
+        None => return Err(CompensationError::NoSuchCase(case_id)),
+        Some(s) if s != sale.file.sale.name => {
+            return Err(CompensationError::Refused(format!(
+                "case {case_id} is not of the sale {:?} this adapter file describes",
+                sale.file.sale.name
+            )))
+        }
+        Some(_) => {}
+    }
+    execute::execute_at(state, case_id, Venue::Adapter(sale), progress).await
+}
+
+/// What a line's run did in the sale: `(outcome, detail)` for its effect row.
+pub(super) async fn perform(
+    sale: SaleSide<'_>,
+    order_no: &str,
+    action: Action,
+) -> Result<(&'static str, String), AdapterError> {
+    let cancel = sale.file.compensation.cancel.as_ref();
+    let (Action::CancelRefund, Some(cancel), Some(orders)) = (action, cancel, sale.file.orders.as_ref()) else {
+        return Ok(("DONE", "handed over in the approved export: the sale's own systems carry it out".into()));
+    };
+    Ok(match compensate::cancel_order(sale.db, orders, cancel, order_no).await? {
+        Cancelled::Now => (
+            "DONE",
+            format!("cancelled in the sale (status {}); the refund is the sale's own, from the export", cancel.status),
+        ),
+        Cancelled::Already => ("DONE", "cancelled in the sale already (status unchanged)".into()),
+        Cancelled::NotLive(s) => {
+            ("SKIPPED", format!("the order was no longer live in the sale (status {s}): nothing to do"))
+        }
+        Cancelled::Gone => ("SKIPPED", "the order is gone from the sale: nothing to do".into()),
+    })
+}
