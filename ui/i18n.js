@@ -71,6 +71,8 @@ const EN = {
   typeId: "Type {id}", cancel: "Cancel", reasonRequired: "Give a reason: it goes to the audit log.",
   badIds: "Product ids are numbers separated by commas: {text}",
   allActions: "All actions", outcomePlaceholder: "Outcome (e.g. APPLIED)",
+  au_STARTED: "STARTED", au_RECORDED: "RECORDED", au_OK: "OK", au_ACKNOWLEDGED: "ACKNOWLEDGED", au_CLOSED: "CLOSED",
+  au_requested: "requested", au_nothing_running: "nothing running",
   auditSearchPlaceholder: "Target, actor or reason", refresh: "Refresh",
   at: "At", actor: "Actor", action: "Action", target: "Target", reasonShort: "Reason", details: "Details",
   profile: "Profile error", keychain: "Keychain error", connect: "Connection error", not_connected: "Not connected",
@@ -98,6 +100,7 @@ const EN = {
   step_verified: "Verified {products} products; drifting: {drifting}",
   exitDone: "Back on Redis (revision {revision}); sales paused {ms} ms; audit {audit}.",
   NORMAL: "NORMAL", DEGRADED: "DEGRADED", PAUSED: "PAUSED",
+  br_CLOSED: "closed (healthy)", br_OPEN: "open (Redis cut off)", br_HALF_OPEN: "half-open (trying Redis)",
   navDrills: "Drills", drillsTitle: "Fault drills", drillLength: "Length", drillFull: "full",
   drillShort: "short (×0.3)", drillShortest: "shortest (×0.1)", drillExtraDb: "Extra DB latency (ms)",
   drillStagingConfirm: "This is staging: run anyway", drillRun: "Run drill", drillHalt: "Halt running drills…",
@@ -165,6 +168,9 @@ const EN = {
   cpOnlyDraft: "Only a draft's plan can change", cpOnlyProposed: "Only a proposed case is approved or rejected",
   cpOnlyApproved: "Only an approved case is executed", cpOnlyClosable: "Only a draft or an executed case is closed",
   cpStepped: "Case {id}: {status} (as {actor}; approvals {n}/{needed})",
+  cpAgeMin: "{n} min",
+  sk_OPEN: "opened", sk_PROPOSE: "proposed", sk_APPROVE: "approved", sk_REJECT: "rejected", sk_EXECUTE: "execution started",
+  sk_EXECUTED: "executed", sk_CLOSE: "closed", sk_NOTE: "note",
   st_DRAFT: "draft", st_PROPOSED: "proposed", st_APPROVED: "approved", st_EXECUTING: "executing",
   st_EXECUTED: "executed", st_CLOSED: "closed", act_FULFIL: "fulfil", act_CANCEL_REFUND: "cancel & refund",
   act_COUPON: "coupon", act_NOTE: "note", rs_OVERSOLD: "oversold", rs_WITHDRAWN: "withdrawn",
@@ -256,7 +262,9 @@ const ZH = {
   confirmHint: "请逐个输入商品 ID 以确认。这些商品的 Redis 库存将被修改。",
   typeId: "输入 {id}", cancel: "取消", reasonRequired: "请填写原因：它会写入审计日志。",
   badIds: "商品 ID 须为逗号分隔的数字：{text}",
-  allActions: "全部操作", outcomePlaceholder: "结果（如 APPLIED）",
+  allActions: "全部操作", outcomePlaceholder: "结果（如 已写入）",
+  au_STARTED: "已开始", au_RECORDED: "已记录", au_OK: "成功", au_ACKNOWLEDGED: "已确认", au_CLOSED: "已关闭",
+  au_requested: "已请求", au_nothing_running: "无运行中的演练",
   auditSearchPlaceholder: "对象、操作人或原因", refresh: "刷新",
   at: "时间", actor: "操作人", action: "操作", target: "对象", reasonShort: "原因", details: "详情",
   profile: "配置错误", keychain: "钥匙串错误", connect: "连接错误", not_connected: "未连接",
@@ -280,10 +288,11 @@ const ZH = {
   step_paused: "已暂停售卖（版本 {revision}）：{live} 个实例中 {applied} 个已生效",
   step_drained: "在途预占已全部落库",
   step_rebuilt_sum: "已从数据库重建 {total} 个商品中 {n} 个的 Redis（买家计数与库存）；库存有变化：{changed}",
-  step_resumed: "已恢复 NORMAL（版本 {revision}）：{live} 个实例中 {applied} 个已生效",
+  step_resumed: "已恢复正常模式（版本 {revision}）：{live} 个实例中 {applied} 个已生效",
   step_verified: "已核验 {products} 个商品；仍有偏差：{drifting}",
   exitDone: "已回到 Redis（版本 {revision}）；暂停售卖 {ms} 毫秒；审计 {audit}。",
   NORMAL: "正常", DEGRADED: "降级", PAUSED: "暂停",
+  br_CLOSED: "闭合（正常）", br_OPEN: "断开（Redis 不可达）", br_HALF_OPEN: "半开（试探 Redis）",
   navDrills: "故障演练", drillsTitle: "故障演练", drillLength: "时长", drillFull: "完整",
   drillShort: "缩短（×0.3）", drillShortest: "最短（×0.1）", drillExtraDb: "额外数据库延迟（毫秒）",
   drillStagingConfirm: "这是预发环境：仍然运行", drillRun: "开始演练", drillHalt: "叫停正在运行的演练…",
@@ -351,6 +360,9 @@ const ZH = {
   cpOnlyDraft: "只有草稿可修改方案", cpOnlyProposed: "只有待审批案件可批准或驳回",
   cpOnlyApproved: "只有已批准案件可执行", cpOnlyClosable: "只有草稿或已执行案件可结案",
   cpStepped: "案件 {id}：{status}（操作人 {actor}；批准 {n}/{needed}）",
+  cpAgeMin: "{n} 分钟",
+  sk_OPEN: "立案", sk_PROPOSE: "提交审批", sk_APPROVE: "批准", sk_REJECT: "驳回", sk_EXECUTE: "开始执行",
+  sk_EXECUTED: "执行完毕", sk_CLOSE: "结案", sk_NOTE: "备注",
   st_DRAFT: "草稿", st_PROPOSED: "待审批", st_APPROVED: "已批准", st_EXECUTING: "执行中",
   st_EXECUTED: "已执行", st_CLOSED: "已结案", act_FULFIL: "补货履约", act_CANCEL_REFUND: "取消并退款",
   act_COUPON: "优惠券", act_NOTE: "备注", rs_OVERSOLD: "超卖", rs_WITHDRAWN: "撤回",
@@ -414,6 +426,12 @@ export function wordOf(table, word) {
   return Object.hasOwn(table, word) ? t(table[word]) : word;
 }
 
+/**
+ * An engine's breaker state as its heartbeat records it (text: CLOSED, OPEN, HALF_OPEN).
+ * @type {Record<string, MessageKey>}
+ */
+export const BREAKER_STATES = { CLOSED: "br_CLOSED", OPEN: "br_OPEN", HALF_OPEN: "br_HALF_OPEN" };
+
 /** @param {MessageKey} key @param {Record<string, string | number>} [vars] */
 export function t(key, vars = {}) {
   const text = STRINGS[lang][key] ?? EN[key];
@@ -426,6 +444,23 @@ export function t(key, vars = {}) {
  */
 export function clock(date) {
   return date.toLocaleTimeString(lang === "zh" ? "zh-CN" : "en-GB");
+}
+
+/**
+ * The currency of a sale's prices. The core keeps amounts in cents (分) of one currency and
+ * names none; the sales this console watches price in yuan, so it is named here, once.
+ */
+const CURRENCY = "CNY";
+
+/**
+ * An amount of money, given in cents, in the window's language with its currency ("¥12.50";
+ * "CN¥12.50" in English, where "¥" alone could be yen).
+ * @param {number} cents
+ */
+export function money(cents) {
+  return new Intl.NumberFormat(lang === "zh" ? "zh-CN" : "en-GB", { style: "currency", currency: CURRENCY }).format(
+    cents / 100,
+  );
 }
 
 export function currentLanguage() {

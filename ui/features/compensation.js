@@ -3,7 +3,7 @@
 // disabled with the reason; everything else is the database's to refuse (four eyes), and
 // its refusal is shown as it is said.
 import { invoke, listen } from "../api.js";
-import { t, onLanguageChange } from "../i18n.js";
+import { t, wordOf, money, onLanguageChange } from "../i18n.js";
 import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
 import { onConnect, may } from "../session.js";
 import { byId, query } from "../dom.js";
@@ -29,8 +29,14 @@ const button = (id) => /** @type {HTMLButtonElement} */ (byId(id));
 /** @type {Case | null} */
 let current = null;
 
-/** @param {number} c */
-const money = (c) => `${c < 0 ? "-" : ""}${Math.floor(Math.abs(c) / 100)}.${String(Math.abs(c) % 100).padStart(2, "0")}`;
+/**
+ * A case's steps as the database records them (compensation_steps.step).
+ * @type {Record<string, import("../i18n.js").MessageKey>}
+ */
+const STEPS = {
+  OPEN: "sk_OPEN", PROPOSE: "sk_PROPOSE", APPROVE: "sk_APPROVE", REJECT: "sk_REJECT",
+  EXECUTE: "sk_EXECUTE", EXECUTED: "sk_EXECUTED", CLOSE: "sk_CLOSE", NOTE: "sk_NOTE",
+};
 
 /** @param {CaseSummary} c */
 function inboxRow(c) {
@@ -43,7 +49,7 @@ function inboxRow(c) {
     cell(t(`st_${c.status}`), "status"),
     cell(c.lines, "num"),
     cell(money(c.total_cents), "num"),
-    cell(`${Math.floor(c.age_s / 60)} min`, "num"),
+    cell(t("cpAgeMin", { n: Math.floor(c.age_s / 60) }), "num"),
     cell(c.maker),
   );
   const open = () => {
@@ -146,7 +152,7 @@ function render() {
   byId("cp-timeline").replaceChildren(
     ...c.steps.map((s) => {
       const li = document.createElement("li");
-      li.textContent = `${s.at} ${s.step} · ${s.actor}`;
+      li.textContent = `${s.at} ${wordOf(STEPS, s.step)} · ${s.actor}`;
       if (s.step === "OPEN") {
         // The core notes how many orders it found: said here in the window's language.
         li.append(" · ", t("cpOpenedWith", { n: c.lines.length }));
@@ -275,11 +281,11 @@ export function init() {
     panel.hidden = true;
     inbox.replaceChildren();
   });
+  // The open case is redrawn whether or not its screen shows: a switch made elsewhere would
+  // otherwise leave it in the old language until the next step redraws it.
   onLanguageChange(() => {
-    if (!byId("screen-compensation").hidden) {
-      render();
-      loadInbox();
-    }
+    render();
+    if (!byId("screen-compensation").hidden) loadInbox();
   });
 }
 

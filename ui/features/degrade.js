@@ -2,7 +2,7 @@
 // they arrive, and the guided exit back to Redis shown step by step. On production the exit
 // asks for the scope to be typed again (and the core refuses it otherwise).
 import { invoke, listen } from "../api.js";
-import { t, onLanguageChange } from "../i18n.js";
+import { t, wordOf, BREAKER_STATES, onLanguageChange } from "../i18n.js";
 import { showError, clearFeedback, cell } from "../feedback.js";
 import { invalid } from "../messages.js";
 import { connection, onConnect } from "../session.js";
@@ -45,7 +45,7 @@ function renderAck(ack) {
         cell(i.live ? t("yes") : t("stale", { s: Math.round(i.heartbeat_age_ms / 1000) }), "live"),
         cell(i.applied_revision, "num revision"),
         cell(t(i.effective_mode), `mode mode-${i.effective_mode}`),
-        cell(i.breaker_state, "breaker"),
+        cell(wordOf(BREAKER_STATES, i.breaker_state), "breaker"),
         cell(i.propagation_ms === null ? "-" : `${i.propagation_ms} ms`, "num took"),
       );
       return tr;

@@ -3,7 +3,7 @@
 // request: when the screen opens, when a product is picked, and then again while units keep
 // selling, at most every BURN_EVERY_MS.
 import { invoke, listen } from "../api.js";
-import { t, onLanguageChange, clock } from "../i18n.js";
+import { t, wordOf, BREAKER_STATES, onLanguageChange, clock } from "../i18n.js";
 import { showError, clearFeedback, cell } from "../feedback.js";
 import { onConnect } from "../session.js";
 import { byId, query } from "../dom.js";
@@ -55,7 +55,7 @@ function engineRow(e) {
     cell(answer, "answer"),
     cell(e.requests, "num requests"),
     cell(e.orders_per_s === null ? null : num(e.orders_per_s, 1), "num rate"),
-    cell(e.breaker_state, "breaker"),
+    cell(wordOf(BREAKER_STATES, e.breaker_state), "breaker"),
   );
   return tr;
 }

@@ -171,16 +171,25 @@ async function runLedger() {
   }
 }
 
+/** The ledger check's last progress, said again in the other language on a switch. @type {{ done: number; total: number } | null} */
+let lastProgress = null;
+
+function renderProgress() {
+  byId("ledger-progress-text").textContent = lastProgress ? t("ledgerProgress", lastProgress) : "";
+}
+
 export function init() {
   listen("ledger-progress", (p) => {
     progress.max = Math.max(1, p.total);
     progress.value = p.done;
-    byId("ledger-progress-text").textContent = t("ledgerProgress", p);
+    lastProgress = { done: p.done, total: p.total };
+    renderProgress();
   });
   byId("run-ledger").addEventListener("click", runLedger);
   byId("dry-run").addEventListener("click", () => rewrite(true));
   byId("rewrite").addEventListener("click", () => rewrite(false));
   onLanguageChange(renderLedger);
+  onLanguageChange(renderProgress);
   onLanguageChange(() => renderResults(lastItems));
 }
 
