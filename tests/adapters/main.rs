@@ -11,7 +11,9 @@ mod support;
 
 mod cli;
 mod init;
+mod lost;
 mod readings;
 mod sales;
 mod sales_files;
 mod sales_selftest;
+mod switch;
