@@ -59,6 +59,19 @@ pub enum AdapterCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Orders a buyer was told were taken that never became a row: entries the sale's
+    /// consumer acknowledged (a Redis stream keeps them until trimmed) whose order id has no
+    /// row. Reads only; the newest --limit delivered entries since --since, per stream.
+    Lost {
+        /// The oldest stream entry id looked at (default: the stream's start).
+        #[arg(long, default_value = "-")]
+        since: String,
+        /// The newest delivered entries read at most, per stream.
+        #[arg(long, default_value_t = adapter::lost::DEFAULT_LIMIT)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Apply a product's settled drift to the sale's Redis counter as an INCRBY, where the
     /// adapter allows it (`[repair] rewrite = "delta"`).
     Repair {
@@ -151,6 +164,17 @@ pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>)
             Ok(())
         }
         AdapterCommand::Init { .. } => unreachable!("answered above"),
+        AdapterCommand::Lost { since, limit, json } => {
+            let ids = adapter::db::product_ids(links.db, &sale.file).await?;
+            let scan =
+                adapter::lost::scan(&sale.file, &links, &ids, &adapter::lost::LostOptions { since, limit }).await?;
+            if json {
+                output::json(&scan);
+            } else {
+                print_lost(&scan);
+            }
+            Ok(())
+        }
         AdapterCommand::Repair { product, reason, dry_run, confirm, json } => {
             if !dry_run && sale.conns.settings.environment == EnvironmentKind::Production && confirm != Some(product) {
                 confirm_on_terminal(product)?;
@@ -243,6 +267,33 @@ fn confirm_on_terminal(product: u64) -> Result<(), CliError> {
     Ok(())
 }
 
+fn print_lost(scan: &adapter::lost::LostScan) {
+    if let Some(why) = &scan.unknowable_because {
+        say!("lost orders cannot be known for this source: {why}");
+        return;
+    }
+    for o in &scan.orders {
+        say!("product {}  order {}  entry {}", o.product_id, o.order_id, o.entry_id);
+    }
+    let bounds = format!(
+        "the newest {} delivered entries{} per stream",
+        scan.limit,
+        if scan.since == "-" { String::new() } else { format!(" since {}", scan.since) }
+    );
+    say!(
+        "{} lost order(s): accepted, acknowledged, never a row; {} delivered entries read ({} acknowledged; {bounds})",
+        scan.orders.len(),
+        scan.scanned,
+        scan.acknowledged
+    );
+    if scan.unjudged > 0 {
+        say!("{} acknowledged entries name no order id or product: not judged", scan.unjudged);
+    }
+    if scan.reached_limit {
+        say!("the limit was reached: older entries were not read (raise --limit, or give --since)");
+    }
+}
+
 fn print_check(r: &CheckReport) {
     say!("sale {}: {} products", r.sale, r.products);
     if !r.statuses.is_empty() {
@@ -278,6 +329,20 @@ pub async fn recon(opts: &AdapterOpts, profile: Option<&str>, only: &[u64], json
         let unsettled = readings.iter().filter(|r| !r.reading.settled).count();
         if unsettled > 0 {
             say!("{unsettled} product(s) not settled (moved between the two passes, or in flight without a product)");
+        }
+        if readings.iter().any(|r| r.lost.is_some()) {
+            for r in &readings {
+                if let Some(lost) = r.lost.as_ref().filter(|l| l.count > 0) {
+                    let ids = lost.order_ids.join(", ");
+                    say!(
+                        "product {}: {} lost (accepted, acknowledged, never a row): {ids}",
+                        r.reading.product_id,
+                        lost.count
+                    );
+                }
+            }
+        } else if !readings.is_empty() {
+            say!("lost orders: cannot be known for this source (`adapter lost` says why)");
         }
         if sale.file.needs_baseline() && baselines.is_empty() {
             say!("no baseline recorded: the ledger is not judged (`stockguard adapter baseline --reason ...`)");

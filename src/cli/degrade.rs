@@ -1,12 +1,15 @@
 //! `stockguard degrade status|on|off`: the degrade switch and the fleet's acknowledgements.
+//! Over an adapter file, the sale's own flag where its `[switch]` section says it is.
 
 use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
+use super::adapter::AdapterOpts;
 use super::output::say;
 use super::{connect, output, CliError};
+use stockguard_core::adapter::switch as sale_switch;
 use stockguard_core::profile::EnvironmentKind;
 use stockguard_core::switch::exit::DEFAULT_STALE_AFTER;
 use stockguard_core::switch::{self, Acknowledgement, ExitOptions, ExitStep, Scope};
@@ -76,7 +79,10 @@ fn print_ack(ack: &Acknowledgement) {
     }
 }
 
-pub async fn run(cmd: DegradeCommand, profile: Option<&str>) -> Result<(), CliError> {
+pub async fn run(cmd: DegradeCommand, profile: Option<&str>, adapter: &AdapterOpts) -> Result<(), CliError> {
+    if adapter.file.is_some() {
+        return over_adapter(cmd, profile, adapter).await;
+    }
     let conns = connect(profile).await?;
     match cmd {
         DegradeCommand::Status { json } => {
@@ -171,6 +177,62 @@ pub async fn run(cmd: DegradeCommand, profile: Option<&str>) -> Result<(), CliEr
             Ok(())
         }
     }
+}
+
+/// The sale's own flag through its adapter file: read, or written and read back.
+async fn over_adapter(cmd: DegradeCommand, profile: Option<&str>, opts: &AdapterOpts) -> Result<(), CliError> {
+    let sale = super::adapter::open(opts, profile).await?;
+    let links = sale.links();
+    let (on, args) = match cmd {
+        DegradeCommand::Status { json } => {
+            let flag = sale_switch::read(&sale.file, &links).await?;
+            if json {
+                output::json(&flag);
+            } else {
+                say!("{}", flag_line(&flag));
+            }
+            return Ok(());
+        }
+        DegradeCommand::On(args) => (true, args),
+        DegradeCommand::Off(args) => (false, args),
+    };
+    if let Some(p) = args.product {
+        return Err(CliError::Refused(format!(
+            "the sale's [switch] flag is one for the whole sale: drop --product {p}"
+        )));
+    }
+    let mut confirm = args.confirm.clone();
+    if sale.conns.settings.environment == EnvironmentKind::Production
+        && confirm.is_none()
+        && std::io::stdin().is_terminal()
+        && sale.file.switch.is_some()
+    {
+        eprint!("PRODUCTION: type the scope {} to switch the sale's own degrade flag: ", sale_switch::SCOPE);
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map_err(CliError::Stdin)?;
+        confirm = Some(line.trim().to_string());
+    }
+    let change = sale_switch::set(
+        &sale.file,
+        &links,
+        sale.state.as_ref(),
+        &sale.conns.settings,
+        on,
+        &args.reason,
+        confirm.as_deref(),
+    )
+    .await?;
+    if args.json {
+        output::json(&change);
+    } else {
+        say!("{} (was {}; audit {})", flag_line(&change.after), change.before.mode, change.audit_id);
+    }
+    Ok(())
+}
+
+fn flag_line(flag: &sale_switch::FlagState) -> String {
+    let value = flag.value.as_deref().map_or("no value".to_string(), |v| format!("reads {v:?}"));
+    format!("the sale's degrade flag ({} {}) is {}: {value}", flag.source.replace('_', " "), flag.location, flag.mode)
 }
 
 fn describe(step: &ExitStep) -> String {

@@ -149,7 +149,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Alerts(args) => alerts::run(args, profile, &adapter).await,
         Command::Overview(args) => overview::run(args, profile).await,
         Command::Rewrite(args) => rewrite::run(args, profile).await,
-        Command::Degrade(cmd) => degrade::run(cmd, profile).await,
+        Command::Degrade(cmd) => degrade::run(cmd, profile, &adapter).await,
         Command::Compensation(cmd) => compensation::run(cmd, profile, &adapter).await,
         Command::Engine(cmd) => engine::run(cmd, profile).await,
         Command::Drill(cmd) => drill::run(cmd, profile).await,
@@ -167,13 +167,14 @@ fn reads_only_our_own_sale(command: &Command) -> Option<&'static str> {
         Command::Recon(_) | Command::Adapter(_) | Command::Alerts(_) | Command::Drift(_) => return None,
         // Over an adapter: cases in the state database, readings of the sale (issue 29).
         Command::Compensation(_) | Command::Watch(_) => return None,
+        // Over an adapter it switches the sale's own flag, where `[switch]` says it is.
+        Command::Degrade(_) => return None,
         // They read no sale (profiles, the local sandbox, a bench's own scratch sales).
         Command::Profile(_) | Command::Sandbox(_) | Command::Bench(_) => return None,
         Command::Migrate => "migrate",
         Command::Products { .. } => "products",
         Command::Overview(_) => "overview",
         Command::Rewrite(_) => "rewrite` (over an adapter: `adapter repair`",
-        Command::Degrade(_) => "degrade",
         Command::Engine(_) => "engine",
         Command::Drill(_) => "drill",
         Command::Roles(_) => "roles",

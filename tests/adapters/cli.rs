@@ -30,7 +30,11 @@ fn text(out: &Output) -> (String, String) {
 
 /// The course sale's adapter file, written in `dir`, and the environment that reads the sale
 /// through it: a SELECT-only account on the sale's database, `state` as Stockguard's own.
-async fn adapter_env(sale: &CourseStreamSale, dir: &std::path::Path, state: &MySqlPool) -> Vec<(&'static str, String)> {
+pub(crate) async fn adapter_env(
+    sale: &CourseStreamSale,
+    dir: &std::path::Path,
+    state: &MySqlPool,
+) -> Vec<(&'static str, String)> {
     let adapter = dir.join("sale.toml");
     std::fs::write(&adapter, sale.adapter_toml()).unwrap();
     vec![

@@ -8,7 +8,12 @@
 //! stock and the buyer set, decrements, adds the buyer and appends the stream entry, atomically.
 //! Back half (the consumer): XREADGROUP, the order row and the DB decrement in one transaction,
 //! then XACK; at start it handles its pending entries first. Faults: a unit taken with no entry,
-//! a deleted key, orders beyond stock, and a cancellation (their cancel path).
+//! a consumer that acknowledges an entry without writing its row (a swallowed error: the
+//! buyer was told "taken", the order is lost), a deleted key, orders beyond stock, and a
+//! cancellation (their cancel path).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use redis::streams::{StreamReadOptions, StreamReadReply};
 use redis::AsyncCommands;
@@ -65,7 +70,27 @@ pub struct CourseStreamSale {
     pub stream: String,
     redis: redis::aio::MultiplexedConnection,
     consumer: ConsumerHandle,
+    swallow: Swallow,
     leftovers: Leftovers,
+}
+
+/// The consumer's fault: how many entries to acknowledge without their row, and the order ids
+/// it let go so.
+#[derive(Clone, Default)]
+struct Swallow {
+    next: Arc<AtomicU32>,
+    orders: Arc<Mutex<Vec<i64>>>,
+}
+
+impl Swallow {
+    /// True (and the order noted) when this entry is to be acknowledged without its row.
+    fn take(&self, order: i64) -> bool {
+        let swallowed = self.next.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
+        if swallowed {
+            self.orders.lock().expect("the swallowed list is not poisoned").push(order);
+        }
+        swallowed
+    }
 }
 
 impl CourseStreamSale {
@@ -98,8 +123,10 @@ impl CourseStreamSale {
         // A connection of the consumer's own: its blocking reads would hold up the buyers'.
         let blocking = redis_conn().await;
         let (pool, s) = (db.pool.clone(), stream.clone());
-        let consumer = ConsumerHandle::spawn(move |signals| consume(blocking, s, pool, signals));
-        Self { prefix, db, stream, redis, consumer, leftovers }
+        let swallow = Swallow::default();
+        let fault = swallow.clone();
+        let consumer = ConsumerHandle::spawn(move |signals| consume(blocking, s, pool, fault, signals));
+        Self { prefix, db, stream, redis, consumer, swallow, leftovers }
     }
 
     /// The adapter file a user would write for this sale, with this sale's database and keys.
@@ -154,6 +181,18 @@ rewrite = "delta"
         assert!(taken >= 0, "a unit was left to lose");
         let _: () =
             redis::cmd("SADD").arg(buyers_key(&self.prefix, voucher)).arg(-1).query_async(&mut redis).await.unwrap();
+    }
+
+    /// The consumer acknowledges the next `n` entries without writing their rows, as one that
+    /// swallows an error does: each such order was accepted, its unit taken in Redis, and it
+    /// never becomes a row (lost; REDIS_LOW by one each).
+    pub fn swallow_next(&self, n: u32) {
+        self.swallow.next.fetch_add(n, Ordering::SeqCst);
+    }
+
+    /// The order ids the consumer acknowledged without a row so far.
+    pub fn swallowed(&self) -> Vec<i64> {
+        self.swallow.orders.lock().expect("the swallowed list is not poisoned").clone()
     }
 
     /// The voucher's stock key is gone (KEY_MISSING).
@@ -330,6 +369,7 @@ async fn consume(
     mut redis: redis::aio::MultiplexedConnection,
     stream: String,
     pool: MySqlPool,
+    swallow: Swallow,
     mut signals: ConsumerSignals,
 ) {
     let mut from = "0";
@@ -347,7 +387,9 @@ async fn consume(
         for entry in entries {
             let field = |name: &str| entry.get::<i64>(name).expect("the entry carries userId, voucherId and id");
             let (user, voucher, order) = (field("userId"), field("voucherId"), field("id"));
-            for _ in 0..10 {
+            // The swallowed entry: "logged" and acknowledged, its row never written.
+            let tries = if swallow.take(order) { 0 } else { 10 };
+            for _ in 0..tries {
                 match write_order(&pool, order, user, voucher).await {
                     Err(e) if super::is_retryable(&e) => continue,
                     written => {

@@ -30,6 +30,9 @@ pub struct AdapterFile {
     pub repair: RepairSection,
     #[serde(default)]
     pub compensation: super::compensate::CompensationSection,
+    /// Where the sale reads its own degrade flag (`stockguard degrade on|off` writes it).
+    #[serde(default)]
+    pub switch: Option<SwitchSection>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -264,6 +267,36 @@ pub enum Inflight {
     },
 }
 
+/// Where the sale reads its own degrade flag, and the values that mean on and off.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "source", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SwitchSection {
+    /// A Redis key holding the flag (one for the whole sale).
+    RedisKey { key: String, on: StatusValue, off: StatusValue },
+    /// A row of one of the sale's tables: `flag` of the row whose `key_column` is `key`.
+    /// Writing it needs an account that may UPDATE that table.
+    DbRow { table: Ident, key_column: Ident, key: StatusValue, flag: Ident, on: StatusValue, off: StatusValue },
+}
+
+impl SwitchSection {
+    /// The values that mean on and off.
+    pub fn values(&self) -> (&StatusValue, &StatusValue) {
+        match self {
+            Self::RedisKey { on, off, .. } | Self::DbRow { on, off, .. } => (on, off),
+        }
+    }
+}
+
+impl StatusValue {
+    /// The value as the sale stores it, unquoted (a Redis value, a bound SQL parameter).
+    pub fn raw(&self) -> String {
+        match self {
+            Self::Int(i) => i.to_string(),
+            Self::Text(s) => s.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RepairSection {
@@ -401,6 +434,20 @@ impl AdapterFile {
             f.require_id("[repair] fence_key")?;
         }
         self.compensation.problems(self.orders.as_ref())?;
+        if let Some(switch) = &self.switch {
+            let (on, off) = switch.values();
+            if on.raw() == off.raw() {
+                return Err(format!("[switch] on and off are the same value {on}: give two"));
+            }
+            if let SwitchSection::RedisKey { key, .. } = switch {
+                if key.is_empty() {
+                    return Err("[switch] redis_key needs a key".into());
+                }
+                if self.redis.is_none() {
+                    return Err("[switch] redis_key needs a [redis] section (the sale's Redis)".into());
+                }
+            }
+        }
         Ok(())
     }
 

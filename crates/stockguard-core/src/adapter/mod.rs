@@ -9,6 +9,7 @@
 //! - [`db`]: the DB side of a reading, one SELECT per pass.
 //! - [`redis_side`]: the Redis side: a counter, a hash of total and sold, or buckets.
 //! - [`inflight`]: where accepted orders wait: a Redis stream, a RabbitMQ queue, or nothing.
+//! - [`lost`]: accepted but lost: orders a stream's consumer acknowledged and never wrote.
 //! - [`reading`]: two passes and the settled verdict per product.
 //! - [`alerts`]: what fires on such a sale, by our own alert conditions (a drift confirmed
 //!   only by two settled readings that agree).
@@ -20,6 +21,8 @@
 //!   orders a case over an adapter lists), and the one write into the sale's own database: an
 //!   order set to its cancelled status, when the file declares it.
 //! - [`repair`]: the delta rewrite of a settled drift, where the file allows it.
+//! - [`switch`]: the sale's own degrade flag, where `[switch]` says it is: read, and written
+//!   by `degrade on|off` (the switch's role rule, audited in the state database).
 //! - [`init`]: `adapter init`: a proposed file, read from the sale's schema, its orders per
 //!   status and a sample of its keys, with what it could not decide marked.
 
@@ -31,10 +34,12 @@ pub mod file;
 pub mod ident;
 pub mod inflight;
 pub mod init;
+pub mod lost;
 pub mod reading;
 pub mod redis_side;
 pub mod repair;
 pub mod state;
+pub mod switch;
 pub mod template;
 
 pub use file::{AdapterFile, AdapterFileError};
@@ -85,4 +90,7 @@ pub enum AdapterError {
     StateConnect(#[source] crate::connect::ConnectError),
     #[error("{0}")]
     Refused(String),
+    /// The profile's role (or read-only mark) does not allow the action.
+    #[error(transparent)]
+    NotAllowed(#[from] crate::action::Refused),
 }

@@ -26,6 +26,7 @@ use sqlx::MySqlPool;
 use super::db::{self, DbRow};
 use super::file::{AdapterFile, Initial};
 use super::inflight::{self, InflightRead};
+use super::lost::{self, LostInReading, LostOptions};
 use super::redis_side::{self, RedisStock};
 use super::AdapterError;
 use crate::recon::{DriftStatus, Reading};
@@ -57,6 +58,10 @@ pub struct AdapterReading {
     pub redis_total: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redis_sold: Option<i64>,
+    /// Orders accepted, acknowledged by the sale's consumer and never a row (their unit
+    /// stranded), within [`lost`]'s default bounds; `null` when the in-flight source keeps
+    /// nothing it carried, so they cannot be known.
+    pub lost: Option<LostInReading>,
 }
 
 /// The connections a reading needs: the sale's DB (a SELECT-only account will do) and Redis,
@@ -143,8 +148,14 @@ pub async fn read<C: Link>(
             return Err(AdapterError::UnknownProduct(*missing));
         }
     }
-    let mut readings: Vec<AdapterReading> =
-        ids.iter().map(|&id| judge(file, id, &first, &second, baselines.get(&id).copied())).collect();
+    let lost = lost::scan(file, links, &ids, &LostOptions::default()).await?.per_product(&ids);
+    let mut readings: Vec<AdapterReading> = ids
+        .iter()
+        .map(|&id| AdapterReading {
+            lost: lost.as_ref().and_then(|m| m.get(&id).cloned()),
+            ..judge(file, id, &first, &second, baselines.get(&id).copied())
+        })
+        .collect();
     readings.sort_by(|a, b| {
         let (a, b) = (&a.reading, &b.reading);
         b.status
@@ -257,5 +268,6 @@ fn judge(file: &AdapterFile, id: u64, first: &Pass, second: &Pass, baseline: Opt
         bucket_drift,
         redis_total: stock.total,
         redis_sold: stock.sold,
+        lost: None,
     }
 }
