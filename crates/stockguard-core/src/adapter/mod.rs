@@ -81,4 +81,7 @@ pub enum AdapterError {
     StateConnect(#[source] crate::connect::ConnectError),
     #[error("{0}")]
     Refused(String),
+    /// The profile's role (or read-only mark) does not allow the step.
+    #[error(transparent)]
+    Denied(#[from] crate::action::Refused),
 }
