@@ -13,8 +13,8 @@ use super::output::say;
 use super::{connect, output, CliError};
 use stockguard_core::adapter::check::CheckReport;
 use stockguard_core::adapter::{self, state, AdapterFile, AdapterReading, SaleLinks};
-use stockguard_core::connect::Connections;
-use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::profile::{resolve_for_process_without_mysql, ConnectionSettings, EnvironmentKind};
+use stockguard_core::redis_link::RedisLink;
 
 /// Where the adapter and the state database are, from the global options.
 #[derive(Debug, Clone, Default)]
@@ -91,16 +91,19 @@ pub enum AdapterCommand {
     },
 }
 
-/// An adapter sale, opened.
+/// An adapter sale, opened: the sale's database only when the file names a table, its Redis
+/// only when the file names keys (a counters-only sale needs no MySQL URL at all).
 pub struct Opened {
     pub file: AdapterFile,
-    pub conns: Connections,
+    pub settings: ConnectionSettings,
+    pub mysql: Option<sqlx::MySqlPool>,
+    pub redis: Option<RedisLink>,
     pub state: Option<sqlx::MySqlPool>,
 }
 
 impl Opened {
-    pub fn links(&self) -> SaleLinks<'_, stockguard_core::redis_link::RedisLink> {
-        SaleLinks::of(&self.file, &self.conns)
+    pub fn links(&self) -> SaleLinks<'_, RedisLink> {
+        SaleLinks { db: self.mysql.as_ref(), redis: self.redis.as_ref() }
     }
 
     /// The recorded baselines (none without a state database).
@@ -112,7 +115,8 @@ impl Opened {
     }
 }
 
-/// Opens the sale named by `--adapter` (an error when none was given).
+/// Opens the sale named by `--adapter` (an error when none was given), connecting to what the
+/// file names and nothing else.
 pub async fn open(opts: &AdapterOpts, profile: Option<&str>) -> Result<Opened, CliError> {
     let Some(path) = &opts.file else {
         return Err(CliError::Refused(
@@ -121,12 +125,29 @@ pub async fn open(opts: &AdapterOpts, profile: Option<&str>) -> Result<Opened, C
         ));
     };
     let file = AdapterFile::load(path).map_err(adapter::AdapterError::from)?;
-    let conns = connect(profile).await?;
+    let needs_db = file.stock.is_some() || file.orders.is_some();
+    let settings = if needs_db {
+        super::settings(profile).await?
+    } else {
+        let settings = resolve_for_process_without_mysql(profile).await?;
+        for notice in &settings.notices {
+            eprintln!("note: {notice}");
+        }
+        settings
+    };
+    let mysql = match needs_db {
+        true => Some(stockguard_core::connect::connect_mysql(&settings).await?),
+        false => None,
+    };
+    let redis = match &file.redis {
+        Some(_) => Some(stockguard_core::connect::connect_redis(&settings).await?),
+        None => None,
+    };
     let state = match &opts.state_url {
         Some(url) => Some(state::open(url).await?),
         None => None,
     };
-    Ok(Opened { file, conns, state })
+    Ok(Opened { file, settings, mysql, redis, state })
 }
 
 pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>) -> Result<(), CliError> {
@@ -151,7 +172,7 @@ pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>)
         AdapterCommand::Baseline { reason, json } => {
             let pool = sale.state.as_ref().ok_or(adapter::AdapterError::NoStateDb)?;
             let readings = adapter::read(&sale.file, &links, &Default::default(), &[]).await?;
-            let recorded = state::record_baselines(pool, &sale.conns.settings, &sale.file, &readings, &reason).await?;
+            let recorded = state::record_baselines(pool, &sale.settings, &sale.file, &readings, &reason).await?;
             if json {
                 output::json(&recorded);
             } else {
@@ -176,14 +197,14 @@ pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>)
             Ok(())
         }
         AdapterCommand::Repair { product, reason, dry_run, confirm, json } => {
-            if !dry_run && sale.conns.settings.environment == EnvironmentKind::Production && confirm != Some(product) {
+            if !dry_run && sale.settings.environment == EnvironmentKind::Production && confirm != Some(product) {
                 confirm_on_terminal(product)?;
             }
             let done = adapter::repair::repair(
                 &sale.file,
                 &links,
                 sale.state.as_ref(),
-                &sale.conns.settings,
+                &sale.settings,
                 product,
                 &reason,
                 dry_run,

@@ -104,7 +104,7 @@ async fn over_adapter(args: AlertsArgs, profile: Option<&str>, opts: &AdapterOpt
     }
     let sale = super::adapter::open(opts, profile).await?;
     let baselines = sale.baselines().await?;
-    let thresholds = sale.conns.settings.thresholds;
+    let thresholds = sale.settings.thresholds;
     let firing = stockguard_core::adapter::alerts::firing(&sale.file, &sale.links(), &baselines, &thresholds).await?;
     if args.json {
         output::json(&firing);

@@ -212,12 +212,22 @@ impl Desk {
         }
     }
 
-    fn sale(&self) -> Option<SaleSide<'_>> {
+    fn sale(&self) -> Result<Option<SaleSide<'_>>, CliError> {
         match self {
-            Self::Ours(_) => None,
-            Self::Adapter(sale) => Some(SaleSide { file: &sale.file, db: &sale.conns.mysql }),
+            Self::Ours(_) => Ok(None),
+            Self::Adapter(sale) => Ok(Some(SaleSide { file: &sale.file, db: sale_db(sale)? })),
         }
     }
+}
+
+/// The sale's own database, which a case's orders come from: a counters-only sale has none.
+fn sale_db(sale: &AdapterSale) -> Result<&sqlx::MySqlPool, CliError> {
+    sale.mysql.as_ref().ok_or_else(|| {
+        CliError::Refused(format!(
+            "the sale {:?} names no orders table: a compensation case lists the sale's orders",
+            sale.file.sale.name
+        ))
+    })
 }
 
 /// Opens the product's case over an adapter, against the initial stock a reading finds.
@@ -231,7 +241,7 @@ async fn open_over_adapter(sale: &AdapterSale, product: u64) -> Result<open::Ope
             "product {product} has no initial stock to judge against: record a baseline first (adapter baseline --reason)"
         )));
     }
-    let side = SaleSide { file: &sale.file, db: &sale.conns.mysql };
+    let side = SaleSide { file: &sale.file, db: sale_db(sale)? };
     Ok(over_adapter::open_case(state, side, product, reading.reading.initial_stock, &[]).await?)
 }
 
@@ -336,7 +346,7 @@ pub async fn run(cmd: CompensationCommand, profile: Option<&str>, adapter: &Adap
                     say!("  [{done}/{total}] {order_no}");
                 }
             };
-            let ran = match desk.sale() {
+            let ran = match desk.sale()? {
                 None => execute(pool, case, &progress).await?,
                 Some(sale) => over_adapter::execute(pool, sale, case, &progress).await?,
             };

@@ -202,7 +202,7 @@ async fn over_adapter(cmd: DegradeCommand, profile: Option<&str>, opts: &Adapter
         )));
     }
     let mut confirm = args.confirm.clone();
-    if sale.conns.settings.environment == EnvironmentKind::Production
+    if sale.settings.environment == EnvironmentKind::Production
         && confirm.is_none()
         && std::io::stdin().is_terminal()
         && sale.file.switch.is_some()
@@ -212,16 +212,9 @@ async fn over_adapter(cmd: DegradeCommand, profile: Option<&str>, opts: &Adapter
         std::io::stdin().read_line(&mut line).map_err(CliError::Stdin)?;
         confirm = Some(line.trim().to_string());
     }
-    let change = sale_switch::set(
-        &sale.file,
-        &links,
-        sale.state.as_ref(),
-        &sale.conns.settings,
-        on,
-        &args.reason,
-        confirm.as_deref(),
-    )
-    .await?;
+    let change =
+        sale_switch::set(&sale.file, &links, sale.state.as_ref(), &sale.settings, on, &args.reason, confirm.as_deref())
+            .await?;
     if args.json {
         output::json(&change);
     } else {

@@ -115,15 +115,21 @@ pub async fn drift(cmd: DriftCommand, profile: Option<&str>, adapter: &AdapterOp
         Some(_) => Some(super::adapter::open(adapter, profile).await?),
         None => None,
     };
+    // Our own sale's connections; over an adapter, the sale opened (its own links) is enough.
     let conns = match &sale {
-        Some(sale) => sale.conns.clone(),
-        None => connect(profile).await?,
+        Some(_) => None,
+        None => Some(connect(profile).await?),
+    };
+    let settings = match (&sale, &conns) {
+        (Some(sale), _) => sale.settings.clone(),
+        (None, Some(conns)) => conns.settings.clone(),
+        (None, None) => unreachable!("connected above"),
     };
     let baselines = match &sale {
         Some(sale) => sale.baselines().await?,
         None => Default::default(),
     };
-    let mut redis = conns.redis.clone();
+    let mut redis = conns.as_ref().map(|c| c.redis.clone());
     let mut ticker = tokio::time::interval(Duration::from_secs_f64(interval));
     let mut tracker = DriftTracker::default();
     let mut n = 0u64;
@@ -145,7 +151,10 @@ pub async fn drift(cmd: DriftCommand, profile: Option<&str>, adapter: &AdapterOp
                     .into_iter()
                     .map(|r| r.reading)
                     .collect(),
-                None => read_products(&conns.mysql, &mut redis, &conns.keys, &[]).await?,
+                None => {
+                    let (conns, redis) = (conns.as_ref().expect("our own sale"), redis.as_mut().expect("our own sale"));
+                    read_products(&conns.mysql, redis, &conns.keys, &[]).await?
+                }
             })
         };
         let readings = tokio::select! {
@@ -163,8 +172,8 @@ pub async fn drift(cmd: DriftCommand, profile: Option<&str>, adapter: &AdapterOp
         output::write_text("\x1b[2J\x1b[H");
         say!(
             "stockguard drift watch · {} · {} · {}  (Ctrl-C to stop)\n",
-            conns.settings.environment,
-            conns.settings.mysql_display(),
+            settings.environment,
+            if settings.has_mysql() { settings.mysql_display() } else { settings.redis_display() },
             chrono::Local::now().format("%H:%M:%S")
         );
         output::write_text(&output::readings_table(&readings));

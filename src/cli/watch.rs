@@ -78,12 +78,17 @@ async fn over_adapter(args: WatchArgs, profile: Option<&str>, adapter: &AdapterO
     eprintln!(
         "watching the sale {:?} over its adapter ({} / {}): metrics at http://{addr}/metrics, a reading every {} ms",
         sale.file.sale.name,
-        sale.conns.settings.mysql_display(),
-        sale.conns.settings.redis_display(),
+        sale.settings.mysql_display(),
+        sale.settings.redis_display(),
         args.interval_ms
     );
-    let opts = options(&args, &sale.conns.settings);
-    let sale = stockguard_engine::watch::AdapterSale { file: sale.file, conns: sale.conns, state: sale.state };
+    let opts = options(&args, &sale.settings);
+    let sale = stockguard_engine::watch::AdapterSale {
+        file: sale.file,
+        mysql: sale.mysql,
+        redis: sale.redis,
+        state: sale.state,
+    };
     stockguard_engine::watch::run_adapter(sale, listener, opts, super::engine::shutdown_signal()).await?;
     Ok(())
 }

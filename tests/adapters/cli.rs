@@ -8,6 +8,7 @@ use std::sync::Arc;
 use sqlx::MySqlPool;
 
 use crate::sales::course_stream::CourseStreamSale;
+use crate::sales::go_counters::GoCountersSale;
 use crate::sales::Traffic;
 
 /// Runs the CLI with a config folder of its own and only the profile settings in `env`.
@@ -144,5 +145,58 @@ async fn alerts_over_an_adapter_say_what_fires_and_commands_of_our_own_sale_refu
         assert!(!run.status.success(), "{command:?}");
         assert!(err.lines().count() == 1 && err.contains("reads only a sale Stockguard built"), "{command:?}: {err}");
     }
+    sale.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_counters_only_sale_is_checked_read_and_alerted_on_with_no_mysql_url_at_all() {
+    let sale = Arc::new(GoCountersSale::start(&[(41, 10), (42, 10)]).await);
+    Traffic::buyers(24).on(&[41, 42]).run(&sale).await;
+    sale.oversell(42, 2).await;
+    let dir = tempfile::tempdir().unwrap();
+    let adapter = dir.path().join("tickets.toml");
+    std::fs::write(&adapter, sale.adapter_toml()).unwrap();
+    let redis = crate::support::redis_url();
+    // `stockguard` removes every profile override first: STOCKGUARD_MYSQL_URL is unset.
+    let env = [
+        ("STOCKGUARD_REDIS_URL", redis.as_str()),
+        ("STOCKGUARD_ENVIRONMENT", "sandbox"),
+        ("STOCKGUARD_ADAPTER", adapter.to_str().unwrap()),
+    ];
+
+    let check = stockguard(&["adapter", "check"], &env);
+    let (out, err) = text(&check);
+    assert!(check.status.success(), "{out}{err}");
+    assert!(out.contains("everything the adapter names exists"), "{out}");
+
+    let recon = stockguard(&["recon", "--json"], &env);
+    let (out, err) = text(&recon);
+    assert!(recon.status.success(), "{out}{err}");
+    let readings: serde_json::Value = serde_json::from_str(&out).expect("recon --json prints JSON");
+    let status = |id: u64| {
+        readings.as_array().unwrap().iter().find(|r| r["product_id"] == id).map(|r| r["status"].clone()).unwrap()
+    };
+    assert_eq!((status(41), status(42)), (serde_json::json!("OK"), serde_json::json!("OVERSOLD")), "{out}");
+
+    let alerts = stockguard(&["alerts", "--json"], &env);
+    let (out, err) = text(&alerts);
+    assert!(alerts.status.success(), "{out}{err}");
+    let firing: serde_json::Value = serde_json::from_str(&out).expect("alerts --json prints JSON");
+    let keys: Vec<&str> = firing.as_array().unwrap().iter().filter_map(|a| a["key"].as_str()).collect();
+    assert_eq!(keys, ["oversold:42"], "{out}");
+
+    // A file that names tables still wants the sale's MySQL URL, and says so in one line.
+    let with_table = dir.path().join("with-table.toml");
+    std::fs::write(
+        &with_table,
+        format!("{}\n[orders]\ntable = \"t\"\nproduct = \"p\"\nstatus = \"s\"\nlive = [1]\n", sale.adapter_toml()),
+    )
+    .unwrap();
+    let env = [env[0], env[1], ("STOCKGUARD_ADAPTER", with_table.to_str().unwrap())];
+    let refused = stockguard(&["recon"], &env);
+    let (out, err) = text(&refused);
+    assert!(!refused.status.success(), "{out}{err}");
+    assert!(err.contains("STOCKGUARD_MYSQL_URL"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     sale.cleanup().await;
 }

@@ -18,6 +18,8 @@ use crate::sales::fastapi_rabbit::FastapiRabbitSale;
 use crate::sales::go_counters::GoCountersSale;
 use crate::sales::mall_lock::MallLockSale;
 use crate::sales::miaosha_negative::MiaoshaSale;
+use crate::sales::node_bullmq::NodeBullmqSale;
+use crate::sales::request_table::RequestTableSale;
 use crate::sales::{redis_conn, Traffic};
 use crate::support::waits::wait_for;
 
@@ -292,4 +294,89 @@ async fn a_queue_that_does_not_exist_is_named_and_created_by_nobody() {
     assert!(matches!(&err, adapter::AdapterError::Missing(m) if m.contains(&queue)), "{err}");
     let again = adapter::inflight::rabbitmq_depth(&crate::sales::amqp_url(), &queue).await.unwrap_err();
     assert!(matches!(again, adapter::AdapterError::Missing(_)), "a passive declare created nothing: {again}");
+}
+
+/// `(status, drift, in flight not yet rows, in flight)` of one product.
+fn in_flight_of(readings: &[AdapterReading], product: u64) -> (DriftStatus, Option<i64>, i64, i64) {
+    let r = &status_of(readings, product).reading;
+    (r.status, r.drift, r.inflight_pending, r.in_flight)
+}
+
+#[tokio::test]
+async fn a_bullmq_sale_reads_no_drift_under_traffic_its_waiting_jobs_as_attributable_and_a_lost_job_as_redis_low_one() {
+    // 250 buyers: product 51 sells out (100), product 52 sells 125 of 200.
+    let sale = Arc::new(NodeBullmqSale::start(&[(51, 100), (52, 200)]).await);
+    let file = file(&sale.adapter_toml());
+    let redis = redis_conn().await;
+    let db = Some(&sale.db.pool);
+    let none = HashMap::new();
+    let traffic = Traffic::buyers(250).on(&[51, 52]).spawn(&sale);
+    let readings_taken = no_verdict_while(&file, db, &redis, &none, traffic).await;
+    println!("readings under traffic: {readings_taken}");
+    wait_for("the worker drains the queue", SETTLE, async || sale.unfinished().await == 0).await;
+    assert_eq!(sale.completed().await, 225);
+    assert_eq!(statuses(&settled(&file, db, &redis, &none).await), [(51, Ok, Some(0)), (52, Ok, Some(0))]);
+
+    // Jobs that name their product and order are attributable: settled, counted in flight.
+    sale.pause_worker().await;
+    Traffic::users(1001..=1004).on(&[52]).run(&sale).await;
+    assert_eq!(sale.waiting().await, 4);
+    let readings = settled(&file, db, &redis, &none).await;
+    assert_eq!(in_flight_of(&readings, 52), (Ok, Some(0), 4, 4));
+    // Without the order id a waiting job cannot be told from a row: no verdict.
+    let anonymous = self::file(&sale.adapter_toml().replace("order_id_field = \"orderNo\"\n", ""));
+    let readings = read(&anonymous, db, &redis, &none).await;
+    assert_eq!((status_of(&readings, 52).reading.status, status_of(&readings, 52).reading.in_flight), (Unsettled, 4));
+    assert_eq!(status_of(&readings, 51).reading.status, Ok, "nothing of 51 waits");
+
+    // A job active whose row is written counts once, in the DB.
+    sale.crash_after_the_row().await;
+    assert_eq!(sale.orders(52).await, 126);
+    let readings = settled(&file, db, &redis, &none).await;
+    assert_eq!(in_flight_of(&readings, 52), (Ok, Some(0), 3, 4));
+
+    sale.lose_waiting_job().await;
+    let readings = settled(&file, db, &redis, &none).await;
+    assert_eq!(in_flight_of(&readings, 52), (RedisLow, Some(-1), 2, 3));
+    sale.resume_worker().await;
+    wait_for("the worker takes the waiting jobs", SETTLE, async || sale.waiting().await == 0).await;
+    wait_for("their orders are written", SETTLE, async || sale.orders(52).await == 128).await;
+    assert_eq!(statuses(&settled(&file, db, &redis, &none).await), [(51, Ok, Some(0)), (52, RedisLow, Some(-1))]);
+    sale.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_sale_whose_orders_wait_in_a_table_reads_them_with_the_orders_and_a_lost_request_as_redis_low_one() {
+    // 200 buyers: goods 61 sells out (100), goods 62 sells 100 of 150.
+    let sale = Arc::new(RequestTableSale::start(&[(61, 100), (62, 150)]).await);
+    let file = file(&sale.adapter_toml());
+    let redis = redis_conn().await;
+    let db = Some(&sale.db.pool);
+    let none = HashMap::new();
+    let traffic = Traffic::buyers(200).on(&[61, 62]).spawn(&sale);
+    let readings_taken = no_verdict_while(&file, db, &redis, &none, traffic).await;
+    println!("readings under traffic: {readings_taken}");
+    wait_for("the worker handles every request", SETTLE, async || sale.pending().await == 0).await;
+    assert_eq!((sale.orders(61).await, sale.orders(62).await), (100, 100));
+    assert_eq!(statuses(&settled(&file, db, &redis, &none).await), [(61, Ok, Some(0)), (62, Ok, Some(0))]);
+
+    sale.pause_worker().await;
+    Traffic::users(1001..=1003).on(&[62]).run(&sale).await;
+    assert_eq!(sale.pending().await, 3);
+    let readings = settled(&file, db, &redis, &none).await;
+    assert_eq!(in_flight_of(&readings, 62), (Ok, Some(0), 3, 3), "pending rows name their goods and order");
+
+    // An order written whose request is still pending counts once, in the orders.
+    sale.crash_before_marking().await;
+    let readings = settled(&file, db, &redis, &none).await;
+    assert_eq!(in_flight_of(&readings, 62), (Ok, Some(0), 2, 3));
+
+    sale.lose_one_after_redis(62).await;
+    let readings = settled(&file, db, &redis, &none).await;
+    assert_eq!(in_flight_of(&readings, 62), (RedisLow, Some(-1), 2, 3));
+    sale.resume_worker().await;
+    wait_for("the worker handles the pending requests", SETTLE, async || sale.pending().await == 0).await;
+    assert_eq!(sale.orders(62).await, 103);
+    assert_eq!(statuses(&settled(&file, db, &redis, &none).await), [(61, Ok, Some(0)), (62, RedisLow, Some(-1))]);
+    sale.cleanup().await;
 }

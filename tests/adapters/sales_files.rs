@@ -10,6 +10,8 @@ use crate::sales::fastapi_rabbit::FastapiRabbitSale;
 use crate::sales::go_counters::GoCountersSale;
 use crate::sales::mall_lock::MallLockSale;
 use crate::sales::miaosha_negative::MiaoshaSale;
+use crate::sales::node_bullmq::NodeBullmqSale;
+use crate::sales::request_table::RequestTableSale;
 
 /// Every key path of a TOML document (`redis.buckets.table`, ...), values left out.
 fn key_paths(text: &str) -> BTreeSet<String> {
@@ -61,6 +63,12 @@ async fn each_test_sale_names_what_its_docs_adapter_file_names() {
     let go = GoCountersSale::start(&[(1, 1), (2, 1), (3, 1)]).await;
     assert_same_keys("go_counters", &go.adapter_toml());
     go.cleanup().await;
+    let bullmq = NodeBullmqSale::start(&[(1, 1)]).await;
+    assert_same_keys("node_bullmq", &bullmq.adapter_toml());
+    bullmq.cleanup().await;
+    let requests = RequestTableSale::start(&[(1, 1)]).await;
+    assert_same_keys("request_table", &requests.adapter_toml());
+    requests.cleanup().await;
 }
 
 #[tokio::test]

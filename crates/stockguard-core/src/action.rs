@@ -36,17 +36,21 @@ pub enum Action {
     HaltDrill,
     /// Writing a finished drill's review notes.
     ReviewDrill,
+    /// Recording (or, with a reason, re-recording) the baselines of a sale read over an
+    /// adapter, in the state database.
+    RecordBaselines,
 }
 
 impl Action {
     /// Every action, for the tests that hold the rule to the grants and for a rights table.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::RewriteStock,
         Self::ChangeSwitch,
         Self::AcknowledgeAlert,
         Self::RunDrill,
         Self::HaltDrill,
         Self::ReviewDrill,
+        Self::RecordBaselines,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +61,7 @@ impl Action {
             Self::RunDrill => "run_drill",
             Self::HaltDrill => "halt_drill",
             Self::ReviewDrill => "review_drill",
+            Self::RecordBaselines => "record_baselines",
         }
     }
 
@@ -86,6 +91,8 @@ impl Action {
                 ("engine_heartbeats", Insert),
             ],
             Self::HaltDrill | Self::ReviewDrill => &[("drill_runs", Update)],
+            // An upsert: a product baselined again has its row updated.
+            Self::RecordBaselines => &[("adapter_baselines", Insert), ("adapter_baselines", Update)],
         }
     }
 
@@ -117,6 +124,7 @@ impl fmt::Display for Action {
             Self::RunDrill => "run drills",
             Self::HaltDrill => "halt drills",
             Self::ReviewDrill => "review drills",
+            Self::RecordBaselines => "record adapter baselines",
         })
     }
 }
@@ -164,7 +172,7 @@ mod tests {
         use Action::*;
         use Role::*;
         let expected: &[(Role, &[Action])] = &[
-            (Oncall, &[RewriteStock, ChangeSwitch, AcknowledgeAlert, HaltDrill, ReviewDrill]),
+            (Oncall, &[RewriteStock, ChangeSwitch, AcknowledgeAlert, HaltDrill, ReviewDrill, RecordBaselines]),
             (Facilitator, &[RewriteStock, ChangeSwitch, RunDrill, HaltDrill, ReviewDrill]),
             (Approver, &[]),
             (Viewer, &[]),

@@ -18,6 +18,8 @@ pub mod fastapi_rabbit;
 pub mod go_counters;
 pub mod mall_lock;
 pub mod miaosha_negative;
+pub mod node_bullmq;
+pub mod request_table;
 pub mod traffic;
 
 pub use traffic::{Answer, Buy, Tally, Traffic};

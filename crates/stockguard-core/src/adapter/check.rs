@@ -76,6 +76,11 @@ fn named_columns(file: &AdapterFile) -> Vec<(&Ident, Vec<&Ident>)> {
     if let Some(t) = file.redis.as_ref().and_then(|r| r.buckets.as_ref()).and_then(|b| b.db_table()) {
         out.push((t.table, vec![t.product, t.bucket, t.available]));
     }
+    if let Inflight::Table { table, product_column, order_id_column, pending } = &file.inflight {
+        let mut cols = vec![product_column];
+        cols.extend(order_id_column.iter().chain(pending.iter().map(|p| &p.column)));
+        out.push((table, cols));
+    }
     out
 }
 
@@ -210,6 +215,17 @@ pub async fn check<C: Link>(
             Err(AdapterError::Missing(m)) => report.problems.push(m),
             Err(e) => return Err(e),
         },
+        Inflight::Bullmq { queue, prefix, .. } => match redis {
+            Some(r) if !inflight::bullmq_exists(r, prefix, queue).await? => report
+                .problems
+                .push(format!("the sale's Redis has no BullMQ queue {queue} (no {prefix}:{queue}:* keys)")),
+            _ => report.in_flight = Some(inflight::read(&file.inflight, redis, &ids).await?.depth()),
+        },
+        Inflight::Table { .. } => {
+            if let Some(pool) = sale_db {
+                report.in_flight = Some(db::read_snapshot(pool, file, &ids).await?.inflight.depth());
+            }
+        }
         Inflight::Rabbitmq { url, queue, .. } => match inflight::rabbitmq_depth(url, queue).await {
             Ok(depth) => report.in_flight = Some(depth as i64),
             Err(AdapterError::Missing(m)) => report.problems.push(m),

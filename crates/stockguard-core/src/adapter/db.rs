@@ -1,15 +1,19 @@
 //! The DB side of an adapter reading: per product, in one statement (one snapshot), what is
 //! left, what unpaid orders hold, the initial stock when a column keeps it, and the units of
 //! the orders in the live and the reserving statuses. SELECT only; every name comes from the
-//! file as a back-quoted [`super::ident::Ident`], every status as a bound value.
+//! file as a back-quoted [`super::ident::Ident`], every status as a bound value. A sale whose
+//! accepted orders wait in a table of its own (`[inflight] source = "table"`) is read in one
+//! transaction, so the pending rows, the orders and the stock are one snapshot.
 
 use std::collections::{HashMap, HashSet};
 
 use sqlx::mysql::MySqlArguments;
 use sqlx::query::QueryAs;
-use sqlx::{MySql, MySqlPool};
+use sqlx::{Connection as _, Executor as _, MySql, MySqlConnection, MySqlPool};
 
-use super::file::{AdapterFile, Initial, OrdersSection, StatusValue};
+use super::file::{AdapterFile, Inflight, Initial, OrdersSection, Pending, StatusValue};
+use super::ident::Ident;
+use super::inflight::{InflightRead, Waiting, MAX_ENTRIES};
 use super::AdapterError;
 
 /// One product's row of the statement.
@@ -96,8 +100,12 @@ fn orders_part(orders: &OrdersSection, id_list: &str) -> String {
 
 type Row = (u64, String, i64, i64, Option<i64>, i64, i64, i64);
 
-/// One statement over the given products.
-pub async fn read_rows(pool: &MySqlPool, file: &AdapterFile, ids: &[u64]) -> Result<HashMap<u64, DbRow>, AdapterError> {
+/// One statement over the given products (on a pool, or on one connection's transaction).
+pub async fn read_rows<'c, E: sqlx::Executor<'c, Database = MySql>>(
+    pool: E,
+    file: &AdapterFile,
+    ids: &[u64],
+) -> Result<HashMap<u64, DbRow>, AdapterError> {
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
@@ -151,6 +159,15 @@ pub async fn orders_present(
     orders: &OrdersSection,
     order_ids: &[&str],
 ) -> Result<HashSet<String>, AdapterError> {
+    let mut conn = pool.acquire().await.map_err(db("take a connection"))?;
+    orders_present_on(&mut conn, orders, order_ids).await
+}
+
+async fn orders_present_on(
+    conn: &mut MySqlConnection,
+    orders: &OrdersSection,
+    order_ids: &[&str],
+) -> Result<HashSet<String>, AdapterError> {
     let Some(column) = &orders.order_id else { return Ok(HashSet::new()) };
     let mut found = HashSet::new();
     for chunk in order_ids.chunks(5_000) {
@@ -164,7 +181,7 @@ pub async fn orders_present(
         for id in chunk {
             query = query.bind(*id);
         }
-        let rows = query.fetch_all(pool).await.map_err(db("find in-flight orders among the rows"))?;
+        let rows = query.fetch_all(&mut *conn).await.map_err(db("find in-flight orders among the rows"))?;
         found.extend(rows.into_iter().map(|(id,)| id));
     }
     Ok(found)
@@ -209,4 +226,79 @@ pub async fn bucket_rows(
         out.entry(p).or_default().insert(b, a);
     }
     Ok(out)
+}
+
+/// What one snapshot of a sale whose in-flight source is a table of its own holds: the rows
+/// of the stock statement, the pending rows per product, and which of their order ids are
+/// orders already.
+pub struct Snapshot {
+    pub rows: HashMap<u64, DbRow>,
+    pub inflight: InflightRead,
+    pub in_db: HashSet<String>,
+}
+
+/// Reads the pending rows, the stock and orders statement and the pending orders' rows in one
+/// REPEATABLE READ transaction (one snapshot: an order written and its pending row marked
+/// between two statements is seen on one side only). SELECT only; the transaction is rolled
+/// back.
+pub async fn read_snapshot(pool: &MySqlPool, file: &AdapterFile, ids: &[u64]) -> Result<Snapshot, AdapterError> {
+    let Inflight::Table { table, product_column, order_id_column, pending } = &file.inflight else {
+        unreachable!("read_snapshot is for a table in-flight source")
+    };
+    let mut conn = pool.acquire().await.map_err(db("take a connection"))?;
+    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").await.map_err(db("ask for one snapshot"))?;
+    let mut tx = conn.begin().await.map_err(db("begin the snapshot"))?;
+    let inflight =
+        pending_rows(&mut tx, table, product_column, order_id_column.as_ref(), pending.as_ref(), ids).await?;
+    let rows = read_rows(&mut *tx, file, ids).await?;
+    let waiting: Vec<&str> = inflight.by_product.values().flatten().filter_map(|w| w.order_id.as_deref()).collect();
+    let in_db = match &file.orders {
+        Some(orders) if !waiting.is_empty() => orders_present_on(&mut tx, orders, &waiting).await?,
+        _ => HashSet::new(),
+    };
+    tx.rollback().await.map_err(db("end the snapshot"))?;
+    Ok(Snapshot { rows, inflight, in_db })
+}
+
+/// The pending rows of the in-flight table for these products, one unit each.
+async fn pending_rows(
+    conn: &mut MySqlConnection,
+    table: &Ident,
+    product: &Ident,
+    order_id: Option<&Ident>,
+    pending: Option<&Pending>,
+    ids: &[u64],
+) -> Result<InflightRead, AdapterError> {
+    let mut read = InflightRead::default();
+    if ids.is_empty() {
+        return Ok(read);
+    }
+    let id_list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let order = order_id.map_or("CAST(NULL AS CHAR)".into(), |c| format!("CAST({} AS CHAR)", c.q()));
+    let (condition, statuses) = match pending {
+        Some(p) => (format!(" AND {} IN ({})", p.column.q(), vec!["?"; p.values.len()].join(",")), &p.values[..]),
+        None => (String::new(), &[][..]),
+    };
+    let from = format!("FROM {} WHERE {} IN ({id_list}){condition}", table.q(), product.q());
+    let sql = format!("SELECT CAST({} AS UNSIGNED), {order} {from} LIMIT {}", product.q(), MAX_ENTRIES + 1);
+    let rows: Vec<(u64, Option<String>)> = bind_statuses(sqlx::query_as(&sql), statuses)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db("read the pending rows"))?;
+    if rows.len() > MAX_ENTRIES {
+        let count = format!("SELECT COUNT(*) {from}");
+        let (n,): (i64,) = bind_statuses(sqlx::query_as(&count), statuses)
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(db("count the pending rows"))?;
+        read.unattributed = n;
+        return Ok(read);
+    }
+    for (p, order_id) in rows {
+        read.by_product.entry(p).or_default().push(Waiting { order_id, units: 1 });
+    }
+    for list in read.by_product.values_mut() {
+        list.sort();
+    }
+    Ok(read)
 }

@@ -265,6 +265,51 @@ pub enum Inflight {
         #[serde(default)]
         product_field: Option<String>,
     },
+    /// A BullMQ queue (Node's Redis queue) in the sale's Redis: the jobs waiting, paused,
+    /// active, prioritized, delayed or waiting for children, each a hash whose `data` is the
+    /// JSON the producer gave; completed and failed jobs are not in flight.
+    Bullmq {
+        /// The queue's name (`new Queue(name)`).
+        queue: String,
+        /// The key prefix (BullMQ's `prefix` option, `bull` by default): keys are
+        /// `<prefix>:<queue>:wait`, ... and `<prefix>:<queue>:<jobId>`. On a Redis Cluster
+        /// BullMQ needs a hash tag (`{bull}`) so that one script reads them all.
+        #[serde(default = "default_bullmq_prefix")]
+        prefix: String,
+        /// The field of a job's `data` naming the product.
+        product_field: String,
+        /// The field of a job's `data` naming the order: jobs that carry it are de-duplicated
+        /// against the rows already in the DB.
+        #[serde(default)]
+        order_id_field: Option<String>,
+    },
+    /// A table of pending messages (an outbox, a request table) in the sale's own database,
+    /// read in the same snapshot as the orders.
+    Table {
+        table: Ident,
+        product_column: Ident,
+        /// Rows that carry the order id are de-duplicated against the orders already written.
+        #[serde(default)]
+        order_id_column: Option<Ident>,
+        /// Which rows are still pending; without it every row of the table is.
+        #[serde(default)]
+        pending: Option<Pending>,
+    },
+}
+
+/// BullMQ's default key prefix.
+pub const DEFAULT_BULLMQ_PREFIX: &str = "bull";
+
+fn default_bullmq_prefix() -> String {
+    DEFAULT_BULLMQ_PREFIX.to_string()
+}
+
+/// The rows of an in-flight table that are still pending: `column IN (values)`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Pending {
+    pub column: Ident,
+    pub values: Vec<StatusValue>,
 }
 
 /// Where the sale reads its own degrade flag, and the values that mean on and off.
@@ -419,6 +464,22 @@ impl AdapterFile {
             }
             if queue.is_empty() {
                 return Err("[inflight] rabbitmq needs a queue".into());
+            }
+        }
+        if let Inflight::Bullmq { queue, prefix, product_field, .. } = &self.inflight {
+            if self.redis.is_none() {
+                return Err("[inflight] bullmq needs a [redis] section (the queue lives in the sale's Redis)".into());
+            }
+            if queue.is_empty() || prefix.is_empty() || product_field.is_empty() {
+                return Err("[inflight] bullmq needs queue, product_field and a non-empty prefix".into());
+            }
+        }
+        if let Inflight::Table { pending, .. } = &self.inflight {
+            if self.orders.is_none() && self.stock.is_none() {
+                return Err("[inflight] table needs the sale's database: name its [stock] or [orders]".into());
+            }
+            if pending.as_ref().is_some_and(|p| p.values.is_empty()) {
+                return Err("[inflight] pending.values is empty: name the statuses of a pending row".into());
             }
         }
         if self.repair.rewrite == RewriteMode::Delta {
@@ -584,6 +645,34 @@ mod tests {
             "stock_hash = { key = \"h:${id}\", total = \"t\", sold = \"s\" }",
         );
         assert!(parse(&hash).unwrap_err().to_string().contains("string counter"));
+    }
+
+    #[test]
+    fn a_bullmq_queue_and_an_outbox_table_parse_with_their_defaults() {
+        let bull = COURSE.replace(
+            "source = \"redis_stream\"\n        stream = \"stream.orders\"\n        group = \"g1\"",
+            "source = \"bullmq\"\n        queue = \"orders\"",
+        );
+        let file = parse(&bull).unwrap();
+        assert_eq!(
+            file.inflight,
+            Inflight::Bullmq {
+                queue: "orders".into(),
+                prefix: "bull".into(),
+                product_field: "voucherId".into(),
+                order_id_field: Some("id".into()),
+            }
+        );
+        let start = COURSE.find("[inflight]").unwrap();
+        let table = format!(
+            "{}[inflight]\nsource = \"table\"\ntable = \"requests\"\nproduct_column = \"voucher_id\"\n\
+             order_id_column = \"order_id\"\npending = {{ column = \"state\", values = [\"NEW\"] }}\n",
+            &COURSE[..start]
+        );
+        let file = parse(&table).unwrap();
+        assert!(matches!(file.inflight, Inflight::Table { pending: Some(_), .. }));
+        let empty = table.replace("[\"NEW\"]", "[]");
+        assert!(parse(&empty).unwrap_err().to_string().contains("pending.values"));
     }
 
     #[test]

@@ -128,6 +128,12 @@ fn stream_of(file: &AdapterFile) -> Result<(&super::template::Template, &str, &s
         Inflight::Rabbitmq { .. } => {
             Err("RabbitMQ keeps nothing of a message once it is acknowledged: what a consumer dropped is gone".into())
         }
+        Inflight::Bullmq { .. } => Err("reading BullMQ's completed and failed jobs for lost orders is not built: \
+                                        only a Redis stream's acknowledged entries are listed"
+            .into()),
+        Inflight::Table { .. } => Err("a request table's rows that ended without an order are not read for lost \
+                                       orders: only a Redis stream's acknowledged entries are listed"
+            .into()),
         Inflight::RedisStream { stream, group, product_field, order_id_field } => {
             let Some(order_field) = order_id_field else {
                 return Err("the stream's entries carry no order id ([inflight] order_id_field)".into());

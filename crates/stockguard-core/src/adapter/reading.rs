@@ -24,7 +24,7 @@ use serde::Serialize;
 use sqlx::MySqlPool;
 
 use super::db::{self, DbRow};
-use super::file::{AdapterFile, Initial};
+use super::file::{AdapterFile, Inflight, Initial};
 use super::inflight::{self, InflightRead};
 use super::lost::{self, LostInReading, LostOptions};
 use super::redis_side::{self, RedisStock};
@@ -95,7 +95,8 @@ struct Pass {
 
 /// One pass: the Redis stock and the in-flight source (side by side: neither is read in one
 /// step with the other, so their order does not matter), then the DB (the stock statement
-/// and the in-flight ids looked up among the rows, side by side on two connections).
+/// and the in-flight ids looked up among the rows, side by side on two connections; a table
+/// in-flight source is read with them, in one snapshot).
 async fn pass<C: Link>(file: &AdapterFile, links: &SaleLinks<'_, C>, ids: &[u64]) -> Result<Pass, AdapterError> {
     let stock = async {
         match (&file.redis, links.redis) {
@@ -105,8 +106,13 @@ async fn pass<C: Link>(file: &AdapterFile, links: &SaleLinks<'_, C>, ids: &[u64]
             _ => Ok(HashMap::new()),
         }
     };
-    let (redis, inflight) = futures_util::try_join!(stock, inflight::read(&file.inflight, links.redis, ids))?;
+    let (redis, mut inflight) = futures_util::try_join!(stock, inflight::read(&file.inflight, links.redis, ids))?;
     let (db, in_db) = match links.db {
+        Some(pool) if matches!(file.inflight, Inflight::Table { .. }) => {
+            let snapshot = db::read_snapshot(pool, file, ids).await?;
+            inflight = snapshot.inflight;
+            (snapshot.rows, snapshot.in_db)
+        }
         Some(pool) if file.stock.is_some() || file.orders.is_some() => {
             let waiting: Vec<&str> =
                 inflight.by_product.values().flatten().filter_map(|w| w.order_id.as_deref()).collect();

@@ -40,7 +40,8 @@ pub struct Baseline {
 
 /// Records `initial = what is left + what live orders hold` for each product read (the DB
 /// side of a reading: one statement, one moment), replacing earlier baselines, with one audit
-/// row; in one transaction. A later top-up in the sale's DB reads `LEDGER_MISMATCH` until
+/// row; in one transaction; for the roles the catalogue lets write `adapter_baselines`
+/// ([`crate::action::Action::RecordBaselines`]). A later top-up in the sale's DB reads `LEDGER_MISMATCH` until
 /// someone records a baseline again, with a reason.
 pub async fn record_baselines(
     pool: &MySqlPool,
@@ -49,6 +50,7 @@ pub async fn record_baselines(
     readings: &[AdapterReading],
     reason: &str,
 ) -> Result<Vec<Baseline>, AdapterError> {
+    settings.may(crate::action::Action::RecordBaselines)?;
     if reason.trim().is_empty() {
         return Err(AdapterError::Refused("a baseline needs a reason (--reason)".into()));
     }

@@ -19,7 +19,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use resolve::{resolve, resolve_for_process, ConnectionSettings, EnvOverrides, Notice};
+pub use resolve::{
+    resolve, resolve_for_process, resolve_for_process_without_mysql, resolve_without_mysql, ConnectionSettings,
+    EnvOverrides, Notice,
+};
 pub use role::Role;
 pub use secrets::{KeychainStore, SecretSlot, SecretStore};
 pub use store::ProfileStore;

@@ -123,6 +123,12 @@ impl ConnectionSettings {
         crate::action::may(self.role, self.read_only, action)
     }
 
+    /// False for the settings of a sale read without a database
+    /// ([`resolve_without_mysql`] with only a Redis URL given).
+    pub fn has_mysql(&self) -> bool {
+        !self.mysql_url.expose_secret().is_empty()
+    }
+
     pub fn mysql_display(&self) -> String {
         redact(self.mysql_url.expose_secret())
     }
@@ -156,6 +162,28 @@ pub fn resolve(
     profile_flag: Option<&str>,
     env: &EnvOverrides,
     secrets: &dyn SecretStore,
+) -> Result<ConnectionSettings, ProfileError> {
+    resolve_inner(store, profile_flag, env, secrets, false)
+}
+
+/// As [`resolve`], for a sale with no database to read (an adapter file that names only
+/// Redis): with no profile chosen, `STOCKGUARD_REDIS_URL` alone will do, and the MySQL URL is
+/// then empty ([`ConnectionSettings::has_mysql`] is false; nothing may connect to it).
+pub fn resolve_without_mysql(
+    store: &ProfileStore,
+    profile_flag: Option<&str>,
+    env: &EnvOverrides,
+    secrets: &dyn SecretStore,
+) -> Result<ConnectionSettings, ProfileError> {
+    resolve_inner(store, profile_flag, env, secrets, true)
+}
+
+fn resolve_inner(
+    store: &ProfileStore,
+    profile_flag: Option<&str>,
+    env: &EnvOverrides,
+    secrets: &dyn SecretStore,
+    mysql_optional: bool,
 ) -> Result<ConnectionSettings, ProfileError> {
     let mut notices = Vec::new();
     let mut name = profile_flag.map(str::to_string).or_else(|| env.profile.clone());
@@ -220,8 +248,10 @@ pub fn resolve(
             }
         }
         None => {
+            let no_mysql = String::new();
             let (mysql, redis) = match (&env.mysql_url, &env.redis_url) {
                 (Some(mysql), Some(redis)) => (mysql, redis),
+                (None, Some(redis)) if mysql_optional => (&no_mysql, redis),
                 (Some(_), None) => {
                     return Err(ProfileError::OneUrlOnly {
                         set: "STOCKGUARD_MYSQL_URL",
@@ -264,7 +294,9 @@ pub fn resolve(
         validate_prefix(prefix)?;
         settings.key_prefix = prefix.clone();
     }
-    parse_url("MySQL", settings.mysql_url.expose_secret(), MYSQL_SCHEMES)?;
+    if settings.has_mysql() || !mysql_optional {
+        parse_url("MySQL", settings.mysql_url.expose_secret(), MYSQL_SCHEMES)?;
+    }
     parse_redis_url("Redis", settings.redis_url.expose_secret())?;
     if let Some(replica) = &settings.mysql_replica_url {
         parse_url("MySQL replica", replica.expose_secret(), MYSQL_SCHEMES)?;
@@ -281,6 +313,16 @@ pub async fn resolve_for_process(profile: Option<&str>) -> Result<ConnectionSett
     let env = EnvOverrides::from_process_env();
     let profile = profile.map(str::to_string);
     tokio::task::spawn_blocking(move || resolve(&store, profile.as_deref(), &env, &super::KeychainStore))
+        .await
+        .expect("profile resolution does not panic")
+}
+
+/// [`resolve_for_process`] for a sale with no database to read ([`resolve_without_mysql`]).
+pub async fn resolve_for_process_without_mysql(profile: Option<&str>) -> Result<ConnectionSettings, ProfileError> {
+    let store = ProfileStore::load_default()?;
+    let env = EnvOverrides::from_process_env();
+    let profile = profile.map(str::to_string);
+    tokio::task::spawn_blocking(move || resolve_without_mysql(&store, profile.as_deref(), &env, &super::KeychainStore))
         .await
         .expect("profile resolution does not panic")
 }
@@ -545,6 +587,20 @@ mod tests {
         let err = resolve(&store, None, &env, &NoKeychain).unwrap_err();
         assert!(matches!(err, ProfileError::OneUrlOnly { missing: "STOCKGUARD_REDIS_URL", .. }), "{err}");
         assert!(err.to_string().starts_with("STOCKGUARD_MYSQL_URL is set but STOCKGUARD_REDIS_URL is not"), "{err}");
+    }
+
+    #[test]
+    fn a_redis_url_alone_resolves_only_for_a_sale_without_a_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
+        let env = EnvOverrides { redis_url: Some("redis://127.0.0.1:6379/".into()), ..Default::default() };
+        let s = resolve_without_mysql(&store, None, &env, &NoKeychain).unwrap();
+        assert!(!s.has_mysql());
+        assert_eq!(s.environment, EnvironmentKind::Production, "unlabelled is still production");
+        let err = resolve(&store, None, &env, &NoKeychain).unwrap_err();
+        assert!(matches!(err, ProfileError::OneUrlOnly { missing: "STOCKGUARD_MYSQL_URL", .. }), "{err}");
+        let both = EnvOverrides { mysql_url: Some("mysql://root@127.0.0.1:3306/x".into()), ..env };
+        assert!(resolve_without_mysql(&store, None, &both, &NoKeychain).unwrap().has_mysql());
     }
 
     #[test]

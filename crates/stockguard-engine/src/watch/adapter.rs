@@ -21,15 +21,17 @@ use stockguard_core::adapter::{self, state, AdapterFile, SaleLinks};
 use stockguard_core::alerts;
 use stockguard_core::compensation::on_tick::OnOversold;
 use stockguard_core::compensation::over_adapter::SaleSide;
-use stockguard_core::connect::Connections;
 use stockguard_core::recon::drift::DriftTracker;
 use stockguard_core::recon::{DriftStatus, Reading};
+use stockguard_core::redis_link::RedisLink;
 
-/// A sale read over its adapter: its file, the connections to the sale (the profile's), and
+/// A sale read over its adapter: its file, the connections to the sale (the profile's: its
+/// database only when the file names a table, its Redis only when it names keys), and
 /// Stockguard's own state database, when there is one.
 pub struct AdapterSale {
     pub file: AdapterFile,
-    pub conns: Connections,
+    pub mysql: Option<MySqlPool>,
+    pub redis: Option<RedisLink>,
     pub state: Option<MySqlPool>,
 }
 
@@ -49,8 +51,9 @@ async fn read_forever(sale: AdapterSale, gauges: Arc<Gauges>, opts: WatchOptions
     let mut on_oversold = OnOversold::default();
     let mut without_state_said = false;
     let mut revision = 0u64;
-    let links = SaleLinks::of(&sale.file, &sale.conns);
-    let side = SaleSide { file: &sale.file, db: &sale.conns.mysql };
+    let links = SaleLinks { db: sale.mysql.as_ref(), redis: sale.redis.as_ref() };
+    // A case names the sale's orders: a sale without an orders table (counters only) gets none.
+    let side = sale.mysql.as_ref().map(|db| SaleSide { file: &sale.file, db });
     loop {
         let started = Instant::now();
         // Read each tick: a baseline recorded again takes effect at once.
@@ -69,19 +72,19 @@ async fn read_forever(sale: AdapterSale, gauges: Arc<Gauges>, opts: WatchOptions
                 let settled: HashSet<u64> = plain.iter().filter(|r| r.settled).map(|r| r.product_id).collect();
                 let confirmed: Vec<_> =
                     tracker.observe(&plain).into_iter().filter(|c| settled.contains(&c.product_id)).collect();
-                match &sale.state {
-                    Some(state) => {
+                match (&sale.state, side) {
+                    (Some(state), Some(side)) => {
                         say_opened(&gauges, on_oversold.observe_adapter(state, side, &readings, &confirmed).await)
                     }
-                    None if !without_state_said && confirmed.iter().any(|c| c.status == DriftStatus::Oversold) => {
+                    _ if !without_state_said && confirmed.iter().any(|c| c.status == DriftStatus::Oversold) => {
                         without_state_said = true;
                         gauges.errors.inc();
                         tracing::warn!(
-                            "watch: an oversell is confirmed but no state database is set (STOCKGUARD_STATE_URL): \
-                             its compensation case cannot be opened"
+                            "watch: an oversell is confirmed but its compensation case cannot be opened: it needs a \
+                             state database (STOCKGUARD_STATE_URL) and the sale's orders table"
                         );
                     }
-                    None => {}
+                    _ => {}
                 }
                 let ids: Vec<u64> = confirmed.iter().map(|c| c.product_id).collect();
                 gauges.show(&plain, &ids, started.elapsed(), revision);
