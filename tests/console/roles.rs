@@ -672,3 +672,83 @@ async fn every_actions_rule_is_what_the_server_grants_each_roles_own_account(poo
         }
     }
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn on_the_state_database_oncall_and_admin_record_adapter_baselines_and_the_other_roles_only_read_them(
+    pool: MySqlPool,
+) {
+    use stockguard_core::action::{Action, Refused};
+    use stockguard_core::adapter::{state, AdapterError, AdapterFile};
+    use stockguard_core::profile::Role;
+    let redis = TestRedis::new("rl-base").await;
+    let people = People::new();
+    let _admin = applied(&pool, &redis, &people, &SaleRole::ALL).await;
+    sqlx::query(
+        "INSERT INTO adapter_baselines (sale, product_id, initial_stock, reason, recorded_by) \
+         VALUES ('their-sale', 1, 100, 'sale opens', 'root')",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    // Which of INSERT, UPDATE, DELETE each role's own account may, by raw SQL.
+    let expected = [
+        (SaleRole::Oncall, [true, true, false]),
+        (SaleRole::Admin, [true, true, true]),
+        (SaleRole::Approver, [false, false, false]),
+        (SaleRole::Viewer, [false, false, false]),
+        (SaleRole::Facilitator, [false, false, false]),
+    ];
+    for (n, (role, [insert, update, delete])) in expected.into_iter().enumerate() {
+        let person = people.connect(role, &pool, &redis).await;
+        let seen: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM adapter_baselines").fetch_one(&person.mysql).await.unwrap();
+        assert!(seen >= 1, "{role} reads the baselines");
+        let product = 10 + n as i64;
+        let statements = [
+            (
+                insert,
+                format!(
+                    "INSERT INTO adapter_baselines (sale, product_id, initial_stock, reason, recorded_by) \
+                     VALUES ('their-sale', {product}, 5, 'by {role}', USER())"
+                ),
+            ),
+            (
+                update,
+                "UPDATE adapter_baselines SET initial_stock = 999 WHERE sale = 'their-sale' AND product_id = 1".into(),
+            ),
+            (delete, format!("DELETE FROM adapter_baselines WHERE sale = 'their-sale' AND product_id = {product}")),
+        ];
+        for (allowed, sql) in statements {
+            match sqlx::query(&sql).execute(&person.mysql).await {
+                Ok(_) => assert!(allowed, "{role} was let run {sql}"),
+                Err(e) => {
+                    assert!(!allowed, "{role} was refused {sql}: {e}");
+                    assert_eq!(mysql_number(e), COMMAND_DENIED, "{role}: the grant refuses {sql}");
+                }
+            }
+        }
+        // The console's rule says the same as the server, before trying.
+        let as_profile = Role::ALL.into_iter().find(|r| SaleRole::from(*r) == role).expect("a profile role");
+        let may = Action::RecordBaselines.allowed_for(as_profile);
+        assert_eq!(may, insert && update, "{role}: the rule and the grants agree");
+    }
+
+    // Through the core, as `adapter baseline` records them: refused up front for a facilitator.
+    let file = AdapterFile::parse(
+        "[sale]\nname = \"their-sale\"\n[stock]\ntable = \"goods\"\nproduct = \"id\"\nremaining = \"stock\"\ninitial = \"baseline\"\n",
+        std::path::Path::new("their-sale.toml"),
+    )
+    .unwrap();
+    let mut facilitator = people.settings(SaleRole::Facilitator, &pool, &redis).await;
+    facilitator.role = Role::Facilitator;
+    let refused = state::record_baselines(&pool, &facilitator, &file, &[], "top-up").await.unwrap_err();
+    assert!(
+        matches!(refused, AdapterError::Denied(Refused::Role { action: Action::RecordBaselines, .. })),
+        "{refused}"
+    );
+    let mut oncall = people.connect(SaleRole::Oncall, &pool, &redis).await;
+    oncall.settings.role = Role::Oncall;
+    state::record_baselines(&oncall.mysql, &oncall.settings, &file, &[], "top-up")
+        .await
+        .expect("an on-call records baselines with its own account");
+}
