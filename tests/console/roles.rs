@@ -743,7 +743,7 @@ async fn on_the_state_database_oncall_and_admin_record_adapter_baselines_and_the
     facilitator.role = Role::Facilitator;
     let refused = state::record_baselines(&pool, &facilitator, &file, &[], "top-up").await.unwrap_err();
     assert!(
-        matches!(refused, AdapterError::Denied(Refused::Role { action: Action::RecordBaselines, .. })),
+        matches!(refused, AdapterError::NotAllowed(Refused::Role { action: Action::RecordBaselines, .. })),
         "{refused}"
     );
     let mut oncall = people.connect(SaleRole::Oncall, &pool, &redis).await;
