@@ -81,4 +81,16 @@ pub enum AdapterError {
     StateConnect(#[source] crate::connect::ConnectError),
     #[error("{0}")]
     Refused(String),
+    /// The profile's role (or read-only mark) does not allow the action.
+    #[error(transparent)]
+    Action(#[from] crate::action::Refused),
+    /// The adapter file allows no repair.
+    #[error(
+        "sale {sale} is read only: its adapter file allows no repair; add `[repair] rewrite = \"delta\"` to the file \
+         to allow the delta rewrite"
+    )]
+    ReadOnly { sale: String },
+    /// A repair on production without the product id typed again.
+    #[error("PRODUCTION: confirm the repair with --confirm {0} (the product id typed again)")]
+    ConfirmationRequired(u64),
 }
