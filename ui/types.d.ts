@@ -5,7 +5,7 @@ export type EnvironmentKind = "production" | "staging" | "sandbox";
 
 export type Role = "oncall" | "approver" | "facilitator" | "viewer" | "admin";
 
-export type SecretSlot = "mysql" | "mysql_replica" | "redis";
+export type SecretSlot = "mysql" | "mysql_replica" | "redis" | "state";
 
 export type Thresholds = { 
 /**
@@ -39,6 +39,17 @@ read_only: boolean,
  */
 thresholds?: Thresholds, 
 /**
+ * The adapter file of a sale Stockguard did not build (docs/adapters/), as an absolute
+ * path; `--adapter` and `STOCKGUARD_ADAPTER` take precedence.
+ */
+adapter?: string | null, 
+/**
+ * Stockguard's own database for an adapter sale (baselines, audit, acknowledgements),
+ * without a password (the `state` slot); `--state-url` and `STOCKGUARD_STATE_URL` take
+ * precedence.
+ */
+state_url?: string | null, 
+/**
  * Which passwords of this profile are kept in the keychain.
  */
 secrets?: Array<SecretSlot>, };
@@ -66,6 +77,17 @@ read_only: boolean,
  * When the backlog and the engines' breakers alert (the console's alerts and tray).
  */
 thresholds?: Thresholds, 
+/**
+ * The adapter file of a sale Stockguard did not build (docs/adapters/), as an absolute
+ * path; `--adapter` and `STOCKGUARD_ADAPTER` take precedence.
+ */
+adapter?: string | null, 
+/**
+ * Stockguard's own database for an adapter sale (baselines, audit, acknowledgements),
+ * without a password (the `state` slot); `--state-url` and `STOCKGUARD_STATE_URL` take
+ * precedence.
+ */
+state_url?: string | null, 
 /**
  * Which passwords of this profile are kept in the keychain.
  */

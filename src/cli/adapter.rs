@@ -2,25 +2,47 @@
 //! did not build. The global `--adapter FILE` (or `STOCKGUARD_ADAPTER`) names the sale's
 //! adapter file; the profile's MySQL and Redis URLs are the sale's own (a SELECT-only account
 //! will do); `--state-url` (or `STOCKGUARD_STATE_URL`) is Stockguard's own database for
-//! baselines and audit.
+//! baselines, audit and acknowledgements. A profile may name both (`adapter`, `state_url`):
+//! the flag, then its variable, then the profile.
 
-use std::io::IsTerminal as _;
 use std::path::PathBuf;
 
 use clap::Subcommand;
 
 use super::output::say;
 use super::{connect, output, CliError};
+use secrecy::ExposeSecret as _;
 use stockguard_core::adapter::check::CheckReport;
+use stockguard_core::adapter::repair::{DeltaRepair, DeltaRequest};
 use stockguard_core::adapter::{self, state, AdapterFile, AdapterReading, SaleLinks};
-use stockguard_core::profile::{resolve_for_process_without_mysql, ConnectionSettings, EnvironmentKind};
+use stockguard_core::profile::{
+    resolve, resolve_for_process_without_mysql, ConnectionSettings, EnvOverrides, ProfileStore,
+};
 use stockguard_core::redis_link::RedisLink;
 
-/// Where the adapter and the state database are, from the global options.
+/// Where the adapter and the state database are: the global options (a flag, else its
+/// environment variable), else the chosen profile's `adapter` and `state_url`.
 #[derive(Debug, Clone, Default)]
 pub struct AdapterOpts {
     pub file: Option<PathBuf>,
+    /// From `--state-url` or `STOCKGUARD_STATE_URL`; the profile's (with its `state`
+    /// password) is taken when the sale is opened.
     pub state_url: Option<String>,
+}
+
+impl AdapterOpts {
+    /// The flag (or its variable), else the adapter file of the profile `--profile` (or
+    /// `STOCKGUARD_PROFILE`, or the local sandbox by default) names. A profiles file that
+    /// cannot be read names none here: connecting reports it.
+    pub fn resolve(file: Option<PathBuf>, state_url: Option<String>, profile: Option<&str>) -> Self {
+        let file = file.or_else(|| {
+            let store = ProfileStore::load_default().ok()?;
+            let env = EnvOverrides::from_process_env();
+            let (_, chosen) = resolve::chosen(&store, profile, &env).ok()??;
+            chosen.adapter.as_ref().map(PathBuf::from)
+        });
+        Self { file, state_url }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -120,7 +142,8 @@ impl Opened {
 pub async fn open(opts: &AdapterOpts, profile: Option<&str>) -> Result<Opened, CliError> {
     let Some(path) = &opts.file else {
         return Err(CliError::Refused(
-            "no adapter file: give --adapter FILE (or STOCKGUARD_ADAPTER); docs/adapters/ has one per kind of sale"
+            "no adapter file: give --adapter FILE (or STOCKGUARD_ADAPTER, or a profile's `adapter`); docs/adapters/ has \
+             one per kind of sale"
                 .into(),
         ));
     };
@@ -143,8 +166,9 @@ pub async fn open(opts: &AdapterOpts, profile: Option<&str>) -> Result<Opened, C
         Some(_) => Some(stockguard_core::connect::connect_redis(&settings).await?),
         None => None,
     };
-    let state = match &opts.state_url {
-        Some(url) => Some(state::open(url).await?),
+    let profile_state = settings.state_url.as_ref().map(|url| url.expose_secret().to_string());
+    let state = match opts.state_url.clone().or(profile_state) {
+        Some(url) => Some(state::open(&url).await?),
         None => None,
     };
     Ok(Opened { file, settings, mysql, redis, state })
@@ -197,42 +221,74 @@ pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>)
             Ok(())
         }
         AdapterCommand::Repair { product, reason, dry_run, confirm, json } => {
-            if !dry_run && sale.settings.environment == EnvironmentKind::Production && confirm != Some(product) {
-                confirm_on_terminal(product)?;
-            }
-            let done = adapter::repair::repair(
-                &sale.file,
-                &links,
-                sale.state.as_ref(),
-                &sale.settings,
-                product,
-                &reason,
-                dry_run,
-            )
-            .await?;
-            if json {
-                output::json(&done);
-            } else if dry_run {
-                say!(
-                    "dry run: product {} is {} by {}: would add {:+} to {} ({} -> {}); nothing was written, no lock taken",
-                    done.product_id,
-                    done.status_before,
-                    done.drift.abs(),
-                    done.delta,
-                    done.key,
-                    done.redis_before.map_or("-".into(), |v| v.to_string()),
-                    done.redis_after.map_or("-".into(), |v| v.to_string())
-                );
-            } else {
-                say!(
-                    "product {}: added {:+} to {}, now {}",
-                    done.product_id,
-                    done.delta,
-                    done.key,
-                    done.redis_after.map_or("-".into(), |v| v.to_string())
-                );
-            }
-            Ok(())
+            let args =
+                RepairArgs { products: vec![product], reason, dry_run, confirm: confirm.into_iter().collect(), json };
+            repair_products(&sale, &args).await
+        }
+    }
+}
+
+/// A delta repair asked for, by `stockguard rewrite` or `stockguard adapter repair`.
+pub struct RepairArgs {
+    pub products: Vec<u64>,
+    pub reason: String,
+    pub dry_run: bool,
+    /// The product ids typed again (production).
+    pub confirm: Vec<u64>,
+    pub json: bool,
+}
+
+/// `stockguard rewrite` over an adapter: each product's delta repair, the one core path of
+/// `adapter repair` too.
+pub async fn rewrite(opts: &AdapterOpts, profile: Option<&str>, args: &RepairArgs) -> Result<(), CliError> {
+    let sale = open(opts, profile).await?;
+    repair_products(&sale, args).await
+}
+
+async fn repair_products(sale: &Opened, args: &RepairArgs) -> Result<(), CliError> {
+    let settings = &sale.settings;
+    let confirmed = super::rewrite::typed_again(settings.environment, args.dry_run, &args.products, &args.confirm)?;
+    let links = sale.links();
+    let mut done = Vec::new();
+    let mut errors = Vec::new();
+    for &product in &args.products {
+        let req = DeltaRequest {
+            product,
+            reason: args.reason.clone(),
+            dry_run: args.dry_run,
+            confirm: confirmed.contains(&product).then_some(product),
+        };
+        match adapter::repair::repair(&sale.file, &links, sale.state.as_ref(), settings, &req).await {
+            Ok(r) => done.push(r),
+            Err(e) => errors.push((product, e)),
+        }
+    }
+    if args.json {
+        output::json(&done);
+    } else {
+        print_repairs(&done);
+    }
+    super::rewrite::failures(errors, args.products.len())
+}
+
+fn print_repairs(done: &[DeltaRepair]) {
+    let opt = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+    for r in done {
+        if r.dry_run {
+            say!(
+                "dry run: product {} is {} by {}: would write {} over {} ({:+} to {}), leaving drift {}; nothing was \
+                 written, no lock or fencing token taken",
+                r.product_id,
+                r.status_before,
+                r.drift.abs(),
+                opt(r.redis_after),
+                opt(r.redis_before),
+                r.delta,
+                r.key,
+                r.drift_after
+            );
+        } else {
+            say!("product {}: added {:+} to {}, now {} (audited)", r.product_id, r.delta, r.key, opt(r.redis_after));
         }
     }
 }
@@ -269,21 +325,6 @@ async fn init(
     }
     if let Some(path) = &out {
         eprintln!("written to {}; then: stockguard --adapter {} adapter check", path.display(), path.display());
-    }
-    Ok(())
-}
-
-fn confirm_on_terminal(product: u64) -> Result<(), CliError> {
-    if !std::io::stdin().is_terminal() {
-        return Err(CliError::Refused(format!(
-            "PRODUCTION: confirm the repair with --confirm {product} (the product id typed again)"
-        )));
-    }
-    eprint!("PRODUCTION: type the product id {product} to repair its Redis stock: ");
-    let mut line = String::new();
-    std::io::stdin().read_line(&mut line).map_err(CliError::Stdin)?;
-    if line.trim() != product.to_string() {
-        return Err(CliError::Refused("the product id typed did not match: nothing was changed".into()));
     }
     Ok(())
 }

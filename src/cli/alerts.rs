@@ -1,5 +1,6 @@
 //! `stockguard alerts` (what fires now, with its acknowledgements; acknowledgements whose
-//! alert cleared are closed) and `stockguard alerts ack KEY --reason ...`.
+//! alert cleared are closed) and `stockguard alerts ack KEY --reason ...`; over an adapter,
+//! the same with the acknowledgements in the state database.
 
 use std::time::Duration;
 
@@ -8,7 +9,7 @@ use clap::{Args, Subcommand};
 use super::adapter::AdapterOpts;
 use super::output::say;
 use super::{connect, output, CliError};
-use stockguard_core::alerts::{self, acks, Thresholds};
+use stockguard_core::alerts::{self, acks, AlertState, Thresholds};
 
 #[derive(Debug, Args)]
 pub struct AlertsArgs {
@@ -49,6 +50,12 @@ pub async fn run(args: AlertsArgs, profile: Option<&str>, adapter: &AdapterOpts)
         ..conns.settings.thresholds
     };
     let firing = alerts::now::firing(&conns, &thresholds, CONFIRM_AFTER).await?;
+    answer(args, acks::Desk::ours(&conns), &firing).await
+}
+
+/// Acknowledges one alert, or lists what fires with its acknowledgements (closing those whose
+/// alert cleared), at `desk`: our own sale's database or an adapter sale's state database.
+async fn answer(args: AlertsArgs, desk: acks::Desk<'_>, firing: &[alerts::Alert]) -> Result<(), CliError> {
     match args.command {
         Some(AlertsCommand::Ack { key, reason, for_ }) => {
             let until = match for_ {
@@ -58,7 +65,7 @@ pub async fn run(args: AlertsArgs, profile: Option<&str>, adapter: &AdapterOpts)
                 ),
                 None => None,
             };
-            let ack = acks::acknowledge(&conns, &firing, &key, &reason, until).await?;
+            let ack = acks::acknowledge_at(desk, firing, &key, &reason, until).await?;
             if args.json {
                 output::json(&ack);
             } else {
@@ -66,59 +73,52 @@ pub async fn run(args: AlertsArgs, profile: Option<&str>, adapter: &AdapterOpts)
             }
         }
         None => {
-            for (ack, why) in acks::settle(&conns, &firing).await? {
+            for (ack, why) in acks::settle_at(desk, firing).await? {
                 eprintln!("acknowledgement of {} by {} closed: {why}", ack.alert_key, ack.acked_by);
             }
-            let states = acks::states(&conns, &firing).await?;
-            if args.json {
-                output::json(&states);
-            } else if states.is_empty() {
-                say!("no alert is firing");
-            } else {
-                for s in &states {
-                    let taken = s.acknowledged.as_ref().map_or("not acknowledged".to_string(), |a| {
-                        format!("acknowledged by {} at {}: {}", a.acked_by, a.acked_at, a.reason)
-                    });
-                    say!(
-                        "{:<24} {:<16} {:>8}  {taken}",
-                        s.alert.key,
-                        s.alert.kind.as_str(),
-                        s.alert.value.map_or("-".into(), |v| v.to_string())
-                    );
-                }
-            }
+            print_states(&acks::states_at(desk, firing).await?, args.json);
         }
     }
     Ok(())
 }
 
-/// What fires on a sale read through its adapter file. Acknowledging one is not built yet
-/// (its acknowledgements would live in the state database): refused, saying so.
-async fn over_adapter(args: AlertsArgs, profile: Option<&str>, opts: &AdapterOpts) -> Result<(), CliError> {
-    if args.command.is_some() {
-        return Err(CliError::Refused(
-            "acknowledging an alert of a sale read through an adapter is not built yet; `stockguard alerts` lists \
-             what fires on it"
-                .into(),
-        ));
+fn print_states(states: &[AlertState], json: bool) {
+    if json {
+        output::json(&states);
+    } else if states.is_empty() {
+        say!("no alert is firing");
+    } else {
+        for s in states {
+            let taken = s.acknowledged.as_ref().map_or("not acknowledged".to_string(), |a| {
+                format!("acknowledged by {} at {}: {}", a.acked_by, a.acked_at, a.reason)
+            });
+            say!(
+                "{:<24} {:<16} {:>8}  {taken}",
+                s.alert.key,
+                s.alert.kind.as_str(),
+                s.alert.value.map_or("-".into(), |v| v.to_string())
+            );
+        }
     }
+}
+
+/// What fires on a sale read through its adapter file, with its acknowledgements, kept in
+/// the state database under the adapter sale's name (the same core path as our own sale's).
+async fn over_adapter(args: AlertsArgs, profile: Option<&str>, opts: &AdapterOpts) -> Result<(), CliError> {
     let sale = super::adapter::open(opts, profile).await?;
     let baselines = sale.baselines().await?;
     let thresholds = sale.settings.thresholds;
     let firing = stockguard_core::adapter::alerts::firing(&sale.file, &sale.links(), &baselines, &thresholds).await?;
-    if args.json {
-        output::json(&firing);
-    } else if firing.is_empty() {
-        say!("no alert is firing");
-    } else {
-        for alert in &firing {
-            say!(
-                "{:<24} {:<16} {:>8}",
-                alert.key,
-                alert.kind.as_str(),
-                alert.value.map_or("-".into(), |v| v.to_string())
-            );
+    // Without the state database nothing can be acknowledged, and nothing is known taken.
+    let Some(state) = sale.state.as_ref() else {
+        if args.command.is_some() {
+            return Err(stockguard_core::adapter::AdapterError::NoStateDb.into());
         }
-    }
-    Ok(())
+        let states: Vec<AlertState> =
+            firing.into_iter().map(|alert| AlertState { alert, acknowledged: None }).collect();
+        print_states(&states, args.json);
+        return Ok(());
+    };
+    let desk = acks::Desk::adapter(state, &sale.settings, &sale.file.sale.name);
+    answer(args, desk, &firing).await
 }

@@ -35,10 +35,12 @@ pub struct Cli {
     #[arg(long, global = true, env = "STOCKGUARD_PROFILE")]
     profile: Option<String>,
     /// The adapter file of a sale Stockguard did not build (docs/adapters/): the reading,
-    /// `recon` and `adapter ...` then read that sale's own tables, keys and queue.
+    /// `recon`, `alerts`, `rewrite` and `adapter ...` then read that sale's own tables, keys
+    /// and queue. Else the profile's `adapter`.
     #[arg(long, global = true, env = "STOCKGUARD_ADAPTER")]
     adapter: Option<std::path::PathBuf>,
-    /// Stockguard's own database for an adapter sale (baselines, audit): never the sale's.
+    /// Stockguard's own database for an adapter sale (baselines, audit, acknowledgements):
+    /// never the sale's. Else the profile's `state_url`.
     #[arg(long, global = true, env = "STOCKGUARD_STATE_URL", hide_env_values = true)]
     state_url: Option<String>,
     #[command(subcommand)]
@@ -118,13 +120,14 @@ pub(crate) async fn connect(profile: Option<&str>) -> Result<Connections, CliErr
 
 pub async fn run(cli: Cli) -> Result<(), CliError> {
     let profile = cli.profile.as_deref();
-    let adapter = adapter::AdapterOpts { file: cli.adapter, state_url: cli.state_url };
+    let adapter = adapter::AdapterOpts::resolve(cli.adapter, cli.state_url, profile);
     if adapter.file.is_some() {
         if let Some(command) = reads_only_our_own_sale(&cli.command) {
             return Err(CliError::Refused(format!(
                 "`stockguard {command}` reads only a sale Stockguard built, not one through an adapter file; over an \
-                 adapter, `recon`, `alerts`, `watch`, `compensation` and `adapter check|baseline|repair|init` do (drop --adapter and \
-                 STOCKGUARD_ADAPTER for our own sale)"
+                 adapter, `recon`, `alerts`, `rewrite`, `watch`, `compensation`, `degrade` and `adapter \
+                 check|baseline|repair|init|lost` do (drop --adapter, STOCKGUARD_ADAPTER and the profile's `adapter` \
+                 for our own sale)"
             )));
         }
     }
@@ -148,7 +151,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Drift(cmd) => recon::drift(cmd, profile, &adapter).await,
         Command::Alerts(args) => alerts::run(args, profile, &adapter).await,
         Command::Overview(args) => overview::run(args, profile).await,
-        Command::Rewrite(args) => rewrite::run(args, profile).await,
+        Command::Rewrite(args) => rewrite::run(args, profile, &adapter).await,
         Command::Degrade(cmd) => degrade::run(cmd, profile, &adapter).await,
         Command::Compensation(cmd) => compensation::run(cmd, profile, &adapter).await,
         Command::Engine(cmd) => engine::run(cmd, profile).await,
@@ -164,7 +167,9 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
 /// given: refused with one, rather than reading another sale than the one the file describes.
 fn reads_only_our_own_sale(command: &Command) -> Option<&'static str> {
     Some(match command {
-        Command::Recon(_) | Command::Adapter(_) | Command::Alerts(_) | Command::Drift(_) => return None,
+        Command::Recon(_) | Command::Adapter(_) | Command::Alerts(_) | Command::Drift(_) | Command::Rewrite(_) => {
+            return None
+        }
         // Over an adapter: cases in the state database, readings of the sale (issue 29).
         Command::Compensation(_) | Command::Watch(_) => return None,
         // Over an adapter it switches the sale's own flag, where `[switch]` says it is.
@@ -174,7 +179,6 @@ fn reads_only_our_own_sale(command: &Command) -> Option<&'static str> {
         Command::Migrate => "migrate",
         Command::Products { .. } => "products",
         Command::Overview(_) => "overview",
-        Command::Rewrite(_) => "rewrite` (over an adapter: `adapter repair`",
         Command::Engine(_) => "engine",
         Command::Drill(_) => "drill",
         Command::Roles(_) => "roles",

@@ -56,11 +56,26 @@ pub struct AddArgs {
     /// Alert when at least this many live engines have their Redis breaker open.
     #[arg(long, default_value_t = Thresholds::default().breakers_open)]
     alert_breakers: usize,
+    /// The adapter file of a sale Stockguard did not build (kept as an absolute path); the
+    /// profile's MySQL and Redis URLs are then that sale's.
+    #[arg(long)]
+    adapter: Option<std::path::PathBuf>,
+    /// Stockguard's own database for that sale (no password: `set-password --slot state`).
+    #[arg(long)]
+    state_url: Option<String>,
 }
 
 impl AddArgs {
     fn thresholds(&self) -> Thresholds {
         Thresholds { backlog_messages: self.alert_backlog, breakers_open: self.alert_breakers }
+    }
+
+    /// The adapter file as an absolute path, so the profile reads it from any directory.
+    fn adapter(&self) -> Result<Option<String>, CliError> {
+        let Some(path) = &self.adapter else { return Ok(None) };
+        let absolute = std::fs::canonicalize(path)
+            .map_err(|e| CliError::Refused(format!("--adapter {}: {e}; nothing was saved", path.display())))?;
+        Ok(Some(absolute.to_string_lossy().into_owned()))
     }
 }
 
@@ -88,8 +103,9 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
                 );
             } else {
                 for (name, p) in store.iter() {
+                    let adapter = p.adapter.as_ref().map_or(String::new(), |a| format!("  adapter={a}"));
                     say!(
-                        "{name:<16} {:<10} {:<11} {}{}  {}  prefix={}",
+                        "{name:<16} {:<10} {:<11} {}{}  {}  prefix={}{adapter}",
                         p.environment,
                         p.role,
                         if p.read_only { "read-only " } else { "" },
@@ -104,6 +120,7 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
         ProfileCommand::Add(a) => {
             let previous_secrets = store.get(&a.name).map(|p| p.secrets.clone()).unwrap_or_default();
             let thresholds = a.thresholds();
+            let adapter = a.adapter()?;
             store.upsert(
                 &a.name,
                 Profile {
@@ -115,6 +132,8 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
                     role: a.role,
                     read_only: a.read_only,
                     thresholds,
+                    adapter,
+                    state_url: a.state_url,
                     secrets: previous_secrets,
                 },
             )?;

@@ -1,9 +1,11 @@
-//! `stockguard rewrite`: the locked, fenced rewrite of Redis stock.
+//! `stockguard rewrite`: the locked, fenced rewrite of Redis stock; over an adapter, the
+//! adapter's delta repair with the same flags and rules.
 
 use std::io::IsTerminal as _;
 
 use clap::Args;
 
+use super::adapter::AdapterOpts;
 use super::output::say;
 use super::{connect, output, CliError};
 use stockguard_core::profile::EnvironmentKind;
@@ -68,12 +70,18 @@ fn print(results: &[RewriteResult]) {
     }
 }
 
-pub async fn run(args: RewriteArgs, profile: Option<&str>) -> Result<(), CliError> {
-    let conns = connect(profile).await?;
-    let mut confirmed = args.confirm.clone();
-    // On production, a person at a terminal is asked to type each product id.
-    if conns.settings.environment == EnvironmentKind::Production && !args.dry_run && std::io::stdin().is_terminal() {
-        let unconfirmed: Vec<u64> = args.products.iter().copied().filter(|p| !confirmed.contains(p)).collect();
+/// The product ids confirmed: those given with `--confirm`, and on production, when a person
+/// is at a terminal, each other one typed again. The core refuses a production write of a
+/// product not among them.
+pub(super) fn typed_again(
+    environment: EnvironmentKind,
+    dry_run: bool,
+    products: &[u64],
+    given: &[u64],
+) -> Result<Vec<u64>, CliError> {
+    let mut confirmed = given.to_vec();
+    if environment == EnvironmentKind::Production && !dry_run && std::io::stdin().is_terminal() {
+        let unconfirmed: Vec<u64> = products.iter().copied().filter(|p| !confirmed.contains(p)).collect();
         for p in &unconfirmed {
             eprint!("PRODUCTION: type the product id {p} to rewrite its Redis stock: ");
             let mut line = String::new();
@@ -83,6 +91,44 @@ pub async fn run(args: RewriteArgs, profile: Option<&str>) -> Result<(), CliErro
             }
         }
     }
+    Ok(confirmed)
+}
+
+/// One product's error is the command's, printed once (by `main`). Several: each failure with
+/// its product, then a summary.
+pub(super) fn failures<E: std::error::Error + 'static>(mut errors: Vec<(u64, E)>, total: usize) -> Result<(), CliError>
+where
+    CliError: From<E>,
+{
+    match errors.len() {
+        0 => Ok(()),
+        1 if total == 1 => Err(errors.remove(0).1.into()),
+        failed => {
+            for (p, e) in &errors {
+                eprintln!("error: product {p}: {}", stockguard_core::step::chain(e));
+            }
+            Err(CliError::RewritesFailed { failed, total })
+        }
+    }
+}
+
+pub async fn run(args: RewriteArgs, profile: Option<&str>, adapter: &AdapterOpts) -> Result<(), CliError> {
+    if adapter.file.is_some() {
+        return super::adapter::rewrite(
+            adapter,
+            profile,
+            &super::adapter::RepairArgs {
+                products: args.products,
+                reason: args.reason,
+                dry_run: args.dry_run,
+                confirm: args.confirm,
+                json: args.json,
+            },
+        )
+        .await;
+    }
+    let conns = connect(profile).await?;
+    let confirmed = typed_again(conns.settings.environment, args.dry_run, &args.products, &args.confirm)?;
     let template = RewriteRequest { dry_run: args.dry_run, ..RewriteRequest::new(0, &args.reason) };
     let mut results = Vec::new();
     let mut errors = Vec::new();
@@ -97,17 +143,5 @@ pub async fn run(args: RewriteArgs, profile: Option<&str>) -> Result<(), CliErro
     } else if !results.is_empty() {
         print(&results);
     }
-    // One product: its error is the command's, printed once (by `main`). Several: each
-    // failure with its product, then a summary.
-    let total = args.products.len();
-    match errors.len() {
-        0 => Ok(()),
-        1 if total == 1 => Err(errors.remove(0).1.into()),
-        failed => {
-            for (p, e) in &errors {
-                eprintln!("error: product {p}: {}", stockguard_core::step::chain(e));
-            }
-            Err(CliError::RewritesFailed { failed, total })
-        }
-    }
+    failures(errors, args.products.len())
 }

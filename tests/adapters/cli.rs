@@ -14,8 +14,13 @@ use crate::sales::Traffic;
 /// Runs the CLI with a config folder of its own and only the profile settings in `env`.
 pub(crate) fn stockguard(args: &[&str], env: &[(&str, &str)]) -> Output {
     let config = tempfile::tempdir().unwrap();
+    stockguard_in(config.path(), args, env)
+}
+
+/// Runs the CLI with the profiles of `config` and only the profile settings in `env`.
+fn stockguard_in(config: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_stockguard"));
-    cmd.args(args).env("STOCKGUARD_CONFIG_DIR", config.path());
+    cmd.args(args).env("STOCKGUARD_CONFIG_DIR", config);
     for k in crate::support::PROFILE_OVERRIDES {
         cmd.env_remove(k);
     }
@@ -23,6 +28,14 @@ pub(crate) fn stockguard(args: &[&str], env: &[(&str, &str)]) -> Output {
         cmd.env(k, v);
     }
     cmd.output().unwrap()
+}
+
+/// The name the course sale's adapter file gives it.
+fn sale_name(sale: &CourseStreamSale) -> String {
+    stockguard_core::adapter::AdapterFile::parse(&sale.adapter_toml(), std::path::Path::new("sale.toml"))
+        .expect("the course sale's adapter file parses")
+        .sale
+        .name
 }
 
 fn text(out: &Output) -> (String, String) {
@@ -118,7 +131,7 @@ async fn alerts_over_an_adapter_say_what_fires_and_commands_of_our_own_sale_refu
     let firing = |out: &Output| -> Vec<String> {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let alerts: serde_json::Value = serde_json::from_slice(&out.stdout).expect("alerts --json prints JSON");
-        alerts.as_array().unwrap().iter().map(|a| format!("{} {}", a["key"], a["kind"])).collect()
+        alerts.as_array().unwrap().iter().map(|a| format!("{} {}", a["alert"]["key"], a["alert"]["kind"])).collect()
     };
     assert_eq!(firing(&stockguard(&["alerts", "--json"], &env)), Vec::<String>::new(), "a clean sale: nothing fires");
 
@@ -137,9 +150,34 @@ async fn alerts_over_an_adapter_say_what_fires_and_commands_of_our_own_sale_refu
     assert!(watch.status.success(), "{err}");
     assert!(out.contains("REDIS_LOW") && out.contains("confirmed drift (two agreeing readings): 2 REDIS_LOW"), "{out}");
 
-    let (_, err) = text(&stockguard(&["alerts", "ack", "drift:2", "--reason", "mine"], &env));
-    assert!(err.lines().count() == 1 && err.contains("not built yet"), "{err}");
-    for command in [&["overview"][..], &["rewrite", "--product", "2", "--reason", "x"], &["migrate"]] {
+    // A viewer may not acknowledge (the catalogue's rule, asked in the core); on-call may, and
+    // the acknowledgement is the state database's, under the sale's name.
+    let mut as_viewer = env.clone();
+    as_viewer.push(("STOCKGUARD_ROLE", "viewer"));
+    let refused = stockguard(&["alerts", "ack", "drift:2", "--reason", "mine"], &as_viewer);
+    let (_, err) = text(&refused);
+    assert!(!refused.status.success() && err.lines().count() == 1, "{err}");
+    assert!(err.contains("the viewer role may not acknowledge alerts"), "{err}");
+    let ack = stockguard(&["alerts", "ack", "drift:2", "--reason", "looking at the lost order"], &env);
+    let (out, err) = text(&ack);
+    assert!(ack.status.success(), "{out}{err}");
+    assert!(out.contains("acknowledged drift:2"), "{out}");
+    let listed = stockguard(&["alerts", "--json"], &env);
+    let states: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("alerts --json prints JSON");
+    assert_eq!(states[0]["alert"]["key"], "drift:2", "{states}");
+    assert_eq!(states[0]["acknowledged"]["reason"], "looking at the lost order", "{states}");
+    let kept: Vec<(String, String)> = sqlx::query_as("SELECT sale, alert_key FROM alert_acks WHERE closed_at IS NULL")
+        .fetch_all(&state)
+        .await
+        .unwrap();
+    assert_eq!(kept, [(sale_name(&sale), "drift:2".to_string())]);
+    let audited: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'alert.ack' AND target = ?")
+        .bind(format!("sale:{}:drift:2", sale_name(&sale)))
+        .fetch_one(&state)
+        .await
+        .unwrap();
+    assert_eq!(audited, 1, "the acknowledgement is audited in the state database");
+    for command in [&["overview"][..], &["migrate"]] {
         let run = stockguard(command, &env);
         let (_, err) = text(&run);
         assert!(!run.status.success(), "{command:?}");
@@ -198,5 +236,140 @@ async fn a_counters_only_sale_is_checked_read_and_alerted_on_with_no_mysql_url_a
     assert!(!refused.status.success(), "{out}{err}");
     assert!(err.contains("STOCKGUARD_MYSQL_URL"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    sale.cleanup().await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn a_profile_that_names_an_adapter_and_a_state_database_reads_that_sale_with_no_adapter_flag(state: MySqlPool) {
+    let sale = Arc::new(CourseStreamSale::start(&[(1, 20), (2, 20)]).await);
+    Traffic::buyers(4).on(&[1, 2]).run(&sale).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let adapter = dir.path().join("sale.toml");
+    std::fs::write(&adapter, sale.adapter_toml()).unwrap();
+    let state_url = crate::support::mysql_url_of(&state).await;
+    let redis_url = crate::support::redis_url();
+    let add = stockguard_in(
+        config.path(),
+        &[
+            "profile",
+            "add",
+            "theirs",
+            "--environment",
+            "sandbox",
+            "--mysql-url",
+            &sale.db.url,
+            "--redis-url",
+            &redis_url,
+            "--adapter",
+            adapter.to_str().unwrap(),
+            "--state-url",
+            &state_url,
+        ],
+        &[],
+    );
+    let (out, err) = text(&add);
+    assert!(add.status.success(), "{out}{err}");
+
+    let baseline =
+        stockguard_in(config.path(), &["--profile", "theirs", "adapter", "baseline", "--reason", "opens"], &[]);
+    assert!(baseline.status.success(), "{}", text(&baseline).1);
+    let recon = stockguard_in(config.path(), &["--profile", "theirs", "recon", "--json"], &[]);
+    let (out, err) = text(&recon);
+    assert!(recon.status.success(), "{out}{err}");
+    let readings: serde_json::Value = serde_json::from_slice(&recon.stdout).expect("recon --json prints JSON");
+    let products: Vec<u64> = readings.as_array().unwrap().iter().map(|r| r["product_id"].as_u64().unwrap()).collect();
+    assert_eq!(products, [1, 2], "the adapter sale's products: {readings}");
+    for r in readings.as_array().unwrap() {
+        assert_eq!(r["initial_source"], "baseline", "the profile's state database holds the baselines: {r}");
+        assert!(r["settled"].is_boolean() && r["in_flight"].is_i64(), "{r}");
+    }
+
+    // The environment comes before the profile: a broken file named there is the one read.
+    let broken = dir.path().join("broken.toml");
+    std::fs::write(&broken, sale.adapter_toml().replace("remaining = \"stock\"", "remaining = \"stok\"")).unwrap();
+    let check = stockguard_in(
+        config.path(),
+        &["--profile", "theirs", "adapter", "check"],
+        &[("STOCKGUARD_ADAPTER", broken.to_str().unwrap())],
+    );
+    let (_, err) = text(&check);
+    assert!(!check.status.success() && err.contains("has no column stok"), "{err}");
+    sale.cleanup().await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn rewrite_over_an_adapter_runs_the_delta_repair_with_the_rewrites_rules(state: MySqlPool) {
+    let sale = Arc::new(CourseStreamSale::start(&[(1, 20), (2, 20)]).await);
+    Traffic::buyers(6).on(&[1, 2]).run(&sale).await;
+    crate::support::waits::wait_for("the consumer drains the stream", std::time::Duration::from_secs(30), async || {
+        sale.stream_backlog().await == 0
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let owned = adapter_env(&sale, dir.path(), &state).await;
+    let env: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    assert!(stockguard(&["adapter", "baseline", "--reason", "sale opens"], &env).status.success());
+    sale.lose_one_after_redis(2).await;
+    let audited = async || -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'adapter_rewrite'")
+            .fetch_one(&state)
+            .await
+            .unwrap()
+    };
+
+    // A reading is settled once nothing moved between its passes: the dry run answers then.
+    let mut out = String::new();
+    crate::support::waits::wait_for(
+        "the dry run reads a settled drift",
+        std::time::Duration::from_secs(30),
+        async || {
+            let dry = stockguard(&["rewrite", "--product", "2", "--reason", "look first", "--dry-run"], &env);
+            out = text(&dry).0;
+            dry.status.success()
+        },
+    )
+    .await;
+    assert!(out.contains("dry run: product 2 is REDIS_LOW by 1") && out.contains("leaving drift 0"), "{out}");
+    assert!(out.contains("no lock or fencing token taken"), "{out}");
+    assert_eq!(audited().await, 0, "a dry run writes nothing");
+
+    let mut as_viewer = env.clone();
+    as_viewer.push(("STOCKGUARD_ROLE", "viewer"));
+    let mut on_production = env.clone();
+    on_production.retain(|(k, _)| *k != "STOCKGUARD_ENVIRONMENT");
+    let file = dir.path().join("sale.toml");
+    let read_only = dir.path().join("read-only.toml");
+    std::fs::write(
+        &read_only,
+        std::fs::read_to_string(&file).unwrap().replace("rewrite = \"delta\"", "rewrite = \"off\""),
+    )
+    .unwrap();
+    let mut as_read_only = env.clone();
+    as_read_only.retain(|(k, _)| *k != "STOCKGUARD_ADAPTER");
+    as_read_only.push(("STOCKGUARD_ADAPTER", read_only.to_str().unwrap()));
+    for (who, env, says) in [
+        ("a viewer", &as_viewer, "the viewer role may not rewrite Redis stock"),
+        ("production without the id typed again", &on_production, "--confirm 2"),
+        ("a read-only adapter", &as_read_only, "add `[repair] rewrite = \"delta\"`"),
+    ] {
+        let run = stockguard(&["rewrite", "--product", "2", "--reason", "lost order"], env);
+        let (_, err) = text(&run);
+        assert!(!run.status.success(), "{who}");
+        assert!(err.lines().count() == 1 && err.contains(says), "{who}: {err}");
+    }
+    assert_eq!(audited().await, 0, "nothing refused was written");
+
+    let done = stockguard(&["rewrite", "--product", "2", "--reason", "lost order"], &env);
+    let (out, err) = text(&done);
+    assert!(done.status.success(), "{out}{err}");
+    assert!(out.contains("product 2: added +1"), "{out}");
+    assert_eq!(audited().await, 1, "the repair is audited in the state database");
+    crate::support::waits::wait_for("product 2 reads OK", std::time::Duration::from_secs(30), async || {
+        let recon = stockguard(&["recon", "--json", "--product", "2"], &env);
+        let readings: serde_json::Value = serde_json::from_slice(&recon.stdout).expect("recon --json prints JSON");
+        readings[0]["status"] == "OK"
+    })
+    .await;
     sale.cleanup().await;
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 use sqlx::MySqlPool;
+use stockguard_core::adapter::repair::DeltaRequest;
 use stockguard_core::adapter::{self, repair, state, AdapterFile, AdapterReading, SaleLinks};
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
 use stockguard_core::recon::DriftStatus::{self, *};
@@ -124,12 +125,15 @@ async fn a_course_sale_reads_no_drift_under_traffic_a_lost_order_as_redis_low_on
 
     let settings = settings_for(&state).await;
     let links = SaleLinks { db, redis: Some(&redis) };
-    let dry = repair::repair(&file, &links, Some(&state), &settings, 2, "", true).await.expect("a dry run reads");
+    let dry = repair::repair(&file, &links, Some(&state), &settings, &DeltaRequest::new(2, "", true))
+        .await
+        .expect("a dry run reads");
     assert_eq!((dry.delta, dry.dry_run), (1, true));
     assert_eq!(audit_rows(&state, "adapter_rewrite").await, 0, "a dry run writes nothing");
-    let done = repair::repair(&file, &links, Some(&state), &settings, 2, "order lost after Redis", false)
-        .await
-        .expect("the settled drift is repaired");
+    let done =
+        repair::repair(&file, &links, Some(&state), &settings, &DeltaRequest::new(2, "order lost after Redis", false))
+            .await
+            .expect("the settled drift is repaired");
     assert_eq!(done.delta, 1);
     assert_eq!(audit_rows(&state, "adapter_rewrite").await, 1);
     assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(1, Ok, Some(0)), (2, Ok, Some(0))]);
@@ -177,9 +181,10 @@ async fn a_rabbitmq_sale_is_unsettled_while_messages_wait_and_redis_high_by_them
     assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(7, RedisHigh, Some(5))]);
 
     let links = SaleLinks { db, redis: Some(&redis) };
-    let done = repair::repair(&file, &links, Some(&state), &settings, 7, "restart overwrote Redis", false)
-        .await
-        .expect("the settled drift is repaired");
+    let done =
+        repair::repair(&file, &links, Some(&state), &settings, &DeltaRequest::new(7, "restart overwrote Redis", false))
+            .await
+            .expect("the settled drift is repaired");
     assert_eq!(done.delta, -5);
     assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(7, Ok, Some(0))]);
 
@@ -204,10 +209,14 @@ async fn a_repair_is_refused_while_the_product_is_unsettled_and_on_a_read_only_a
         &crate::support::unique_prefix("adro"),
     );
     let links = SaleLinks { db, redis: Some(&redis) };
-    let err = repair::repair(&delta, &links, None, &settings, 3, "", true).await.unwrap_err().to_string();
+    let err =
+        repair::repair(&delta, &links, None, &settings, &DeltaRequest::new(3, "", true)).await.unwrap_err().to_string();
     assert!(err.contains("UNSETTLED"), "{err}");
     let read_only = file(&sale.adapter_toml().replace("rewrite = \"delta\"", "rewrite = \"off\""));
-    let err = repair::repair(&read_only, &links, None, &settings, 3, "", true).await.unwrap_err().to_string();
+    let err = repair::repair(&read_only, &links, None, &settings, &DeltaRequest::new(3, "", true))
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("read only"), "{err}");
     sale.resume_consumer().await;
     sale.cleanup().await;

@@ -9,6 +9,7 @@ mod sale;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod adapter_acks;
 mod alerts;
 mod chart;
 mod compensation;

@@ -54,6 +54,8 @@ fn profile() -> Profile {
         role: Role::Oncall,
         read_only: false,
         thresholds: Default::default(),
+        adapter: None,
+        state_url: None,
         secrets: Default::default(),
     }
 }

@@ -312,6 +312,8 @@ fn profile(environment: EnvironmentKind, mysql_url: &str, redis: &TestRedis) -> 
         role: Role::Oncall,
         read_only: false,
         thresholds: Default::default(),
+        adapter: None,
+        state_url: None,
         secrets: Default::default(),
     }
 }

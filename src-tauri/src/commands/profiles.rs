@@ -60,6 +60,8 @@ impl ProfileForm {
             role: self.role,
             read_only: self.read_only,
             thresholds: self.thresholds,
+            adapter: None,
+            state_url: None,
             secrets: Default::default(),
         };
         Ok((self.name.trim().to_string(), profile, passwords))
@@ -73,7 +75,13 @@ pub async fn list_profiles() -> Result<Vec<NamedProfile>, DesktopError> {
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn save_profile(form: ProfileForm) -> Result<Vec<NamedProfile>, DesktopError> {
-    let (name, profile, passwords) = form.split()?;
+    let (name, mut profile, passwords) = form.split()?;
+    // The form does not edit a profile's adapter file and state database (the CLI does):
+    // saving it keeps them.
+    if let Some(old) = manage::list_default()?.into_iter().find(|p| p.name == name) {
+        profile.adapter = old.profile.adapter;
+        profile.state_url = old.profile.state_url;
+    }
     manage::save_default(name, profile, passwords).await?;
     Ok(manage::list_default()?)
 }

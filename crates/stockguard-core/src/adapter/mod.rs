@@ -93,4 +93,13 @@ pub enum AdapterError {
     /// The profile's role (or read-only mark) does not allow the action.
     #[error(transparent)]
     NotAllowed(#[from] crate::action::Refused),
+    /// The adapter file allows no repair.
+    #[error(
+        "sale {sale} is read only: its adapter file allows no repair; add `[repair] rewrite = \"delta\"` to the file \
+         to allow the delta rewrite"
+    )]
+    ReadOnly { sale: String },
+    /// A repair on production without the product id typed again.
+    #[error("PRODUCTION: confirm the repair with --confirm {0} (the product id typed again)")]
+    ConfirmationRequired(u64),
 }

@@ -6,7 +6,9 @@
 //! Under our lock (a named lock in the state database, one per sale and product) and, when the
 //! file names one, the sale's own lock key, held while the repair runs; the reading that
 //! decides is taken under both. Audited in the state database. A dry run reads only: no lock,
-//! no key, no write.
+//! no key, no write. The rule of our own rewrite holds: the profile's role must be one that
+//! may [`Action::RewriteStock`], a reason is required, and on production the product id is
+//! typed again. `stockguard rewrite` and `stockguard adapter repair` both come here.
 
 use std::time::Duration;
 
@@ -17,8 +19,9 @@ use super::file::{AdapterFile, RedisForm, RewriteMode};
 use super::reading::{self, AdapterReading, SaleLinks};
 use super::state;
 use super::AdapterError;
+use crate::action::Action;
 use crate::audit::{self, AuditEntry};
-use crate::profile::ConnectionSettings;
+use crate::profile::{ConnectionSettings, EnvironmentKind};
 use crate::recon::DriftStatus;
 use crate::redis_link::Link;
 
@@ -46,24 +49,44 @@ pub struct DeltaRepair {
     /// The counter after the increment (for a dry run: the value it would write if nothing
     /// else moved).
     pub redis_after: Option<i64>,
+    /// The drift the increment leaves, by the reading that decided it (if nothing else moved).
+    pub drift_after: i64,
     pub dry_run: bool,
 }
 
+/// A repair asked for: which product, why, whether only to look, and on production the
+/// product id typed again.
+#[derive(Debug, Clone)]
+pub struct DeltaRequest {
+    pub product: u64,
+    pub reason: String,
+    pub dry_run: bool,
+    pub confirm: Option<u64>,
+}
+
+impl DeltaRequest {
+    pub fn new(product: u64, reason: &str, dry_run: bool) -> Self {
+        Self { product, reason: reason.into(), dry_run, confirm: None }
+    }
+}
+
 /// Repairs one product's settled drift (see the module docs).
-#[allow(clippy::too_many_arguments)]
 pub async fn repair<C: Link>(
     file: &AdapterFile,
     links: &SaleLinks<'_, C>,
     state_db: Option<&MySqlPool>,
     settings: &ConnectionSettings,
-    product: u64,
-    reason: &str,
-    dry_run: bool,
+    req: &DeltaRequest,
 ) -> Result<DeltaRepair, AdapterError> {
+    let (product, reason, dry_run) = (req.product, req.reason.as_str(), req.dry_run);
     if file.repair.rewrite != RewriteMode::Delta {
-        return Err(AdapterError::Refused(
-            "the adapter file allows no repair (read only): add [repair] rewrite = \"delta\" to allow one".into(),
-        ));
+        return Err(AdapterError::ReadOnly { sale: file.sale.name.clone() });
+    }
+    if !dry_run {
+        settings.may(Action::RewriteStock)?;
+        if settings.environment == EnvironmentKind::Production && req.confirm != Some(product) {
+            return Err(AdapterError::ConfirmationRequired(product));
+        }
     }
     let Some(RedisForm::Counter(template)) = file.redis.as_ref().map(|r| r.form()) else {
         unreachable!("checked by AdapterFile::parse: delta needs a string counter")
@@ -180,14 +203,17 @@ fn plan(r: &AdapterReading, key: &str, dry_run: bool) -> Result<DeltaRepair, Ada
         }
     }
     let drift = reading.drift.expect("a settled RedisHigh/RedisLow has a drift");
+    // The increment is the drift's opposite: what Redis holds beyond (or short of) the DB.
+    let delta = -drift;
     Ok(DeltaRepair {
         product_id: reading.product_id,
         key: key.to_string(),
         status_before: reading.status,
         redis_before: reading.redis_stock,
         drift,
-        delta: -drift,
+        delta,
         redis_after: if dry_run { reading.redis_stock.map(|r| r - drift) } else { None },
+        drift_after: drift + delta,
         dry_run,
     })
 }

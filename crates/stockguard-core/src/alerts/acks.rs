@@ -1,5 +1,10 @@
 //! Acknowledgements: who took an alert, why, until when; closed by themselves when the alert
 //! clears or their time is up, each step audited.
+//!
+//! One path for every sale: a [`Desk`] names where the acknowledgements live (the database,
+//! the settings that act, the sale's name). Our own sale keeps them in its database under the
+//! empty name; a sale read over an adapter keeps them in the state database under the
+//! adapter sale's name, so two sales in one state database never share one.
 
 use chrono::NaiveDateTime;
 use serde::Serialize;
@@ -9,6 +14,29 @@ use super::AlertError;
 use crate::action::Action;
 use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
+use crate::profile::ConnectionSettings;
+
+/// Where acknowledgements are kept and who acts: our own sale's database, or an adapter
+/// sale's state database under its name.
+#[derive(Debug, Clone, Copy)]
+pub struct Desk<'a> {
+    pub db: &'a sqlx::MySqlPool,
+    pub settings: &'a ConnectionSettings,
+    /// The adapter sale's name; empty for our own sale.
+    pub sale: &'a str,
+}
+
+impl<'a> Desk<'a> {
+    /// Our own sale: its database, under the empty name.
+    pub fn ours(conns: &'a Connections) -> Self {
+        Self { db: &conns.mysql, settings: &conns.settings, sale: "" }
+    }
+
+    /// A sale read over an adapter: the state database, under the adapter sale's name.
+    pub fn adapter(state: &'a sqlx::MySqlPool, settings: &'a ConnectionSettings, sale: &'a str) -> Self {
+        Self { db: state, settings, sale }
+    }
+}
 
 /// An open acknowledgement.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
@@ -42,21 +70,34 @@ pub async fn acknowledge(
     reason: &str,
     until: Option<NaiveDateTime>,
 ) -> Result<Acknowledgement, AlertError> {
-    conns.settings.may(Action::AcknowledgeAlert)?;
+    acknowledge_at(Desk::ours(conns), firing, key, reason, until).await
+}
+
+/// [`acknowledge`] at any [`Desk`]: the one path.
+pub async fn acknowledge_at(
+    desk: Desk<'_>,
+    firing: &[Alert],
+    key: &str,
+    reason: &str,
+    until: Option<NaiveDateTime>,
+) -> Result<Acknowledgement, AlertError> {
+    desk.settings.may(Action::AcknowledgeAlert)?;
     if reason.trim().is_empty() {
         return Err(AlertError::NoReason);
     }
     let Some(alert) = firing.iter().find(|a| a.key == key) else {
         return Err(AlertError::NotFiring(key.into()));
     };
-    let mut tx = conns.mysql.begin().await?;
+    let mut tx = desk.db.begin().await?;
     let inserted = sqlx::query(
-        "INSERT INTO alert_acks (alert_key, kind, product_id, acked_by, reason, until_at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO alert_acks (sale, alert_key, kind, product_id, acked_by, reason, until_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
     )
+    .bind(desk.sale)
     .bind(key)
     .bind(alert.kind.as_str())
     .bind(alert.product_id)
-    .bind(&conns.settings.actor)
+    .bind(&desk.settings.actor)
     .bind(reason.trim())
     .bind(until)
     .execute(&mut *tx)
@@ -69,30 +110,52 @@ pub async fn acknowledge(
         Err(e) => return Err(e.into()),
     };
     let details = serde_json::json!({ "ack_id": id, "kind": alert.kind, "value": alert.value, "until": until });
-    let entry = AuditEntry::by(&conns.settings, "alert.ack", key, reason.trim(), "ACKNOWLEDGED", details);
+    let entry = AuditEntry::by(desk.settings, "alert.ack", &desk.target(key), reason.trim(), "ACKNOWLEDGED", details);
     audit::record(&mut *tx, &entry).await?;
     tx.commit().await?;
-    let ack = sqlx::query_as::<_, Acknowledgement>(&format!("{SELECT} WHERE id = ?"))
-        .bind(id)
-        .fetch_one(&conns.mysql)
-        .await?;
+    let ack =
+        sqlx::query_as::<_, Acknowledgement>(&format!("{SELECT} WHERE id = ?")).bind(id).fetch_one(desk.db).await?;
     Ok(ack)
+}
+
+impl Desk<'_> {
+    /// What an audit row names: the key, and for an adapter sale the sale too.
+    fn target(&self, key: &str) -> String {
+        if self.sale.is_empty() {
+            key.to_string()
+        } else {
+            format!("sale:{}:{key}", self.sale)
+        }
+    }
 }
 
 const SELECT: &str = "SELECT id, alert_key, kind, product_id, acked_by, reason, acked_at, until_at FROM alert_acks";
 
 /// The open acknowledgements.
 pub async fn open(conns: &Connections) -> Result<Vec<Acknowledgement>, AlertError> {
-    Ok(sqlx::query_as(&format!("{SELECT} WHERE closed_at IS NULL ORDER BY id")).fetch_all(&conns.mysql).await?)
+    open_at(Desk::ours(conns)).await
+}
+
+/// The open acknowledgements at a [`Desk`].
+pub async fn open_at(desk: Desk<'_>) -> Result<Vec<Acknowledgement>, AlertError> {
+    Ok(sqlx::query_as(&format!("{SELECT} WHERE sale = ? AND closed_at IS NULL ORDER BY id"))
+        .bind(desk.sale)
+        .fetch_all(desk.db)
+        .await?)
 }
 
 /// Closes the open acknowledgements whose alert no longer fires ("cleared") or whose time is
 /// up ("expired"), each with an audit row, and returns the closed ones with why. A close that
 /// another watcher made first is not closed (or audited) twice.
 pub async fn settle(conns: &Connections, firing: &[Alert]) -> Result<Vec<(Acknowledgement, &'static str)>, AlertError> {
+    settle_at(Desk::ours(conns), firing).await
+}
+
+/// [`settle`] at any [`Desk`].
+pub async fn settle_at(desk: Desk<'_>, firing: &[Alert]) -> Result<Vec<(Acknowledgement, &'static str)>, AlertError> {
     let now = chrono::Utc::now().naive_utc();
     let mut closed = Vec::new();
-    for ack in open(conns).await? {
+    for ack in open_at(desk).await? {
         let why = if !firing.iter().any(|a| a.key == ack.alert_key) {
             "cleared"
         } else if ack.until_at.is_some_and(|until| until <= now) {
@@ -100,7 +163,7 @@ pub async fn settle(conns: &Connections, firing: &[Alert]) -> Result<Vec<(Acknow
         } else {
             continue;
         };
-        let mut tx = conns.mysql.begin().await?;
+        let mut tx = desk.db.begin().await?;
         let done = sqlx::query(
             "UPDATE alert_acks SET closed_at = CURRENT_TIMESTAMP(3), close_reason = ? WHERE id = ? AND closed_at IS NULL",
         )
@@ -113,7 +176,8 @@ pub async fn settle(conns: &Connections, firing: &[Alert]) -> Result<Vec<(Acknow
         }
         let details = serde_json::json!({ "ack_id": ack.id, "acked_by": ack.acked_by, "closed": why });
         let reason = format!("the acknowledgement closed itself: the alert {why}");
-        let entry = AuditEntry::by(&conns.settings, "alert.ack.closed", &ack.alert_key, &reason, "CLOSED", details);
+        let entry =
+            AuditEntry::by(desk.settings, "alert.ack.closed", &desk.target(&ack.alert_key), &reason, "CLOSED", details);
         audit::record(&mut *tx, &entry).await?;
         tx.commit().await?;
         closed.push((ack, why));
@@ -123,7 +187,12 @@ pub async fn settle(conns: &Connections, firing: &[Alert]) -> Result<Vec<(Acknow
 
 /// The firing alerts with their open acknowledgements.
 pub async fn states(conns: &Connections, firing: &[Alert]) -> Result<Vec<AlertState>, AlertError> {
-    let open = open(conns).await?;
+    states_at(Desk::ours(conns), firing).await
+}
+
+/// [`states`] at any [`Desk`].
+pub async fn states_at(desk: Desk<'_>, firing: &[Alert]) -> Result<Vec<AlertState>, AlertError> {
+    let open = open_at(desk).await?;
     Ok(firing
         .iter()
         .map(|alert| AlertState {

@@ -4,7 +4,8 @@
 //! queries), a Redis URL, the key prefix and the role the user acts in. Profiles live in a TOML
 //! file in the user's config directory ([`store`]); passwords never do: they live in the OS
 //! keychain ([`secrets`]). [`resolve`] turns a profile plus the environment variable
-//! overrides into the settings a connection is made with; [`manage`] saves and deletes a
+//! overrides into the settings a connection is made with (and, for a sale Stockguard did not
+//! build, its adapter file and the state database); [`manage`] saves and deletes a
 //! profile together with its keychain entries.
 
 pub mod manage;
@@ -87,6 +88,15 @@ pub struct Profile {
     /// When the backlog and the engines' breakers alert (the console's alerts and tray).
     #[serde(default, skip_serializing_if = "is_default")]
     pub thresholds: Thresholds,
+    /// The adapter file of a sale Stockguard did not build (docs/adapters/), as an absolute
+    /// path; `--adapter` and `STOCKGUARD_ADAPTER` take precedence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// Stockguard's own database for an adapter sale (baselines, audit, acknowledgements),
+    /// without a password (the `state` slot); `--state-url` and `STOCKGUARD_STATE_URL` take
+    /// precedence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_url: Option<String>,
     /// Which passwords of this profile are kept in the keychain.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub secrets: BTreeSet<SecretSlot>,
@@ -227,6 +237,9 @@ impl Profile {
             validate_url("MySQL replica", replica, MYSQL_SCHEMES)?;
         }
         validate_redis_url("Redis", &self.redis_url)?;
+        if let Some(state) = &self.state_url {
+            validate_url("state database", state, MYSQL_SCHEMES)?;
+        }
         validate_prefix(&self.key_prefix)?;
         // A threshold of 0 breakers would alert on a healthy sale.
         if self.thresholds.backlog_messages < 0 || self.thresholds.breakers_open == 0 {

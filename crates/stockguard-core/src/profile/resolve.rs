@@ -39,7 +39,7 @@ impl EnvOverrides {
     /// Reads the `STOCKGUARD_*` variables of this process.
     pub fn from_process_env() -> Self {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let passwords = [SecretSlot::Mysql, SecretSlot::MysqlReplica, SecretSlot::Redis]
+        let passwords = SecretSlot::ALL
             .into_iter()
             .filter_map(|slot| var(slot.env_var()).map(|v| (slot, SecretString::from(v))))
             .collect();
@@ -77,6 +77,12 @@ pub struct ConnectionSettings {
     pub mysql_replica_url: Option<SecretString>,
     pub redis_url: SecretString,
     pub key_prefix: String,
+    /// The profile's adapter file (a sale Stockguard did not build); the CLI's `--adapter`
+    /// and `STOCKGUARD_ADAPTER` take precedence.
+    pub adapter: Option<std::path::PathBuf>,
+    /// The profile's state database for an adapter sale, its password filled in;
+    /// `--state-url` and `STOCKGUARD_STATE_URL` take precedence.
+    pub state_url: Option<SecretString>,
     /// Things the user should be told (e.g. "no keychain here, password taken from ...").
     pub notices: Vec<Notice>,
 }
@@ -151,9 +157,30 @@ impl ConnectionSettings {
             mysql_replica_url: None,
             redis_url: SecretString::from(redis_url.to_string()),
             key_prefix: key_prefix.to_string(),
+            adapter: None,
+            state_url: None,
             notices: Vec::new(),
         }
     }
+}
+
+/// The profile [`resolve`] takes, by name, without its passwords: `--profile`, else
+/// `STOCKGUARD_PROFILE`, else the local `sandbox` profile when no URL is given and one exists.
+pub fn chosen<'a>(
+    store: &'a ProfileStore,
+    profile_flag: Option<&str>,
+    env: &EnvOverrides,
+) -> Result<Option<(String, &'a super::Profile)>, ProfileError> {
+    let name = profile_flag.map(str::to_string).or_else(|| env.profile.clone());
+    let name = match name {
+        Some(name) => name,
+        None if env.mysql_url.is_none() && env.redis_url.is_none() && store.get("sandbox").is_ok() => {
+            "sandbox".to_string()
+        }
+        None => return Ok(None),
+    };
+    let profile = store.get(&name)?;
+    Ok(Some((name, profile)))
 }
 
 /// Resolves the settings for `--profile NAME` (or `STOCKGUARD_PROFILE`), applying overrides.
@@ -186,18 +213,17 @@ fn resolve_inner(
     mysql_optional: bool,
 ) -> Result<ConnectionSettings, ProfileError> {
     let mut notices = Vec::new();
-    let mut name = profile_flag.map(str::to_string).or_else(|| env.profile.clone());
     // Nothing chosen and no URLs given: the local sandbox, if one was set up, is the one
-    // profile that is safe to pick without being asked.
-    if name.is_none() && env.mysql_url.is_none() && env.redis_url.is_none() && store.get("sandbox").is_ok() {
+    // profile that is safe to pick without being asked ([`chosen`]).
+    let chosen = chosen(store, profile_flag, env)?;
+    if chosen.is_some() && profile_flag.is_none() && env.profile.is_none() {
         notices.push(Notice::SandboxByDefault);
-        name = Some("sandbox".to_string());
     }
     let actor = env.actor.clone().unwrap_or_else(|| "unknown".to_string());
 
-    let mut settings = match name {
-        Some(name) => {
-            let profile = store.get(&name)?.clone();
+    let mut settings = match chosen {
+        Some((name, profile)) => {
+            let profile = profile.clone();
             // A Redis URL may list a cluster's seed nodes: each gets the password.
             let mut with_secret = |url: &str, what: &'static str, schemes: &[&str], slot: SecretSlot| {
                 let mut seeds = if schemes == REDIS_SCHEMES {
@@ -232,6 +258,10 @@ fn resolve_inner(
                 (None, Some(url)) => Some(with_secret(url, "MySQL replica", MYSQL_SCHEMES, SecretSlot::MysqlReplica)?),
                 (None, None) => None,
             };
+            let state_url = match &profile.state_url {
+                Some(url) => Some(with_secret(url, "state database", MYSQL_SCHEMES, SecretSlot::State)?),
+                None => None,
+            };
             let environment = overridden_label(&name, profile.environment, env, &mut notices)?;
             ConnectionSettings {
                 profile_name: Some(name),
@@ -244,6 +274,8 @@ fn resolve_inner(
                 mysql_replica_url,
                 redis_url,
                 key_prefix: profile.key_prefix,
+                adapter: profile.adapter.map(std::path::PathBuf::from),
+                state_url,
                 notices: Vec::new(),
             }
         }
@@ -285,6 +317,8 @@ fn resolve_inner(
                 mysql_replica_url: None,
                 redis_url: SecretString::from(redis.clone()),
                 key_prefix: crate::keys::DEFAULT_PREFIX.to_string(),
+                adapter: None,
+                state_url: None,
                 notices: Vec::new(),
             }
         }
@@ -448,6 +482,8 @@ mod tests {
                     role: Role::Oncall,
                     read_only: true,
                     thresholds: Default::default(),
+                    adapter: None,
+                    state_url: None,
                     secrets: [SecretSlot::Mysql].into_iter().collect(),
                 },
             )
@@ -509,6 +545,8 @@ mod tests {
                     role: Role::Oncall,
                     read_only: false,
                     thresholds: Default::default(),
+                    adapter: None,
+                    state_url: None,
                     secrets: Default::default(),
                 },
             )
@@ -609,5 +647,44 @@ mod tests {
         let store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
         let err = resolve(&store, None, &EnvOverrides::default(), &NoKeychain).unwrap_err();
         assert!(matches!(err, ProfileError::NoProfile));
+    }
+
+    #[test]
+    fn a_profile_names_its_adapter_file_and_its_state_database_with_the_state_password() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
+        store
+            .upsert(
+                "theirs",
+                Profile {
+                    environment: EnvironmentKind::Staging,
+                    mysql_url: "mysql://reader@db:3306/sale".into(),
+                    mysql_replica_url: None,
+                    redis_url: "redis://cache:6379/".into(),
+                    key_prefix: "sg".into(),
+                    role: Role::Oncall,
+                    read_only: false,
+                    thresholds: Default::default(),
+                    adapter: Some("/etc/sales/course.toml".into()),
+                    state_url: Some("mysql://sg@state:3306/stockguard_state".into()),
+                    secrets: [SecretSlot::State].into_iter().collect(),
+                },
+            )
+            .unwrap();
+        let env = EnvOverrides {
+            passwords: vec![(SecretSlot::State, SecretString::from("st8".to_string()))],
+            ..Default::default()
+        };
+        let s = resolve(&store, Some("theirs"), &env, &NoKeychain).unwrap();
+        assert_eq!(s.adapter.as_deref(), Some(std::path::Path::new("/etc/sales/course.toml")));
+        assert_eq!(s.state_url.unwrap().expose_secret(), "mysql://sg:st8@state:3306/stockguard_state");
+        assert_eq!(
+            chosen(&store, Some("theirs"), &env).unwrap().unwrap().1.adapter.as_deref(),
+            Some("/etc/sales/course.toml")
+        );
+
+        let mut bad = store.get("theirs").unwrap().clone();
+        bad.state_url = Some("mysql://sg:pw@state:3306/s".into());
+        assert!(matches!(bad.validate(), Err(ProfileError::PasswordInUrl { what: "state database" })));
     }
 }

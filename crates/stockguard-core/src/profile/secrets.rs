@@ -19,17 +19,20 @@ pub enum SecretSlot {
     Mysql,
     MysqlReplica,
     Redis,
+    /// The state database of an adapter sale (Stockguard's own, never the sale's).
+    State,
 }
 
 impl SecretSlot {
     /// Every slot, in the order a chooser lists them.
-    pub const ALL: [Self; 3] = [Self::Mysql, Self::MysqlReplica, Self::Redis];
+    pub const ALL: [Self; 4] = [Self::Mysql, Self::MysqlReplica, Self::Redis, Self::State];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Mysql => "mysql",
             Self::MysqlReplica => "mysql_replica",
             Self::Redis => "redis",
+            Self::State => "state",
         }
     }
 
@@ -39,6 +42,7 @@ impl SecretSlot {
             Self::Mysql => "STOCKGUARD_MYSQL_PASSWORD",
             Self::MysqlReplica => "STOCKGUARD_MYSQL_REPLICA_PASSWORD",
             Self::Redis => "STOCKGUARD_REDIS_PASSWORD",
+            Self::State => "STOCKGUARD_STATE_PASSWORD",
         }
     }
 }

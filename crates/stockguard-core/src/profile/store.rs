@@ -124,6 +124,8 @@ mod tests {
             role: Role::Oncall,
             read_only: false,
             thresholds: Default::default(),
+            adapter: None,
+            state_url: None,
             secrets: Default::default(),
         }
     }

@@ -211,6 +211,8 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
                     role: Role::Admin,
                     read_only: false,
                     thresholds: Default::default(),
+                    adapter: None,
+                    state_url: None,
                     secrets: Default::default(),
                 },
             )?;
