@@ -220,7 +220,7 @@ async fn a_counters_only_sale_is_checked_read_and_alerted_on_with_no_mysql_url_a
     let (out, err) = text(&alerts);
     assert!(alerts.status.success(), "{out}{err}");
     let firing: serde_json::Value = serde_json::from_str(&out).expect("alerts --json prints JSON");
-    let keys: Vec<&str> = firing.as_array().unwrap().iter().filter_map(|a| a["key"].as_str()).collect();
+    let keys: Vec<&str> = firing.as_array().unwrap().iter().filter_map(|a| a["alert"]["key"].as_str()).collect();
     assert_eq!(keys, ["oversold:42"], "{out}");
 
     // A file that names tables still wants the sale's MySQL URL, and says so in one line.
