@@ -187,7 +187,15 @@ async fn run_line(
             tx.rollback().await.step("rolling back (run line)")?;
             return Ok(LineRun::AlreadyDone { order_no });
         }
-        Err(e) => return Err(CompensationError::from_db("inserting the line's effect (run line)")(e)),
+        Err(e) => {
+            tx.rollback().await.step("rolling back (run line)")?;
+            // Another executor ran this line, and finished the case meanwhile (the trigger
+            // then refuses any effect): the line is done already, not failed.
+            if line_outcome(pool, case_id, &line.order_no).await?.is_some_and(|o| o != "PENDING") {
+                return Ok(LineRun::AlreadyDone { order_no });
+            }
+            return Err(CompensationError::from_db("inserting the line's effect (run line)")(e));
+        }
     }
     let (outcome, detail): (String, String) = sqlx::query_as(
         "SELECT CAST(outcome AS CHAR), detail FROM compensation_effects WHERE case_id = ? AND order_no = ? AND action = ?",
@@ -202,6 +210,16 @@ async fn run_line(
         Ok(()) => Ok(LineRun::Skipped { order_no, detail }),
         Err(e) => Ok(LineRun::Unknown { order_no, error: e.to_string() }),
     }
+}
+
+/// The line's outcome as it stands (`None`: no such line).
+async fn line_outcome(pool: &MySqlPool, case_id: u64, order_no: &str) -> Result<Option<String>, CompensationError> {
+    Ok(sqlx::query_scalar("SELECT CAST(outcome AS CHAR) FROM compensation_lines WHERE case_id = ? AND order_no = ?")
+        .bind(case_id)
+        .bind(order_no)
+        .fetch_optional(pool)
+        .await
+        .step("reading the line's outcome (run line)")?)
 }
 
 /// True when the effect's trigger found the line executed already (its own SQLSTATE).

@@ -304,9 +304,12 @@ impl Plan {
     }
 
     /// Scales the load and the timeline down by `factor` (0 < factor <= 1) for CI's short
-    /// form: buyers, stock and durations shrink together, so the drill still sells out and
-    /// its faults still fall mid-sale. The scaled plan is checked again: a fault the rounding
-    /// of the load's length left outside it is refused, as in a file.
+    /// form: the rate, the buyers and the durations shrink by `factor`, so the requests by its
+    /// square, and the stock with them, so the drill still sells out at the same point of its
+    /// load and its faults still fall mid-sale. The rate shrinks too so that a small machine
+    /// (CI's two cores, debug builds) can send the schedule it is judged on
+    /// (`load_sent_as_planned`). The scaled plan is checked again: a fault the rounding of the
+    /// load's length left outside it is refused, as in a file.
     pub fn shortened(self, factor: f64) -> Result<Self, PlanError> {
         let plan = self.scaled(factor);
         plan.validate()?;
@@ -318,8 +321,9 @@ impl Plan {
         let scale_u = |v: u64| ((v as f64 * f).round() as u64).max(1);
         self.load.buyers = scale_u(self.load.buyers);
         self.load.duration_s = scale_u(self.load.duration_s);
+        self.load.rate = ((f64::from(self.load.rate) * f).round() as u32).max(1);
         for p in &mut self.rig.products {
-            p.stock = ((p.stock as f64 * f).round() as i64).max(1);
+            p.stock = ((p.stock as f64 * f * f).round() as i64).max(1);
         }
         for step in &mut self.faults {
             step.at_s *= f;
