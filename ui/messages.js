@@ -183,6 +183,35 @@ const ERRORS = {
     zh: "图表尺寸 {width}x{height} 无法绘制",
   },
   chart_failed: { en: "drawing the chart failed", zh: "绘制图表失败" },
+  adapter_no_drills: {
+    en: "Sale {sale} is read through its adapter: drills run against a sale our engine runs; run them in the sandbox.",
+    zh: "销售 {sale} 通过适配器读取：演练只能针对本引擎运行的销售，请在沙箱中运行。",
+  },
+  adapter_no_ledger_check: {
+    en: "Sale {sale} is read through its adapter: the ledger check reads our own orders and outbox; the board's reading judges this sale's ledger (LEDGER_MISMATCH) every tick.",
+    zh: "销售 {sale} 通过适配器读取：账本核对读取本系统自己的订单表和发件箱；看板的每次读数已判断该销售的账本（账本不符）。",
+  },
+  adapter_no_switch: {
+    en: "Sale {sale} is read through its adapter: its own degrade flag is switched by `stockguard degrade on|off` where the adapter file has a [switch] section.",
+    zh: "销售 {sale} 通过适配器读取：其自身的降级开关由 `stockguard degrade on|off` 切换（适配器文件须有 [switch] 段）。",
+  },
+  adapter_no_rewrite: {
+    en: "Sale {sale} is read through its adapter: its repair is the delta rewrite of a settled drift, `stockguard rewrite --product N`, where the adapter file allows it.",
+    zh: "销售 {sale} 通过适配器读取：其修正方式是对已稳定的偏差做增量重写，即 `stockguard rewrite --product N`（须适配器文件允许）。",
+  },
+  adapter_no_burndown: {
+    en: "Sale {sale} is read through its adapter: the burn-down reads our own orders table.",
+    zh: "销售 {sale} 通过适配器读取：库存消耗图读取本系统自己的订单表。",
+  },
+  adapter_no_rights: {
+    en: "Sale {sale} is read through its adapter: the rights panel reads our own tables' grants.",
+    zh: "销售 {sale} 通过适配器读取：权限面板读取本系统自己表的授权。",
+  },
+  adapter_no_state_db: {
+    en: "This needs the state database, where Stockguard keeps its own records for a sale it did not build: set the profile's state database.",
+    zh: "此操作需要状态数据库（Stockguard 为非本系统构建的销售保存自身记录之处）：请为该配置设置状态数据库。",
+  },
+  adapter_failed: { en: "reading the sale through its adapter failed", zh: "通过适配器读取销售失败" },
 };
 
 /** @type {{ [C in Notice["code"]]: Template }} */

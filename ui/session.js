@@ -57,8 +57,10 @@ export function renderBanner() {
   banner.className = `banner ${info.environment}`;
   byId("env-label").textContent = t(info.environment);
   const replica = info.has_replica ? ` · ${t("replica")}` : "";
+  // A sale over its adapter is named by its adapter file, not by our key prefix.
+  const sale = info.adapter_sale ? `${t("adapterSale")}: ${info.adapter_sale}` : info.key_prefix;
   byId("conn-detail").textContent =
-    `${info.profile ?? "env"} · ${info.mysql}${replica} · ${info.redis} · ${info.key_prefix} · ${t(info.role)}`;
+    `${info.profile ?? "env"} · ${info.mysql}${replica} · ${info.redis} · ${sale} · ${t(info.role)}`;
   byId("read-only").hidden = !info.read_only;
 }
 

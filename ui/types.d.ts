@@ -99,6 +99,10 @@ export type Probe = { mysql_version: string, mysql_ms: number, redis_ms: number,
 
 export type ConnectionInfo = { profile: string | null, environment: EnvironmentKind, role: Role, read_only: boolean, mysql: string, redis: string, key_prefix: string, has_replica: boolean, 
 /**
+ * The sale's name when it is read over its adapter file (a sale Stockguard did not build).
+ */
+adapter_sale: string | null, 
+/**
  * Things the user should know about this connection (e.g. where a password came from).
  */
 notices: Array<Notice>, };
@@ -257,7 +261,28 @@ took_ms: number,
 /**
  * `None` when a server did not answer the health probe (`health_error` says why).
  */
-health: Health | null, health_error: string | null, };
+health: Health | null, health_error: string | null, 
+/**
+ * A sale read over its adapter: what only its reading has.
+ */
+adapter: AdapterBoard | null, };
+
+export type AdapterBoard = { 
+/**
+ * The sale's name (its adapter file's `[sale] name`).
+ */
+sale: string, 
+/**
+ * False when the sale's in-flight source keeps nothing it carried (a RabbitMQ queue, a
+ * table): lost orders cannot be known there.
+ */
+lost_knowable: boolean, 
+/**
+ * The products with orders accepted and never a row, each with the sale's order ids.
+ */
+lost: Array<LostOrders>, };
+
+export type LostOrders = { product_id: number, name: string, order_ids: Array<string>, };
 
 export type AlertKind = "DRIFT_CONFIRMED" | "OVERSOLD" | "LEDGER_MISMATCH" | "KEY_MISSING" | "BACKLOG" | "BREAKER_OPEN";
 
@@ -903,7 +928,7 @@ remaining_units: number, bucket_secs: number, points: number, };
 
 export type ErrorKind = "profile" | "keychain" | "connect" | "not_connected" | "query" | "refused" | "confirmation_required" | "invalid" | "chart" | "runner";
 
-export type MessageCode = "other" | "not_connected" | "no_product_picked" | "reason_required" | "notes_required" | "confirm_product" | "confirm_scope" | "confirm_case" | "refused_read_only" | "refused_role" | "drill_refused_production" | "drill_refused_staging" | "unknown_profile" | "no_profile" | "invalid_profile_name" | "choose_environment" | "malformed_url" | "password_in_url" | "invalid_key_prefix" | "profiles_file" | "no_config_dir" | "no_keychain" | "missing_secret" | "cannot_store_secret" | "keychain_failed" | "mysql_unreachable" | "mysql_access_denied" | "mysql_unknown_database" | "redis_unreachable" | "connect_failed" | "query_failed" | "exit_redis_unreachable" | "instances_cannot_reach_redis" | "not_acknowledged" | "not_drained" | "rewrite_not_clean" | "changed_meanwhile" | "drift_after_exit" | "exit_failed" | "switch_read_timed_out" | "no_such_run" | "run_finished" | "drill_running" | "drill_starting" | "bad_short" | "bad_threshold" | "drill_plan" | "runner_missing" | "runner_failed" | "no_such_case" | "no_such_product" | "nothing_to_compensate" | "choose_compensation" | "bad_plan" | "compensation_refused" | "write_failed" | "chart_no_products" | "chart_bad_size" | "chart_failed" | "alert_already_acknowledged" | "alert_not_firing" | "ack_too_short" | "invalid_thresholds";
+export type MessageCode = "other" | "not_connected" | "no_product_picked" | "reason_required" | "notes_required" | "confirm_product" | "confirm_scope" | "confirm_case" | "refused_read_only" | "refused_role" | "drill_refused_production" | "drill_refused_staging" | "unknown_profile" | "no_profile" | "invalid_profile_name" | "choose_environment" | "malformed_url" | "password_in_url" | "invalid_key_prefix" | "profiles_file" | "no_config_dir" | "no_keychain" | "missing_secret" | "cannot_store_secret" | "keychain_failed" | "mysql_unreachable" | "mysql_access_denied" | "mysql_unknown_database" | "redis_unreachable" | "connect_failed" | "query_failed" | "exit_redis_unreachable" | "instances_cannot_reach_redis" | "not_acknowledged" | "not_drained" | "rewrite_not_clean" | "changed_meanwhile" | "drift_after_exit" | "exit_failed" | "switch_read_timed_out" | "no_such_run" | "run_finished" | "drill_running" | "drill_starting" | "bad_short" | "bad_threshold" | "drill_plan" | "runner_missing" | "runner_failed" | "no_such_case" | "no_such_product" | "nothing_to_compensate" | "choose_compensation" | "bad_plan" | "compensation_refused" | "write_failed" | "chart_no_products" | "chart_bad_size" | "chart_failed" | "alert_already_acknowledged" | "alert_not_firing" | "ack_too_short" | "invalid_thresholds" | "adapter_no_drills" | "adapter_no_ledger_check" | "adapter_no_switch" | "adapter_no_rewrite" | "adapter_no_burndown" | "adapter_no_rights" | "adapter_no_state_db" | "adapter_failed";
 
 export type DesktopError = { kind: ErrorKind, code: MessageCode, params: { [key in string]: string }, 
 /**

@@ -16,12 +16,12 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use stockguard_core::action::Action;
 use stockguard_core::alerts::{self, acks, Alert, AlertState, Signals};
-use stockguard_core::connect::Connections;
 use stockguard_core::health::Health;
 use stockguard_core::lang::Lang;
 use stockguard_core::recon::sampler::Tick;
 use tauri::{AppHandle, Emitter as _, Manager as _};
 
+use crate::state::Live;
 use crate::{notify, tray};
 
 pub const ALERTS_EVENT: &str = "alerts";
@@ -104,19 +104,20 @@ pub fn firing_product(app: &AppHandle, key: &str) -> Option<u64> {
     app.state::<AlertDesk>().firing().into_iter().find(|a| a.key == key).and_then(|a| a.product_id)
 }
 
-/// One tick: evaluate, settle, publish.
-pub async fn on_tick(app: &AppHandle, conns: &Connections, tick: &Tick, health: Option<&Health>) {
+/// One tick: evaluate, settle, publish. On a sale read over its adapter the backlog and the
+/// breakers are our engine's signals it has not (`health` is `None` there).
+pub async fn on_tick(app: &AppHandle, live: &Live, tick: &Tick, health: Option<&Health>) {
     let signals = Signals {
         backlog: health.map(|h| h.stream_backlog),
         breakers_open: health.map(|h| h.breakers_open.clone()).unwrap_or_default(),
     };
-    let firing = alerts::evaluate(&tick.readings, &tick.confirmed, &signals, &conns.settings.thresholds);
+    let firing = alerts::evaluate(&tick.readings, &tick.confirmed, &signals, &live.settings.thresholds);
     app.state::<AlertDesk>().lock().firing = firing.clone();
     let mut error = None;
     // Closing is a write: only a profile that may acknowledge does it (the headless watcher
     // with --settle-acknowledgements does it for everyone else).
-    if conns.settings.may(Action::AcknowledgeAlert).is_ok() {
-        match acks::settle(conns, &firing).await {
+    if let (Ok(()), Some(desk)) = (live.settings.may(Action::AcknowledgeAlert), live.alert_acks()) {
+        match acks::settle_at(desk, &firing).await {
             Ok(closed) => {
                 for (ack, why) in closed {
                     tracing::info!(alert = %ack.alert_key, acked_by = %ack.acked_by, why, "acknowledgement closed");
@@ -125,22 +126,20 @@ pub async fn on_tick(app: &AppHandle, conns: &Connections, tick: &Tick, health: 
             Err(e) => error = Some(format!("acknowledgements could not be closed: {e}")),
         }
     }
-    publish(app, conns, tick.at, firing, error).await;
+    publish(app, live, tick.at, firing, error).await;
 }
 
 /// Reads the acknowledgements of `firing`, then tells the window, the tray and the desktop.
-pub async fn publish(
-    app: &AppHandle,
-    conns: &Connections,
-    at: DateTime<Utc>,
-    firing: Vec<Alert>,
-    error: Option<String>,
-) {
-    let (alerts, error) = match acks::states(conns, &firing).await {
-        Ok(states) => (states, error),
-        Err(e) => (
-            firing.into_iter().map(|alert| AlertState { alert, acknowledged: None }).collect(),
-            Some(format!("acknowledgements could not be read: {e}")),
+pub async fn publish(app: &AppHandle, live: &Live, at: DateTime<Utc>, firing: Vec<Alert>, error: Option<String>) {
+    let unacknowledged = |firing: Vec<Alert>| firing.into_iter().map(|alert| AlertState { alert, acknowledged: None });
+    let (alerts, error) = match live.alert_acks() {
+        Some(desk) => match acks::states_at(desk, &firing).await {
+            Ok(states) => (states, error),
+            Err(e) => (unacknowledged(firing).collect(), Some(format!("acknowledgements could not be read: {e}"))),
+        },
+        None => (
+            unacknowledged(firing).collect(),
+            Some("acknowledgements need the state database: this adapter sale has none".to_string()),
         ),
     };
     let update = AlertsUpdate { at, alerts, error };

@@ -2,13 +2,18 @@
 //! product's reading and the health strip, so the window never polls. Then what a tick calls
 //! for, as every reading loop does: a confirmed oversell's compensation case
 //! (`compensation::on_tick`), and the tick's alerts (`alert_desk`).
+//!
+//! On a sale read over its adapter the tick also carries what only such a reading has: the
+//! orders a buyer was told were taken that never became a row (the lost-orders panel). Its
+//! health strip is our engine's (heartbeats, streams, breakers), which such a sale has not.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use stockguard_core::adapter::AdapterReading;
 use stockguard_core::compensation::on_tick::{self, OnOversold};
-use stockguard_core::connect::Connections;
+use stockguard_core::compensation::over_adapter::SaleSide;
 use stockguard_core::health::{self, Health};
 use stockguard_core::recon::drift::ConfirmedDrift;
 use stockguard_core::recon::sampler::Tick;
@@ -17,7 +22,7 @@ use tauri::{AppHandle, Emitter as _};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::alert_desk;
-use crate::state::Feeds;
+use crate::state::{Feeds, Live, Sale};
 
 pub const TICK_EVENT: &str = "board-tick";
 pub const ERROR_EVENT: &str = "board-error";
@@ -35,18 +40,60 @@ pub struct BoardTick {
     /// `None` when a server did not answer the health probe (`health_error` says why).
     pub health: Option<Health>,
     pub health_error: Option<String>,
+    /// A sale read over its adapter: what only its reading has.
+    pub adapter: Option<AdapterBoard>,
 }
 
-/// Runs until the sampler stops (its connection was replaced or closed).
-pub fn spawn(app: AppHandle, conns: Connections, mut feeds: Feeds) {
+/// What the board shows of a sale read over its adapter beyond the readings.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct AdapterBoard {
+    /// The sale's name (its adapter file's `[sale] name`).
+    pub sale: String,
+    /// False when the sale's in-flight source keeps nothing it carried (a RabbitMQ queue, a
+    /// table): lost orders cannot be known there.
+    pub lost_knowable: bool,
+    /// The products with orders accepted and never a row, each with the sale's order ids.
+    pub lost: Vec<LostOrders>,
+}
+
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct LostOrders {
+    #[ts(type = "number")]
+    pub product_id: u64,
+    pub name: String,
+    pub order_ids: Vec<String>,
+}
+
+impl AdapterBoard {
+    fn of(sale: &str, readings: &[AdapterReading]) -> Self {
+        let lost = readings
+            .iter()
+            .filter_map(|r| {
+                let lost = r.lost.as_ref().filter(|l| l.count > 0)?;
+                Some(LostOrders {
+                    product_id: r.reading.product_id,
+                    name: r.reading.name.clone(),
+                    order_ids: lost.order_ids.clone(),
+                })
+            })
+            .collect();
+        let lost_knowable = readings.first().is_none_or(|r| r.lost.is_some());
+        Self { sale: sale.to_string(), lost_knowable, lost }
+    }
+}
+
+/// Runs until the sampler stops (its connection was replaced or closed). It holds the
+/// connection weakly: replacing it drops it, which stops its sampler and then this loop.
+pub fn spawn(app: AppHandle, live: Weak<Live>, mut feeds: Feeds) {
     tauri::async_runtime::spawn(async move {
         let mut on_oversold = OnOversold::default();
         loop {
             tokio::select! {
                 tick = feeds.ticks.recv() => match tick {
                     Ok(tick) => {
-                        emit_tick(&app, &conns, &tick).await;
-                        open_cases(&app, &conns, &tick, &mut on_oversold).await;
+                        let Some(live) = live.upgrade() else { break };
+                        emit_tick(&app, &live, &tick).await;
+                        open_cases(&app, &live, &tick, &mut on_oversold).await;
                     }
                     // The window only needs the newest tick.
                     Err(RecvError::Lagged(_)) => continue,
@@ -61,10 +108,13 @@ pub fn spawn(app: AppHandle, conns: Connections, mut feeds: Feeds) {
     });
 }
 
-async fn emit_tick(app: &AppHandle, conns: &Connections, tick: &Arc<Tick>) {
-    let (health, health_error) = match health::probe(conns, &tick.readings).await {
-        Ok(h) => (Some(h), None),
-        Err(e) => (None, Some(e.to_string())),
+async fn emit_tick(app: &AppHandle, live: &Live, tick: &Arc<Tick>) {
+    let (health, health_error, adapter) = match &live.sale {
+        Sale::Ours { conns, .. } => match health::probe(conns, &tick.readings).await {
+            Ok(h) => (Some(h), None, None),
+            Err(e) => (None, Some(e.to_string()), None),
+        },
+        Sale::Adapter { sale, latest } => (None, None, Some(AdapterBoard::of(&sale.file.sale.name, &latest.borrow()))),
     };
     let payload = BoardTick {
         at: tick.at,
@@ -73,15 +123,32 @@ async fn emit_tick(app: &AppHandle, conns: &Connections, tick: &Arc<Tick>) {
         took_ms: tick.took_ms,
         health,
         health_error,
+        adapter,
     };
     let _ = app.emit(TICK_EVENT, &payload);
-    alert_desk::on_tick(app, conns, tick, payload.health.as_ref()).await;
+    alert_desk::on_tick(app, live, tick, payload.health.as_ref()).await;
 }
 
 /// A confirmed oversell opens its compensation case (once per incident); one that could not
-/// be opened (an account without the right, say) is said as the sampler's errors are.
-async fn open_cases(app: &AppHandle, conns: &Connections, tick: &Tick, on_oversold: &mut OnOversold) {
-    for (product, opened) in on_oversold.observe(&conns.mysql, &tick.readings, &tick.confirmed).await {
+/// be opened (an account without the right, say) is said as the sampler's errors are. Over an
+/// adapter the case is kept in the state database and lists the sale's own orders.
+async fn open_cases(app: &AppHandle, live: &Live, tick: &Tick, on_oversold: &mut OnOversold) {
+    let opened = match &live.sale {
+        Sale::Ours { conns, .. } => on_oversold.observe(&conns.mysql, &tick.readings, &tick.confirmed).await,
+        Sale::Adapter { sale, latest } => {
+            let readings = latest.borrow().clone();
+            match (&sale.state, &sale.mysql) {
+                (Some(state), Some(db)) => {
+                    let side = SaleSide { file: &sale.file, db };
+                    on_oversold.observe_adapter(state, side, &readings, &tick.confirmed).await
+                }
+                // Without a state database (or the sale's orders) no case can be kept: the
+                // alert still fires.
+                _ => Vec::new(),
+            }
+        }
+    };
+    for (product, opened) in opened {
         if let Err(e) = opened {
             let message = on_tick::not_opened(product, &e);
             tracing::warn!(error = %message, "compensation");

@@ -109,6 +109,57 @@ pub enum MessageCode {
     AlertNotFiring,
     AckTooShort,
     InvalidThresholds,
+    /// A screen that needs our own tables, on a sale read over its adapter ([`OnlyOurs`]),
+    /// with `sale`.
+    AdapterNoDrills,
+    AdapterNoLedgerCheck,
+    AdapterNoSwitch,
+    AdapterNoRewrite,
+    AdapterNoBurndown,
+    AdapterNoRights,
+    /// An adapter sale's record (case, audit, acknowledgement) needs its state database.
+    AdapterNoStateDb,
+    /// Reading or writing a sale over its adapter failed: `detail`.
+    AdapterFailed,
+}
+
+/// The screens that need a sale our engine runs (our tables, keys and streams): on a sale
+/// read over its adapter each says why in one line instead of failing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnlyOurs {
+    Drills,
+    LedgerCheck,
+    Switch,
+    Rewrite,
+    Burndown,
+    Rights,
+}
+
+impl OnlyOurs {
+    fn said(self, sale: &str) -> Said {
+        use MessageCode as C;
+        let (code, why) = match self {
+            Self::Drills => (C::AdapterNoDrills, "drills run against a sale our engine runs; run them in the sandbox"),
+            Self::LedgerCheck => (
+                C::AdapterNoLedgerCheck,
+                "the ledger check reads our own orders and outbox; the board's reading judges this sale's ledger \
+                 (LEDGER_MISMATCH) every tick",
+            ),
+            Self::Switch => (
+                C::AdapterNoSwitch,
+                "its own degrade flag is switched by `stockguard degrade on|off` where the adapter file has a \
+                 [switch] section",
+            ),
+            Self::Rewrite => (
+                C::AdapterNoRewrite,
+                "its repair is the delta rewrite of a settled drift: `stockguard rewrite --product N`, where the \
+                 adapter file allows it",
+            ),
+            Self::Burndown => (C::AdapterNoBurndown, "the burn-down reads our own orders table"),
+            Self::Rights => (C::AdapterNoRights, "the rights panel reads our own tables' grants"),
+        };
+        Said::new(code, &[("sale", &sale)], format!("sale {sale} is read through its adapter: {why}"))
+    }
 }
 
 /// A message: its code, what fills the code's template, and the whole English sentence.
@@ -192,6 +243,11 @@ pub enum DesktopError {
 }
 
 impl DesktopError {
+    /// `screen` cannot work on `sale`, read over its adapter.
+    pub fn not_over_adapter(screen: OnlyOurs, sale: &str) -> Self {
+        Self::Refused(screen.said(sale))
+    }
+
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Profile(_) => ErrorKind::Profile,
@@ -534,6 +590,26 @@ impl From<stockguard_core::overview::OverviewError> for DesktopError {
             E::NoSuchProduct(id) => Self::Invalid(Said::new(C::NoSuchProduct, &[("product", &id)], m)),
             E::Chart(e) => e.into(),
             _ => Self::Query(Said::detailed(C::QueryFailed, m)),
+        }
+    }
+}
+
+impl From<stockguard_core::adapter::AdapterError> for DesktopError {
+    fn from(e: stockguard_core::adapter::AdapterError) -> Self {
+        use stockguard_core::adapter::AdapterError as E;
+        use MessageCode as C;
+        let m = chain(&e);
+        match e {
+            E::StateConnect(e) | E::Connect(e) => e.into(),
+            E::NotAllowed(refused) => refused.into(),
+            E::ConfirmationRequired(id) => Self::ConfirmationRequired(id),
+            E::UnknownProduct(id) => Self::Invalid(Said::new(C::NoSuchProduct, &[("product", &id)], m)),
+            E::NoStateDb => Self::Refused(Said::new(C::AdapterNoStateDb, &[], m)),
+            E::Refused(_) | E::ReadOnly { .. } => Self::Refused(Said::detailed(C::AdapterFailed, m)),
+            E::File(_) => Self::Profile(Said::detailed(C::AdapterFailed, m)),
+            E::Db { .. } | E::StateDb { .. } | E::Redis { .. } | E::Amqp { .. } | E::Missing(_) => {
+                Self::Query(Said::detailed(C::AdapterFailed, m))
+            }
         }
     }
 }

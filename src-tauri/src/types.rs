@@ -42,6 +42,8 @@ fn generated() -> String {
         stockguard_core::guarantee::Guarantee,
         stockguard_core::health::Health,
         crate::board_feed::BoardTick,
+        crate::board_feed::AdapterBoard,
+        crate::board_feed::LostOrders,
         stockguard_core::alerts::AlertKind,
         stockguard_core::alerts::Alert,
         stockguard_core::alerts::acks::Acknowledgement,

@@ -11,14 +11,12 @@ use clap::Subcommand;
 
 use super::output::say;
 use super::{connect, output, CliError};
-use secrecy::ExposeSecret as _;
 use stockguard_core::adapter::check::CheckReport;
 use stockguard_core::adapter::repair::{DeltaRepair, DeltaRequest};
-use stockguard_core::adapter::{self, state, AdapterFile, AdapterReading, SaleLinks};
+use stockguard_core::adapter::{self, state, AdapterFile, AdapterReading, OpenedSale};
 use stockguard_core::profile::{
     resolve, resolve_for_process_without_mysql, ConnectionSettings, EnvOverrides, ProfileStore,
 };
-use stockguard_core::redis_link::RedisLink;
 
 /// Where the adapter and the state database are: the global options (a flag, else its
 /// environment variable), else the chosen profile's `adapter` and `state_url`.
@@ -113,27 +111,17 @@ pub enum AdapterCommand {
     },
 }
 
-/// An adapter sale, opened: the sale's database only when the file names a table, its Redis
-/// only when the file names keys (a counters-only sale needs no MySQL URL at all).
+/// An adapter sale, opened (the core's one way, [`OpenedSale`]), with the settings it was
+/// opened with: the sale's fields read through it (`sale.file`, `sale.links()`).
 pub struct Opened {
-    pub file: AdapterFile,
+    pub sale: OpenedSale,
     pub settings: ConnectionSettings,
-    pub mysql: Option<sqlx::MySqlPool>,
-    pub redis: Option<RedisLink>,
-    pub state: Option<sqlx::MySqlPool>,
 }
 
-impl Opened {
-    pub fn links(&self) -> SaleLinks<'_, RedisLink> {
-        SaleLinks { db: self.mysql.as_ref(), redis: self.redis.as_ref() }
-    }
-
-    /// The recorded baselines (none without a state database).
-    pub async fn baselines(&self) -> Result<std::collections::HashMap<u64, i64>, CliError> {
-        Ok(match &self.state {
-            Some(pool) => state::baselines(pool, &self.file.sale.name).await?,
-            None => Default::default(),
-        })
+impl std::ops::Deref for Opened {
+    type Target = OpenedSale;
+    fn deref(&self) -> &OpenedSale {
+        &self.sale
     }
 }
 
@@ -148,8 +136,7 @@ pub async fn open(opts: &AdapterOpts, profile: Option<&str>) -> Result<Opened, C
         ));
     };
     let file = AdapterFile::load(path).map_err(adapter::AdapterError::from)?;
-    let needs_db = file.stock.is_some() || file.orders.is_some();
-    let settings = if needs_db {
+    let settings = if adapter::open::needs_db(&file) {
         super::settings(profile).await?
     } else {
         let settings = resolve_for_process_without_mysql(profile).await?;
@@ -158,20 +145,12 @@ pub async fn open(opts: &AdapterOpts, profile: Option<&str>) -> Result<Opened, C
         }
         settings
     };
-    let mysql = match needs_db {
-        true => Some(stockguard_core::connect::connect_mysql(&settings).await?),
-        false => None,
-    };
-    let redis = match &file.redis {
-        Some(_) => Some(stockguard_core::connect::connect_redis(&settings).await?),
-        None => None,
-    };
-    let profile_state = settings.state_url.as_ref().map(|url| url.expose_secret().to_string());
-    let state = match opts.state_url.clone().or(profile_state) {
-        Some(url) => Some(state::open(&url).await?),
-        None => None,
-    };
-    Ok(Opened { file, settings, mysql, redis, state })
+    let sale = OpenedSale::connect(file, &settings, opts.state_url.as_deref()).await.map_err(|e| match e {
+        // The connection's own words, as every other command says them.
+        adapter::AdapterError::Connect(e) => CliError::Connect(e),
+        e => e.into(),
+    })?;
+    Ok(Opened { sale, settings })
 }
 
 pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>) -> Result<(), CliError> {

@@ -215,34 +215,9 @@ impl Desk {
     fn sale(&self) -> Result<Option<SaleSide<'_>>, CliError> {
         match self {
             Self::Ours(_) => Ok(None),
-            Self::Adapter(sale) => Ok(Some(SaleSide { file: &sale.file, db: sale_db(sale)? })),
+            Self::Adapter(sale) => Ok(Some(SaleSide::of(sale)?)),
         }
     }
-}
-
-/// The sale's own database, which a case's orders come from: a counters-only sale has none.
-fn sale_db(sale: &AdapterSale) -> Result<&sqlx::MySqlPool, CliError> {
-    sale.mysql.as_ref().ok_or_else(|| {
-        CliError::Refused(format!(
-            "the sale {:?} names no orders table: a compensation case lists the sale's orders",
-            sale.file.sale.name
-        ))
-    })
-}
-
-/// Opens the product's case over an adapter, against the initial stock a reading finds.
-async fn open_over_adapter(sale: &AdapterSale, product: u64) -> Result<open::Opened, CliError> {
-    let state = sale.state.as_ref().ok_or(AdapterError::NoStateDb)?;
-    let baselines = sale.baselines().await?;
-    let readings = stockguard_core::adapter::read(&sale.file, &sale.links(), &baselines, &[product]).await?;
-    let reading = readings.first().ok_or(AdapterError::UnknownProduct(product))?;
-    if reading.initial_source == "none" {
-        return Err(CliError::Refused(format!(
-            "product {product} has no initial stock to judge against: record a baseline first (adapter baseline --reason)"
-        )));
-    }
-    let side = SaleSide { file: &sale.file, db: sale_db(sale)? };
-    Ok(over_adapter::open_case(state, side, product, reading.reading.initial_stock, &[]).await?)
 }
 
 pub async fn run(cmd: CompensationCommand, profile: Option<&str>, adapter: &AdapterOpts) -> Result<(), CliError> {
@@ -292,7 +267,7 @@ pub async fn run(cmd: CompensationCommand, profile: Option<&str>, adapter: &Adap
         CompensationCommand::Open { product, json } => {
             let opened = match &desk {
                 Desk::Ours(_) => open::open_case(pool, product).await?,
-                Desk::Adapter(sale) => open_over_adapter(sale, product).await?,
+                Desk::Adapter(sale) => over_adapter::open_for(sale, product).await?,
             };
             if json {
                 output::json(&opened);

@@ -83,12 +83,6 @@ async fn over_adapter(args: WatchArgs, profile: Option<&str>, adapter: &AdapterO
         args.interval_ms
     );
     let opts = options(&args, &sale.settings);
-    let sale = stockguard_engine::watch::AdapterSale {
-        file: sale.file,
-        mysql: sale.mysql,
-        redis: sale.redis,
-        state: sale.state,
-    };
-    stockguard_engine::watch::run_adapter(sale, listener, opts, super::engine::shutdown_signal()).await?;
+    stockguard_engine::watch::run_adapter(sale.sale, listener, opts, super::engine::shutdown_signal()).await?;
     Ok(())
 }

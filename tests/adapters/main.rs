@@ -17,4 +17,5 @@ mod readings;
 mod sales;
 mod sales_files;
 mod sales_selftest;
+mod sampler;
 mod switch;

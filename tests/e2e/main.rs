@@ -11,6 +11,7 @@
 mod support;
 
 mod accessibility;
+mod adapter_board;
 mod alerts;
 mod app;
 mod desktop_bus;
@@ -549,11 +550,14 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
             .await;
         // The board redraws every tick: a pick can land on a row about to be replaced (or find
         // the box already ticked). Wait for the state: the box ticked and the form filled.
+        // A try that missed leaves the window on the rewrite form (the board hidden, its boxes
+        // not clickable): each try starts from the board.
         let deadline = tokio::time::Instant::now() + STEP;
         loop {
+            click(c, "#nav [data-screen=board]").await;
             tick(c, &format!("{row} input.pick")).await;
             click(c, "#rewrite-selected").await;
-            let picked = c.find(Locator::Css("#rw-products")).await.unwrap().prop("value").await.unwrap();
+            let picked = form_products(c).await;
             if picked.as_deref() == Some("1016") {
                 break;
             }
@@ -665,6 +669,23 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
 const SHORT_DRILL: Duration = Duration::from_secs(120);
 
 /// A run's status as the database holds it.
+/// The rewrite form's products once it shows them (the form fills as it opens), or what it
+/// shows after a few frames: `None` when the form is not open.
+async fn form_products(c: &Client) -> Option<String> {
+    let mut shown = None;
+    for _ in 0..10 {
+        shown = match c.find(Locator::Css("#rw-products")).await {
+            Ok(field) => field.prop("value").await.ok().flatten(),
+            Err(_) => None,
+        };
+        if shown.as_deref().is_some_and(|v| !v.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    shown
+}
+
 async fn run_status(pool: &MySqlPool, run: u64) -> String {
     sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM drill_runs WHERE id = ?")
         .bind(run)

@@ -88,7 +88,7 @@ let drawn = new Map();
  */
 function signature(r) {
   return [r.status, r.name, r.initial_stock, r.db_stock, r.live_orders_qty, r.inflight_pending, r.pending_release,
-    r.redis_stock, r.expected_redis, r.drift, selection.has(r.product_id), currentLanguage()].join("|");
+    r.redis_stock, r.expected_redis, r.drift, r.in_flight, selection.has(r.product_id), currentLanguage()].join("|");
 }
 
 /** @param {Reading} r */
@@ -111,8 +111,14 @@ function row(r) {
   pick.append(box);
   // A sold-out product is OK and says so; every status explains itself on hover (and in
   // the legend above the board, for the keyboard).
+  // A product over an adapter that did not settle says how many entries wait in flight.
   const soldOut = r.status === "OK" && r.db_stock <= 0;
-  const status = cell(soldOut ? `${t(r.status)} · ${t("soldOut")}` : t(r.status), "status");
+  const shownStatus = soldOut
+    ? `${t(r.status)} · ${t("soldOut")}`
+    : r.status === "UNSETTLED" && r.in_flight > 0
+      ? `${t(r.status)} · ${t("inFlightEntries", { n: r.in_flight })}`
+      : t(r.status);
+  const status = cell(shownStatus, "status");
   status.dataset.status = r.status;
   status.title = t(`why_${r.status}`);
   tr.append(
@@ -247,8 +253,46 @@ function renderHealth(tick) {
   renderGuarantee(h);
   byId("health-took").textContent = ms(tick.took_ms);
   byId("health-at").textContent = clock(new Date(tick.at));
-  byId("health").classList.toggle("bad", !h);
+  // A sale over its adapter has no engine of ours to probe: not a failure.
+  byId("health").classList.toggle("bad", !h && !tick.adapter);
   byId("health").title = tick.health_error ?? "";
+  byId("health-adapter-box").hidden = !tick.adapter;
+  byId("health-adapter").textContent = tick.adapter?.sale ?? "-";
+}
+
+/** Drawn only when what it shows changed. */
+let lostShown = "";
+
+/**
+ * The lost-orders panel of a sale read over its adapter: each product's orders accepted,
+ * acknowledged by the sale's consumer and never a row.
+ * @param {BoardTick} tick
+ */
+function renderLost(tick) {
+  const panel = byId("lost-panel");
+  const a = tick.adapter;
+  panel.hidden = !a;
+  const sig = a ? JSON.stringify([a.lost_knowable, a.lost, currentLanguage()]) : "";
+  if (!a || sig === lostShown) return;
+  lostShown = sig;
+  const orders = a.lost.reduce((n, p) => n + p.order_ids.length, 0);
+  byId("lost-summary").textContent = !a.lost_knowable
+    ? t("lostUnknowable")
+    : orders === 0
+      ? t("lostNone")
+      : t("lostSummary", { orders, products: a.lost.length });
+  panel.classList.toggle("bad", orders > 0);
+  const body = query("#lost-orders tbody");
+  body.replaceChildren(
+    ...a.lost.map((p) => {
+      const tr = document.createElement("tr");
+      tr.dataset.productId = String(p.product_id);
+      tr.append(cell(p.product_id, "num id"), cell(p.name, "name"), cell(p.order_ids.length, "num"),
+        cell(p.order_ids.join(", "), "order-ids"));
+      return tr;
+    }),
+  );
+  byId("lost-orders").hidden = a.lost.length === 0;
 }
 
 function chartLabels() {
@@ -287,6 +331,7 @@ function onTick(tick) {
   const arrived = performance.now();
   all = tick.readings;
   renderHealth(tick);
+  renderLost(tick);
   refilter();
   measureUpdate(arrived);
   drawChart();
@@ -343,6 +388,8 @@ export function init(context) {
   });
   onConnect(() => {
     all = [];
+    lostShown = "";
+    byId("lost-panel").hidden = true;
     chartPanel.hidden = true;
     scroller.classList.remove("with-chart");
     renderSelection();

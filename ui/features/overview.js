@@ -82,7 +82,23 @@ function renderVerdict(v) {
   line.textContent = `${level}${t("verdictSep")}${parts.join(t("listSep"))}${t("ovVerdictUnacked", { n: v.unacknowledged })}`;
 }
 
+/** The sale over its adapter this screen shows (none: our own sale). */
+let overAdapter = "";
+
+function renderOverAdapter() {
+  const line = byId("ov-verdict");
+  byId("ov-figures").hidden = Boolean(overAdapter);
+  if (!overAdapter) {
+    if (line.dataset.level === "adapter") line.textContent = "";
+    return;
+  }
+  line.className = "verdict verdict-watch";
+  line.dataset.level = "adapter";
+  line.textContent = t("ovOverAdapter", { sale: overAdapter });
+}
+
 function render() {
+  renderOverAdapter();
   const o = last;
   if (!o) return;
   const s = o.sale;
@@ -144,6 +160,8 @@ function emptyItem(text) {
 }
 
 async function drawBurnDown() {
+  // Our own orders table's: a sale over its adapter has none of ours.
+  if (overAdapter) return;
   if (screen.hidden) return;
   // A draw asked for while one is in flight (a language switch, say) runs after it, so the
   // chart never keeps the words of the moment before.
@@ -192,6 +210,11 @@ function pickProduct() {
 export function init() {
   listen("overview-tick", onTick);
   listen("overview-error", (message) => showError({ kind: "query", message }));
+  // A sale read over its adapter: the figures are our engine's; the first line says so.
+  listen("overview-over-adapter", (sale) => {
+    overAdapter = String(sale);
+    renderOverAdapter();
+  });
   byId("ov-product-go").addEventListener("click", pickProduct);
   productInput.addEventListener("keydown", (e) => {
     if (e.key === "Enter") pickProduct();
@@ -200,8 +223,10 @@ export function init() {
     productInput.value = "";
     pickProduct();
   });
-  onConnect(() => {
+  onConnect((info) => {
     last = null;
+    overAdapter = info.adapter_sale ?? "";
+    renderOverAdapter();
     product = null;
     productInput.value = "";
     burnImg.removeAttribute("src");

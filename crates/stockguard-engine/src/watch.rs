@@ -44,7 +44,7 @@ use stockguard_core::recon::reading::read_products;
 use stockguard_core::recon::{DriftStatus, Reading};
 
 mod adapter;
-pub use adapter::{run_adapter, AdapterSale};
+pub use adapter::run_adapter;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {

@@ -2,6 +2,7 @@
 //! notifications speak.
 
 use chrono::Utc;
+use stockguard_core::adapter::AdapterError;
 use stockguard_core::alerts::acks::{self, Acknowledgement};
 use stockguard_core::lang::Lang;
 use tauri::{AppHandle, State};
@@ -34,8 +35,9 @@ pub async fn alert_acknowledge(
     let live = state.live().await?;
     let until = minutes.map(|m| Utc::now().naive_utc() + chrono::Duration::minutes(i64::from(m)));
     let firing = desk.firing();
-    let ack = acks::acknowledge(&live.conns, &firing, &key, &reason, until).await?;
-    alert_desk::publish(&app, &live.conns, Utc::now(), firing, None).await;
+    let desk_at = live.alert_acks().ok_or_else(|| DesktopError::from(AdapterError::NoStateDb))?;
+    let ack = acks::acknowledge_at(desk_at, &firing, &key, &reason, until).await?;
+    alert_desk::publish(&app, &live, Utc::now(), firing, None).await;
     Ok(ack)
 }
 

@@ -8,5 +8,5 @@ use crate::state::AppState;
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn audit_log(state: State<'_, AppState>, filter: AuditFilter) -> Result<Vec<AuditRecord>, DesktopError> {
-    Ok(audit::query(&state.live().await?.conns.mysql, &filter).await?)
+    Ok(audit::query(state.live().await?.records()?, &filter).await?)
 }

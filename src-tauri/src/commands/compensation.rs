@@ -1,10 +1,13 @@
 //! The compensation screen: the inbox, a case, its plan, the workflow's steps, execution with
 //! a `compensation-progress` event per line, and the CSV export. Every step is taken as the
-//! profile's MySQL account, and the database decides whether that account may take it.
+//! profile's MySQL account, and the database decides whether that account may take it. On a
+//! sale read over its adapter the cases are its state database's, and they list the sale's
+//! own orders (`compensation::over_adapter`).
 
 use serde::Serialize;
 use stockguard_core::compensation::execute::{execute, Execution};
 use stockguard_core::compensation::open::{open_case, Opened};
+use stockguard_core::compensation::over_adapter::{self, SaleSide};
 use stockguard_core::compensation::plan::{set_plan, Choice, Lines, Planned};
 use stockguard_core::compensation::read::{list, show, CaseSummary};
 use stockguard_core::compensation::workflow::{take, StepKind, Stepped};
@@ -12,7 +15,7 @@ use stockguard_core::compensation::{export, Action, Case, CaseStatus, LineReason
 use tauri::{AppHandle, Emitter as _, State};
 
 use crate::error::{DesktopError, MessageCode, Said};
-use crate::state::AppState;
+use crate::state::{AppState, Sale};
 
 pub const PROGRESS_EVENT: &str = "compensation-progress";
 
@@ -29,17 +32,21 @@ pub async fn compensation_list(
     state: State<'_, AppState>,
     status: Option<CaseStatus>,
 ) -> Result<Vec<CaseSummary>, DesktopError> {
-    Ok(list(&state.live().await?.conns.mysql, status).await?)
+    Ok(list(state.live().await?.records()?, status).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn compensation_show(state: State<'_, AppState>, case_id: u64) -> Result<Case, DesktopError> {
-    Ok(show(&state.live().await?.conns.mysql, case_id).await?)
+    Ok(show(state.live().await?.records()?, case_id).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn compensation_open(state: State<'_, AppState>, product_id: u64) -> Result<Opened, DesktopError> {
-    Ok(open_case(&state.live().await?.conns.mysql, product_id).await?)
+    let live = state.live().await?;
+    Ok(match &live.sale {
+        Sale::Ours { conns, .. } => open_case(&conns.mysql, product_id).await?,
+        Sale::Adapter { sale, .. } => over_adapter::open_for(sale, product_id).await?,
+    })
 }
 
 /// The plan by reason: what every oversold line gets, what every withdrawn line gets.
@@ -68,7 +75,7 @@ pub async fn compensation_plan(
             "choose what the oversold or the withdrawn lines get",
         )));
     }
-    Ok(set_plan(&state.live().await?.conns.mysql, case_id, &choices).await?)
+    Ok(set_plan(state.live().await?.records()?, case_id, &choices).await?)
 }
 
 /// Propose, approve, reject, close or note.
@@ -79,7 +86,7 @@ pub async fn compensation_step(
     step: StepKind,
     reason: String,
 ) -> Result<Stepped, DesktopError> {
-    Ok(take(&state.live().await?.conns.mysql, case_id, step, &reason).await?)
+    Ok(take(state.live().await?.records()?, case_id, step, &reason).await?)
 }
 
 /// Executes the approved plan; `confirm` is the case id typed again.
@@ -100,7 +107,13 @@ pub async fn compensation_execute(
     let progress = |done: usize, total: usize, order_no: &str| {
         let _ = app.emit(PROGRESS_EVENT, CompensationProgress { case_id, done, total, order_no: order_no.to_string() });
     };
-    Ok(execute(&state.live().await?.conns.mysql, case_id, &progress).await?)
+    let live = state.live().await?;
+    Ok(match &live.sale {
+        Sale::Ours { conns, .. } => execute(&conns.mysql, case_id, &progress).await?,
+        Sale::Adapter { sale, .. } => {
+            over_adapter::execute(sale.state()?, SaleSide::of(sale)?, case_id, &progress).await?
+        }
+    })
 }
 
 /// The case's lines as CSV at `path` (none: the documents folder); returns where it went.
@@ -110,7 +123,7 @@ pub async fn compensation_export(
     case_id: u64,
     path: Option<String>,
 ) -> Result<String, DesktopError> {
-    let case = show(&state.live().await?.conns.mysql, case_id).await?;
+    let case = show(state.live().await?.records()?, case_id).await?;
     let text = export::csv(&case).map_err(|e| DesktopError::Query(format!("the CSV: {e}").into()))?;
     let path = match path.map(|p| p.trim().to_string()).filter(|p| !p.is_empty()) {
         Some(p) => std::path::PathBuf::from(p),

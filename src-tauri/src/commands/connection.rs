@@ -5,8 +5,8 @@ use tauri::{AppHandle, Manager as _, State};
 
 use crate::alert_desk::AlertDesk;
 use crate::board_feed;
-use crate::error::DesktopError;
-use crate::state::AppState;
+use crate::error::{DesktopError, OnlyOurs};
+use crate::state::{AppState, Sale};
 
 /// What the banner shows: which sale, which kind of environment, as whom.
 #[derive(Debug, Serialize, ts_rs::TS)]
@@ -19,6 +19,8 @@ pub struct ConnectionInfo {
     pub redis: String,
     pub key_prefix: String,
     pub has_replica: bool,
+    /// The sale's name when it is read over its adapter file (a sale Stockguard did not build).
+    pub adapter_sale: Option<String>,
     /// Things the user should know about this connection (e.g. where a password came from).
     pub notices: Vec<stockguard_core::profile::Notice>,
 }
@@ -29,13 +31,14 @@ pub struct ConnectionInfo {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn connection_rights(state: State<'_, AppState>) -> Result<stockguard_core::roles::Rights, DesktopError> {
     let live = state.live().await?;
-    stockguard_core::roles::effective_rights(&live.conns).await.map_err(|e| DesktopError::Query(e.to_string().into()))
+    let conns = live.ours(OnlyOurs::Rights)?;
+    stockguard_core::roles::effective_rights(conns).await.map_err(|e| DesktopError::Query(e.to_string().into()))
 }
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn connection_info(state: State<'_, AppState>) -> Result<ConnectionInfo, DesktopError> {
     let live = state.live().await?;
-    let s = &live.conns.settings;
+    let s = &live.settings;
     Ok(ConnectionInfo {
         profile: s.profile_name.clone(),
         environment: s.environment,
@@ -44,7 +47,8 @@ pub async fn connection_info(state: State<'_, AppState>) -> Result<ConnectionInf
         mysql: s.mysql_display(),
         redis: s.redis_display(),
         key_prefix: s.key_prefix.clone(),
-        has_replica: live.replica.is_some(),
+        has_replica: matches!(&live.sale, Sale::Ours { replica: Some(_), .. }),
+        adapter_sale: live.adapter().map(|sale| sale.file.sale.name.clone()),
         notices: s.notices.clone(),
     })
 }
@@ -60,7 +64,12 @@ pub async fn connect(
     let chosen = profile.or_else(|| state.start_profile.clone());
     let (live, feeds) = state.connect(chosen.as_deref()).await?;
     app.state::<AlertDesk>().reset();
-    super::overview::spawn_feed(app.clone(), live.conns.clone(), feeds.ticks.resubscribe());
-    board_feed::spawn(app, live.conns.clone(), feeds);
+    match &live.sale {
+        Sale::Ours { conns, .. } => super::overview::spawn_feed(app.clone(), conns.clone(), feeds.ticks.resubscribe()),
+        Sale::Adapter { sale, .. } => {
+            super::overview::spawn_not_over_adapter(app.clone(), sale.file.sale.name.clone(), feeds.ticks.resubscribe())
+        }
+    }
+    board_feed::spawn(app, std::sync::Arc::downgrade(&live), feeds);
     connection_info(state).await
 }

@@ -14,7 +14,7 @@ use stockguard_core::drills::{self, RunDetail, RunRecord};
 use stockguard_core::lang::Lang;
 use tauri::{AppHandle, Manager as _, State};
 
-use crate::error::{DesktopError, MessageCode, Said};
+use crate::error::{DesktopError, MessageCode, OnlyOurs, Said};
 use crate::logs::LogFile;
 use crate::state::{drill_runner, AppState};
 
@@ -55,7 +55,8 @@ pub struct DrillTimeline {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_catalog(state: State<'_, AppState>) -> Result<DrillCatalog, DesktopError> {
     let live = state.live().await?;
-    let settings = &live.conns.settings;
+    let conns = live.ours(OnlyOurs::Drills)?;
+    let settings = &conns.settings;
     let drills = plan::builtin()
         .into_iter()
         .map(|p| DrillInfo {
@@ -85,13 +86,14 @@ pub async fn drill_start(
     staging_confirmed: bool,
 ) -> Result<Started, DesktopError> {
     let live = state.live().await?;
+    let conns = live.ours(OnlyOurs::Drills)?;
     let request = LaunchRequest { drill, short, extra_db_latency_ms, staging_confirmed };
-    request.check(&live.conns.settings)?;
+    request.check(&conns.settings)?;
     let dir = app.try_state::<LogFile>().map_or_else(std::env::temp_dir, |log| log.dir.clone());
     let log = dir.join(format!("drill-runner-{}.log", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3f")));
-    let started = launch::start(&live.conns.mysql, &live.conns.settings, &drill_runner()?, &request, &log).await?;
+    let started = launch::start(&conns.mysql, &conns.settings, &drill_runner()?, &request, &log).await?;
     tracing::info!(run = started.run_id, pid = started.pid, drill = %request.drill, log = %log.display(), "drill started");
-    state.watch_drill(app, live.conns.mysql.clone(), started.run_id);
+    state.watch_drill(app, conns.mysql.clone(), started.run_id);
     Ok(started)
 }
 
@@ -99,7 +101,8 @@ pub async fn drill_start(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_watch(app: AppHandle, state: State<'_, AppState>, run_id: u64) -> Result<(), DesktopError> {
     let live = state.live().await?;
-    state.watch_drill(app, live.conns.mysql.clone(), run_id);
+    let conns = live.ours(OnlyOurs::Drills)?;
+    state.watch_drill(app, conns.mysql.clone(), run_id);
     Ok(())
 }
 
@@ -108,7 +111,8 @@ pub async fn drill_watch(app: AppHandle, state: State<'_, AppState>, run_id: u64
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_halt(state: State<'_, AppState>, reason: String) -> Result<Vec<u64>, DesktopError> {
     let live = state.live().await?;
-    let asked = drills::request_halt(&live.conns.mysql, &live.conns.settings, &reason).await?;
+    let conns = live.ours(OnlyOurs::Drills)?;
+    let asked = drills::request_halt(&conns.mysql, &conns.settings, &reason).await?;
     tracing::info!(runs = ?asked, reason = %reason, "drill halt requested");
     Ok(asked)
 }
@@ -117,15 +121,17 @@ pub async fn drill_halt(state: State<'_, AppState>, reason: String) -> Result<Ve
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_runs(state: State<'_, AppState>, limit: u32) -> Result<Vec<RunRecord>, DesktopError> {
     let live = state.live().await?;
-    drills::clear_leftovers(&live.conns).await;
-    Ok(drills::list(&live.conns.mysql, limit, drills::STALE_AFTER).await?)
+    let conns = live.ours(OnlyOurs::Drills)?;
+    drills::clear_leftovers(conns).await;
+    Ok(drills::list(&conns.mysql, limit, drills::STALE_AFTER).await?)
 }
 
 /// A run's report as one self-contained HTML page, in `lang`.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_report(state: State<'_, AppState>, run_id: u64, lang: Lang) -> Result<String, DesktopError> {
     let live = state.live().await?;
-    let data = report::load(&live.conns.mysql, run_id).await?;
+    let conns = live.ours(OnlyOurs::Drills)?;
+    let data = report::load(&conns.mysql, run_id).await?;
     Ok(report::render(&data, Format::Html, lang))
 }
 
@@ -145,9 +151,10 @@ pub async fn drill_compare(
         )));
     }
     let live = state.live().await?;
+    let conns = live.ours(OnlyOurs::Drills)?;
     let (a, b) = tokio::try_join!(
-        drills::show(&live.conns.mysql, a, drills::STALE_AFTER),
-        drills::show(&live.conns.mysql, b, drills::STALE_AFTER)
+        drills::show(&conns.mysql, a, drills::STALE_AFTER),
+        drills::show(&conns.mysql, b, drills::STALE_AFTER)
     )?;
     Ok(compare(&a, &b, threshold))
 }
@@ -156,8 +163,9 @@ pub async fn drill_compare(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_timeline(state: State<'_, AppState>, run_id: u64) -> Result<DrillTimeline, DesktopError> {
     let live = state.live().await?;
-    let run = drills::show(&live.conns.mysql, run_id, drills::STALE_AFTER).await?;
-    let timeline = events::timeline(&live.conns.mysql, run_id).await?;
+    let conns = live.ours(OnlyOurs::Drills)?;
+    let run = drills::show(&conns.mysql, run_id, drills::STALE_AFTER).await?;
+    let timeline = events::timeline(&conns.mysql, run_id).await?;
     let charts = TimelineCharts::of_run(&run, &timeline);
     Ok(DrillTimeline { run, timeline, charts })
 }

@@ -13,11 +13,12 @@ use tauri::{AppHandle, Emitter as _, Manager as _, State};
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::alert_desk::AlertDesk;
-use crate::error::DesktopError;
+use crate::error::{DesktopError, OnlyOurs};
 use crate::state::AppState;
 
 pub const TICK_EVENT: &str = "overview-tick";
 pub const ERROR_EVENT: &str = "overview-error";
+pub const OVER_ADAPTER_EVENT: &str = "overview-over-adapter";
 
 /// Computes the overview on every sampler tick until the sampler stops, keeping the previous
 /// scrape for the rates.
@@ -48,6 +49,17 @@ pub fn spawn_feed(app: AppHandle, conns: Connections, mut ticks: broadcast::Rece
     });
 }
 
+/// On a sale read over its adapter the overview's figures (our engine's scrape, our orders
+/// table) are not there: each tick says so (`overview-over-adapter`, with the sale's name), and
+/// the screen says it in its first line in place of the figures.
+pub fn spawn_not_over_adapter(app: AppHandle, sale: String, mut ticks: broadcast::Receiver<Arc<Tick>>) {
+    tauri::async_runtime::spawn(async move {
+        while let Ok(_) | Err(RecvError::Lagged(_)) = ticks.recv().await {
+            let _ = app.emit(OVER_ADAPTER_EVENT, &sale);
+        }
+    });
+}
+
 /// The burn-down as the window shows it: the chart and the numbers it ends on.
 #[derive(Debug, Serialize, ts_rs::TS)]
 pub struct BurnDownView {
@@ -71,7 +83,7 @@ pub async fn burndown_chart(
     height: u32,
 ) -> Result<BurnDownView, DesktopError> {
     let live = state.live().await?;
-    let b = burndown::read(&live.conns.mysql, product).await?;
+    let b = burndown::read(&live.ours(OnlyOurs::Burndown)?.mysql, product).await?;
     let svg = chart::burndown_svg(&b, &labels, &series, (width, height)).map_err(OverviewError::from)?;
     Ok(BurnDownView {
         svg,

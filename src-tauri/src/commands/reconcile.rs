@@ -4,8 +4,8 @@ use serde::Serialize;
 use stockguard_core::recon::ledger::{reconcile, LedgerOptions, LedgerReport};
 use tauri::{AppHandle, Emitter as _, State};
 
-use crate::error::DesktopError;
-use crate::state::AppState;
+use crate::error::{DesktopError, OnlyOurs};
+use crate::state::{AppState, Sale};
 
 pub const PROGRESS_EVENT: &str = "ledger-progress";
 
@@ -19,9 +19,14 @@ pub struct LedgerProgress {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn run_ledger(app: AppHandle, state: State<'_, AppState>) -> Result<LedgerReport, DesktopError> {
     let live = state.live().await?;
-    let pool = live.replica.as_ref().unwrap_or(&live.conns.mysql);
+    let conns = live.ours(OnlyOurs::LedgerCheck)?;
+    let replica = match &live.sale {
+        Sale::Ours { replica, .. } => replica.as_ref(),
+        Sale::Adapter { .. } => None,
+    };
+    let pool = replica.unwrap_or(&conns.mysql);
     let mut progress = |done, total| {
         let _ = app.emit(PROGRESS_EVENT, LedgerProgress { done, total });
     };
-    Ok(reconcile(pool, &LedgerOptions::default(), live.replica.is_some(), &mut progress).await?)
+    Ok(reconcile(pool, &LedgerOptions::default(), replica.is_some(), &mut progress).await?)
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 use stockguard_core::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
 use tauri::State;
 
-use crate::error::{DesktopError, ErrorWire, MessageCode, Said};
+use crate::error::{DesktopError, ErrorWire, MessageCode, OnlyOurs, Said};
 use crate::state::AppState;
 
 /// One product's result: the rewrite's, or why it was not done.
@@ -35,7 +35,7 @@ pub async fn rewrite_products(
     }
     let live = state.live().await?;
     let template = RewriteRequest { product_id: 0, reason, dry_run, confirm: None, lock_ttl: Duration::from_secs(10) };
-    let results = rewrite_many(&live.conns, &products, &template, &confirmed).await;
+    let results = rewrite_many(live.ours(OnlyOurs::Rewrite)?, &products, &template, &confirmed).await;
     Ok(products
         .into_iter()
         .zip(results)

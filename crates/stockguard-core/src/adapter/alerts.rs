@@ -11,6 +11,7 @@ use super::reading::{read, SaleLinks};
 use super::{AdapterError, AdapterFile};
 use crate::alerts::{evaluate, Alert, Signals};
 use crate::profile::thresholds::Thresholds;
+use crate::recon::drift::ConfirmedDrift;
 use crate::recon::{DriftTracker, Reading};
 use crate::redis_link::Link;
 
@@ -26,8 +27,13 @@ pub async fn firing<C: Link>(
     let mut tracker = DriftTracker::default();
     tracker.observe(&plain(read(file, links, baselines, &[]).await?));
     let readings = plain(read(file, links, baselines, &[]).await?);
-    let settled: HashSet<u64> = readings.iter().filter(|r| r.settled).map(|r| r.product_id).collect();
-    let confirmed: Vec<_> =
-        tracker.observe(&readings).into_iter().filter(|c| settled.contains(&c.product_id)).collect();
+    let confirmed = confirm_settled(&mut tracker, &readings);
     Ok(evaluate(&readings, &confirmed, &Signals::default(), thresholds))
+}
+
+/// The drifts two readings in a row agree on, of the products the second reading settled: the
+/// rule of every loop over an adapter (an `UNSETTLED` product is never a verdict).
+pub fn confirm_settled(tracker: &mut DriftTracker, readings: &[Reading]) -> Vec<ConfirmedDrift> {
+    let settled: HashSet<u64> = readings.iter().filter(|r| r.settled).map(|r| r.product_id).collect();
+    tracker.observe(readings).into_iter().filter(|c| settled.contains(&c.product_id)).collect()
 }

@@ -11,6 +11,9 @@
 //! - [`inflight`]: where accepted orders wait: a Redis stream, a RabbitMQ queue, or nothing.
 //! - [`lost`]: accepted but lost: orders a stream's consumer acknowledged and never wrote.
 //! - [`reading`]: two passes and the settled verdict per product.
+//! - [`open`]: a sale opened: its file and the connections it names (the CLI's and the
+//!   window's one way in); [`sampler`]: its readings at an interval, as the window's board
+//!   takes them.
 //! - [`alerts`]: what fires on such a sale, by our own alert conditions (a drift confirmed
 //!   only by two settled readings that agree).
 //! - [`state`]: the console's own state for such a sale (baselines, audit) in a database of
@@ -35,14 +38,17 @@ pub mod ident;
 pub mod inflight;
 pub mod init;
 pub mod lost;
+pub mod open;
 pub mod reading;
 pub mod redis_side;
 pub mod repair;
+pub mod sampler;
 pub mod state;
 pub mod switch;
 pub mod template;
 
 pub use file::{AdapterFile, AdapterFileError};
+pub use open::OpenedSale;
 pub use reading::{read, AdapterReading, SaleLinks};
 
 /// What went wrong reading or repairing a sale over its adapter; each failing step named,
@@ -88,6 +94,9 @@ pub enum AdapterError {
     NoStateDb,
     #[error("the state database: {0}")]
     StateConnect(#[source] crate::connect::ConnectError),
+    /// The sale's own MySQL or Redis did not answer (the words are the connection's).
+    #[error(transparent)]
+    Connect(crate::connect::ConnectError),
     #[error("{0}")]
     Refused(String),
     /// The profile's role (or read-only mark) does not allow the action.

@@ -25,7 +25,7 @@ use super::execute::{self, Execution, Venue};
 use super::open::{beyond_stock, open_in, Candidate, Opened};
 use super::{Action, CompensationError, LineReason};
 use crate::adapter::compensate::{self, Cancelled, SaleOrder};
-use crate::adapter::{AdapterError, AdapterFile};
+use crate::adapter::{AdapterError, AdapterFile, OpenedSale};
 use crate::step::Step as _;
 
 /// The sale a case over an adapter is of: its file and its own database.
@@ -35,6 +35,36 @@ pub struct SaleSide<'a> {
     /// The sale's database (a SELECT-only account opens and hands over; a declared cancel
     /// needs one that may update the orders' status).
     pub db: &'a MySqlPool,
+}
+
+impl<'a> SaleSide<'a> {
+    /// The side of an opened sale: refused for a sale that names no orders table (counters
+    /// only), since a case lists the sale's orders.
+    pub fn of(sale: &'a OpenedSale) -> Result<Self, CompensationError> {
+        let db = sale.mysql.as_ref().filter(|_| sale.file.orders.is_some()).ok_or_else(|| {
+            CompensationError::Refused(format!(
+                "the sale {:?} names no orders table: a compensation case lists the sale's orders",
+                sale.file.sale.name
+            ))
+        })?;
+        Ok(Self { file: &sale.file, db })
+    }
+}
+
+/// Opens the product's case of `sale` (asked by a person: the CLI, the window) against the
+/// initial stock a reading of it finds now; refused while the product has no initial stock
+/// to judge against (no baseline recorded).
+pub async fn open_for(sale: &OpenedSale, product: u64) -> Result<Opened, CompensationError> {
+    let state = sale.state()?;
+    let baselines = sale.baselines().await?;
+    let readings = crate::adapter::read(&sale.file, &sale.links(), &baselines, &[product]).await?;
+    let reading = readings.first().ok_or(AdapterError::UnknownProduct(product))?;
+    if reading.initial_source == "none" {
+        return Err(CompensationError::Refused(format!(
+            "product {product} has no initial stock to judge against: record a baseline first (adapter baseline --reason)"
+        )));
+    }
+    open_case(state, SaleSide::of(sale)?, product, reading.reading.initial_stock, &[]).await
 }
 
 /// Opens the product's case in the state database from the sale's orders beyond `initial`

@@ -9,36 +9,23 @@
 //! open. Without a state database the watcher still serves metrics, and says once that an
 //! oversell's case cannot be opened.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use sqlx::MySqlPool;
 use tokio::sync::watch;
 
 use super::{pause, say_opened, serve, Gauges, WatchError, WatchOptions};
-use stockguard_core::adapter::{self, state, AdapterFile, SaleLinks};
+use stockguard_core::adapter::{self, OpenedSale};
 use stockguard_core::alerts;
 use stockguard_core::compensation::on_tick::OnOversold;
 use stockguard_core::compensation::over_adapter::SaleSide;
 use stockguard_core::recon::drift::DriftTracker;
 use stockguard_core::recon::{DriftStatus, Reading};
-use stockguard_core::redis_link::RedisLink;
-
-/// A sale read over its adapter: its file, the connections to the sale (the profile's: its
-/// database only when the file names a table, its Redis only when it names keys), and
-/// Stockguard's own state database, when there is one.
-pub struct AdapterSale {
-    pub file: AdapterFile,
-    pub mysql: Option<MySqlPool>,
-    pub redis: Option<RedisLink>,
-    pub state: Option<MySqlPool>,
-}
 
 /// Reads the sale each `interval` and serves the latest reading at `GET /metrics` on
 /// `listener`, until `stop` resolves.
 pub async fn run_adapter(
-    sale: AdapterSale,
+    sale: OpenedSale,
     listener: tokio::net::TcpListener,
     opts: WatchOptions,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
@@ -46,22 +33,18 @@ pub async fn run_adapter(
     serve(listener, stop, move |gauges, stopped| read_forever(sale, gauges, opts, stopped)).await
 }
 
-async fn read_forever(sale: AdapterSale, gauges: Arc<Gauges>, opts: WatchOptions, mut stopped: watch::Receiver<bool>) {
+async fn read_forever(sale: OpenedSale, gauges: Arc<Gauges>, opts: WatchOptions, mut stopped: watch::Receiver<bool>) {
     let mut tracker = DriftTracker::default();
     let mut on_oversold = OnOversold::default();
     let mut without_state_said = false;
     let mut revision = 0u64;
-    let links = SaleLinks { db: sale.mysql.as_ref(), redis: sale.redis.as_ref() };
+    let links = sale.links();
     // A case names the sale's orders: a sale without an orders table (counters only) gets none.
     let side = sale.mysql.as_ref().map(|db| SaleSide { file: &sale.file, db });
     loop {
         let started = Instant::now();
         // Read each tick: a baseline recorded again takes effect at once.
-        let baselines: Result<HashMap<u64, i64>, adapter::AdapterError> = match &sale.state {
-            Some(pool) => state::baselines(pool, &sale.file.sale.name).await,
-            None => Ok(HashMap::new()),
-        };
-        let read = match baselines {
+        let read = match sale.baselines().await {
             Ok(baselines) => adapter::read(&sale.file, &links, &baselines, &[]).await,
             Err(e) => Err(e),
         };
@@ -69,9 +52,7 @@ async fn read_forever(sale: AdapterSale, gauges: Arc<Gauges>, opts: WatchOptions
             Ok(readings) => {
                 revision += 1;
                 let plain: Vec<Reading> = readings.iter().map(|r| r.reading.clone()).collect();
-                let settled: HashSet<u64> = plain.iter().filter(|r| r.settled).map(|r| r.product_id).collect();
-                let confirmed: Vec<_> =
-                    tracker.observe(&plain).into_iter().filter(|c| settled.contains(&c.product_id)).collect();
+                let confirmed = adapter::alerts::confirm_settled(&mut tracker, &plain);
                 match (&sale.state, side) {
                     (Some(state), Some(side)) => {
                         say_opened(&gauges, on_oversold.observe_adapter(state, side, &readings, &confirmed).await)

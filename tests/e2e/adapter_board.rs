@@ -1,0 +1,210 @@
+//! The console on a sale Stockguard did not build (issue 29), end to end: a profile that names
+//! an adapter file opens the sale's own tables, keys and stream; the board reads each product
+//! with our statuses (a planted drift, a lost order), the lost-orders panel names the order by
+//! the sale's own id, an alert fires, the overview and the drills say in one line why their
+//! figures are not there; in English and in Chinese, photographed.
+//!
+//! The sale is the widely copied Java course shape (`docs/adapters/course_stream.toml`): a
+//! voucher stock table, a voucher order table, a Redis counter per voucher and one Redis
+//! stream of accepted orders read by a consumer group. Here it stands still: its rows, keys
+//! and acknowledged entries are written by the test, so what the board must show is known.
+
+use super::*;
+
+const GROUP: &str = "g1";
+
+/// What the sale holds (initial stock 20 each):
+/// - voucher 1: 2 orders, 18 left, Redis 18: exact;
+/// - voucher 2: 1 order, 19 left, Redis 18: order 2002 was accepted (its entry acknowledged by
+///   the consumer) and never written: lost, REDIS_LOW 1;
+/// - voucher 3: no order, 20 left, Redis 23: REDIS_HIGH 3.
+async fn plant_sale(pool: &MySqlPool, redis: &TestRedis, stream: &str) {
+    for ddl in [
+        "CREATE TABLE tb_seckill_voucher (voucher_id BIGINT PRIMARY KEY, stock INT NOT NULL)",
+        "CREATE TABLE tb_voucher_order (id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, voucher_id BIGINT NOT NULL, \
+         status TINYINT NOT NULL, create_time DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP)",
+        "INSERT INTO tb_seckill_voucher VALUES (1, 18), (2, 19), (3, 20)",
+        "INSERT INTO tb_voucher_order (id, user_id, voucher_id, status) VALUES (1001, 7, 1, 1), (1002, 8, 1, 2), \
+         (2001, 9, 2, 1)",
+    ] {
+        sqlx::query(ddl).execute(pool).await.unwrap();
+    }
+    let client = redis::Client::open(redis.url.as_str()).unwrap();
+    let mut r = client.get_multiplexed_async_connection().await.unwrap();
+    let prefix = redis.keys.prefix();
+    for (voucher, units) in [(1, 18), (2, 18), (3, 23)] {
+        let _: () = redis::cmd("SET")
+            .arg(format!("{prefix}:seckill:stock:{voucher}"))
+            .arg(units)
+            .query_async(&mut r)
+            .await
+            .unwrap();
+    }
+    let _: () = redis::cmd("XGROUP")
+        .arg("CREATE")
+        .arg(stream)
+        .arg(GROUP)
+        .arg("$")
+        .arg("MKSTREAM")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    for (order, voucher) in [(1001, 1), (1002, 1), (2001, 2), (2002, 2)] {
+        let _: String = redis::cmd("XADD")
+            .arg(stream)
+            .arg("*")
+            .arg("id")
+            .arg(order)
+            .arg("voucherId")
+            .arg(voucher)
+            .arg("userId")
+            .arg(order % 100)
+            .query_async(&mut r)
+            .await
+            .unwrap();
+    }
+    // The consumer took every entry and acknowledged it, 2002's without writing its row.
+    let read: redis::Value = redis::cmd("XREADGROUP")
+        .arg("GROUP")
+        .arg(GROUP)
+        .arg("c1")
+        .arg("COUNT")
+        .arg(10)
+        .arg("STREAMS")
+        .arg(stream)
+        .arg(">")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    let ids: Vec<String> = stream_ids(&read);
+    assert_eq!(ids.len(), 4, "the consumer read every entry: {read:?}");
+    let acked: i64 = redis::cmd("XACK").arg(stream).arg(GROUP).arg(&ids).query_async(&mut r).await.unwrap();
+    assert_eq!(acked, 4);
+}
+
+/// The entry ids of an `XREADGROUP` answer of one stream: `[[name, [[id, fields], ...]]]`
+/// (RESP2; RESP3 answers a map of name to entries).
+fn stream_ids(v: &redis::Value) -> Vec<String> {
+    use redis::Value::{Array, BulkString, Map};
+    let entries = match v {
+        Array(streams) => match streams.first() {
+            Some(Array(pair)) => pair.get(1),
+            _ => None,
+        },
+        Map(streams) => streams.first().map(|(_, entries)| entries),
+        _ => None,
+    };
+    let Some(Array(entries)) = entries else { panic!("not an XREADGROUP answer: {v:?}") };
+    entries
+        .iter()
+        .map(|entry| match entry {
+            Array(parts) => match parts.first() {
+                Some(BulkString(id)) => String::from_utf8_lossy(id).into_owned(),
+                other => panic!("an entry without an id: {other:?}"),
+            },
+            other => panic!("not an entry: {other:?}"),
+        })
+        .collect()
+}
+
+/// The adapter file a user would write for this sale: `docs/adapters/course_stream.toml`, as
+/// the documentation gives it, with this test's keys, stream and name, and the initial stock
+/// given as a number (no state database here to record a baseline in).
+fn adapter_toml(prefix: &str, stream: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/adapters/course_stream.toml");
+    let documented = std::fs::read_to_string(&path).expect("docs/adapters/course_stream.toml is readable");
+    let mut file = documented;
+    for (from, to) in [
+        ("name = \"voucher-sale\"".to_string(), "name = \"course-e2e\"".to_string()),
+        ("initial = \"baseline\"".to_string(), "initial = 20".to_string()),
+        ("\"seckill:".to_string(), format!("\"{prefix}:seckill:")),
+        ("stream = \"stream.orders\"".to_string(), format!("stream = \"{stream}\"")),
+        ("group = \"g1\"".to_string(), format!("group = \"{GROUP}\"")),
+    ] {
+        assert!(file.contains(&from), "the documented file has {from}");
+        file = file.replace(&from, &to);
+    }
+    file
+}
+
+#[sqlx::test(migrations = false)]
+async fn an_on_call_engineer_watches_a_sale_stockguard_did_not_build_through_its_adapter(pool: MySqlPool) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let redis = TestRedis::new("e2e-adapter").await;
+    let stream = format!("{}:stream.orders", redis.keys.prefix());
+    plant_sale(&pool, &redis, &stream).await;
+
+    let config = tempfile::tempdir().unwrap();
+    let file = config.path().join("course-e2e.toml");
+    std::fs::write(&file, adapter_toml(redis.keys.prefix(), &stream)).unwrap();
+    let mysql_url = support::mysql_url_of(&pool).await;
+    let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
+    let mut sale = profile(EnvironmentKind::Sandbox, &mysql_url, &redis);
+    sale.adapter = Some(file.display().to_string());
+    store.upsert("sandbox", sale).unwrap();
+    store.save().unwrap();
+
+    let _one_window = one_window_at_a_time().await;
+    let (driver, client) = open_app(config.path(), "e2e-adapter").await;
+    let outcome = async {
+        let c = &client;
+        // 1. The overview says in its first line why its figures are not there.
+        wait_attr(c, "#nav [data-screen=overview]", "class", "current", "connected: the overview first").await;
+        wait_text(c, "#ov-verdict", "the overview names the sale over its adapter", |t| {
+            t.contains("course-e2e") && t.contains("adapter")
+        })
+        .await;
+        wait_log_line(config.path(), &["connected", "profile=\"sandbox\"", "course-e2e.toml"]).await;
+
+        // 2. The board: the sale's products with our statuses, most severe first.
+        click(c, "#nav [data-screen=board]").await;
+        let row = |p: u64| format!("#products tbody tr[data-product-id=\"{p}\"]");
+        wait_text(c, &format!("{} td.status", row(3)), "voucher 3 reads REDIS_HIGH", |t| t == "REDIS_HIGH").await;
+        wait_text(c, &format!("{} td.drift", row(3)), "by the 3 planted units", |t| t == "3").await;
+        wait_text(c, &format!("{} td.status", row(2)), "voucher 2 reads REDIS_LOW", |t| t == "REDIS_LOW").await;
+        wait_text(c, &format!("{} td.drift", row(2)), "by its lost unit", |t| t == "-1").await;
+        wait_text(c, &format!("{} td.status", row(1)), "voucher 1 is exact", |t| t == "OK").await;
+        wait_text(c, "#health-adapter", "the strip names the sale", |t| t == "course-e2e").await;
+        let strip = c.find(Locator::Css("#health")).await.unwrap().attr("class").await.unwrap().unwrap_or_default();
+        assert!(!strip.contains("bad"), "no engine of ours to probe is not a failure: {strip}");
+
+        // 3. The lost-orders panel: order 2002 of voucher 2, by the sale's own id.
+        wait_text(c, "#lost-orders tbody tr[data-product-id=\"2\"] td.order-ids", "the lost order is named", |t| {
+            t == "2002"
+        })
+        .await;
+        wait_text(c, "#lost-summary", "the panel says what lost means", |t| t.starts_with("1 orders of 1 products"))
+            .await;
+        screenshot(c, "adapter-board").await;
+
+        // 4. The alerts: the confirmed drifts fire, with the sale's own product ids; their
+        //    acknowledgement needs a state database, which this profile has not, and says so.
+        wait_text(c, "#alerts-count", "two drifts fire", |t| t == "2").await;
+        screenshot(c, "adapter-board").await;
+        click(c, "#alerts-toggle").await;
+        wait_text(c, "#alerts-table tbody", "voucher 3's drift fires", |t| {
+            t.contains("Drift confirmed") && t.contains('3')
+        })
+        .await;
+        wait_text(c, "#alerts-error", "no state database, said", |t| t.contains("state database")).await;
+        click(c, "#alerts-close").await;
+
+        // 5. The drills cannot run on this sale: one line says why.
+        click(c, "#nav [data-screen=drills]").await;
+        wait_text(c, "#error", "the drills say why not", |t| t.contains("course-e2e") && t.contains("sandbox")).await;
+
+        // 6. In Chinese: the board, its panel and the overview's line.
+        click(c, "#lang-toggle").await;
+        click(c, "#nav [data-screen=board]").await;
+        wait_text(c, &format!("{} td.status", row(3)), "the status in Chinese", |t| t == "Redis 偏高").await;
+        wait_text(c, "#lost-summary", "the panel in Chinese", |t| t.contains("笔订单")).await;
+        wait_text(c, "#health-adapter-box", "the strip in Chinese", |t| t.contains("经适配器读取的销售")).await;
+        screenshot(c, "adapter-board-zh").await;
+        click(c, "#nav [data-screen=overview]").await;
+        wait_text(c, "#ov-verdict", "the overview's line in Chinese", |t| t.contains("通过适配器读取")).await;
+        click(c, "#lang-toggle").await;
+    };
+    outcome.await;
+    drop(client);
+    drop(driver);
+}
