@@ -60,7 +60,7 @@ const text = (e) => {
 const where = (e) => e.id ? "#" + e.id : e.tagName.toLowerCase() + (e.className ? "." + String(e.className).split(" ")[0] : "");
 const screen = "main .screen:not([hidden])";
 const selectors = ["#env-label", "#read-only", "#nav button", "#error", "#notice", "dialog[open]",
-  `${screen} :is(h1, h2, th, label, button, p, li, dt, caption, b, td.status, td.outcome, td.problem, td.breaker,
+  `${screen} :is(h1, h2, th, label, button, p, li, dt, caption, b, td.status, td.outcome, td.action, td.role, td.problem, td.breaker,
     td.mode, #board-count, #selection-count, .health, #ledger-progress-text, #cp-inbox td, #cp-lines td)`];
 for (const e of document.querySelectorAll(selectors.join(","))) {
   if (visible(e)) out.push([where(e), text(e)]);

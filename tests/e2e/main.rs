@@ -816,7 +816,7 @@ async fn a_facilitator_runs_halts_reports_compares_and_replays_drills_from_the_w
         tick(c, &format!("#drill-history tr[data-run-id=\"{first}\"] input.pick")).await;
         click(c, "#drill-compare-go").await;
         wait_text(c, "#drill-compare-table tr[data-figure=oversold_units] td.figure", "the comparison shows", |t| {
-            t == "oversold_units"
+            t == "Units oversold (must be 0)"
         })
         .await;
         let head = text_of(c, "#drill-compare .compare-head").await.unwrap();

@@ -4,6 +4,7 @@
 // replay redraws its cursor on every animation frame (a round trip to Rust per frame, and a
 // plotters SVG exposes no mapping from seconds to pixels to lay a cursor over), and they follow
 // the window's language switch and size without asking Rust again.
+import { t } from "../../i18n.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const WIDTH = 300;
@@ -68,8 +69,8 @@ export function lineChart(spec) {
   svg.append(el("text", { x: PAD.left - 3, y: PAD.top + 4, class: "tick-label", "text-anchor": "end" }, String(high)));
   if (low < 0) svg.append(el("text", { x: PAD.left - 3, y: sy(low), class: "tick-label", "text-anchor": "end" }, String(low)));
   svg.append(el("text", { x: PAD.left - 3, y: sy(0) + 3, class: "tick-label", "text-anchor": "end" }, "0"));
-  svg.append(el("text", { x: PAD.left, y: HEIGHT - 3, class: "tick-label" }, `${Math.round(x0)} s`));
-  svg.append(el("text", { x: WIDTH - PAD.right, y: HEIGHT - 3, class: "tick-label", "text-anchor": "end" }, `${Math.round(x1)} s`));
+  svg.append(el("text", { x: PAD.left, y: HEIGHT - 3, class: "tick-label" }, t("seconds", { n: Math.round(x0) })));
+  svg.append(el("text", { x: WIDTH - PAD.right, y: HEIGHT - 3, class: "tick-label", "text-anchor": "end" }, t("seconds", { n: Math.round(x1) })));
 
   let legendX = WIDTH - PAD.right;
   for (const line of [...spec.lines].reverse()) {

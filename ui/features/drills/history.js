@@ -2,7 +2,7 @@
 // stopped beating shows DEAD), its report (the core's HTML, in the window's language), and
 // two of them compared figure by figure with the regressions marked.
 import { invoke } from "../../api.js";
-import { t, said, currentLanguage } from "../../i18n.js";
+import { t, said, wordOf, currentLanguage } from "../../i18n.js";
 import { showError, clearFeedback, cell } from "../../feedback.js";
 import { invalid } from "../../messages.js";
 import { byId, query } from "../../dom.js";
@@ -23,6 +23,18 @@ let reportRun = null;
 /** @typedef {{ replay: (id: number) => void, watch: (id: number) => void }} Actions */
 /** @type {Actions} */
 let actions;
+
+/**
+ * The figures a comparison compares (drills/compare.rs `FIGURES`), by their names in the
+ * summary; one a newer core compares is shown as named. The name stays on the row
+ * (`data-figure`).
+ * @type {Record<string, import("../../i18n.js").MessageKey>}
+ */
+const FIGURES = {
+  oversold_units: "fig_oversold_units", lost: "fig_lost", duplicated: "fig_duplicated",
+  buyer_error_rate: "fig_buyer_error_rate", p99_ms: "fig_p99_ms", time_to_db_path_ms: "fig_time_to_db_path_ms",
+  recovery_s: "fig_recovery_s", drift_peak: "fig_drift_peak", switch_propagation_ms: "fig_switch_propagation_ms",
+};
 
 /** @param {string | null} at */
 const when = (at) => (at ? at.replace("T", " ").slice(0, 19) : null);
@@ -144,14 +156,14 @@ function renderComparison() {
     tr.dataset.figure = r.figure;
     tr.className = r.regressed ? "regressed" : "";
     const change = r.change !== null ? `${r.change >= 0 ? "+" : ""}${(r.change * 100).toFixed(1)}%` : r.diff ? `${r.diff > 0 ? "+" : ""}${number(r.diff)}` : "-";
-    tr.append(cell(r.figure, "figure"), cell(number(r.a), "num"), cell(number(r.b), "num"), cell(change, "num change"), cell(r.regressed ? t("regressed") : "", "flag"));
+    tr.append(cell(wordOf(FIGURES, r.figure), "figure"), cell(number(r.a), "num"), cell(number(r.b), "num"), cell(change, "num change"), cell(r.regressed ? t("regressed") : "", "flag"));
     body.append(tr);
   }
   table.append(thead, body);
   const verdict = document.createElement("p");
   verdict.id = "drill-compare-verdict";
   verdict.className = c.regressions.length ? "regressions" : "no-regression";
-  verdict.textContent = c.regressions.length ? t("regressions", { n: c.regressions.length, list: c.regressions.join(", ") }) : t("noRegression");
+  verdict.textContent = c.regressions.length ? t("regressions", { n: c.regressions.length, list: c.regressions.map((f) => wordOf(FIGURES, f)).join(t("listSep")) }) : t("noRegression");
   box.replaceChildren(head, table, verdict);
   box.hidden = false;
 }

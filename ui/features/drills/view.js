@@ -22,7 +22,11 @@ const TICK_INVARIANTS = ["oversell", "redis_stock_negative", "drift_outside_faul
  * @type {Record<string, import("../../i18n.js").MessageKey>}
  */
 const PHASES = { rig: "phase_rig", load: "phase_load", drain: "phase_drain", verify: "phase_verify", done: "phase_done" };
-/** @type {Record<string, import("../../i18n.js").MessageKey>} */
+/**
+ * The checks a verdict names (its invariants, then its drill file's SLOs), and the invariants
+ * the runner's Violation events name.
+ * @type {Record<string, import("../../i18n.js").MessageKey>}
+ */
 const INVARIANTS = {
   oversell: "inv_oversell",
   redis_stock_negative: "inv_redis_stock_negative",
@@ -35,30 +39,89 @@ const INVARIANTS = {
   load_sent_as_planned: "inv_load_sent_as_planned",
   no_stale_rewrite: "inv_no_stale_rewrite",
   accepted_orders_always_found: "inv_accepted_orders_always_found",
+  failover_drift_confirmed: "inv_failover_drift_confirmed",
   atEnd: "inv_atEnd",
+  time_to_db_path: "slo_time_to_db_path",
+  recovery_time: "slo_recovery_time",
+  buyer_error_rate: "slo_buyer_error_rate",
+  p99_latency: "slo_p99_latency",
+  backlog_catch_up: "slo_backlog_catch_up",
 };
+
+/**
+ * What the runner's Repair events say it did (`drill::runner`); its outcome is its own
+ * sentence, shown as recorded.
+ * @type {Record<string, import("../../i18n.js").MessageKey>}
+ */
+const REPAIRS = { "fenced rewrite": "rp_fenced_rewrite", "guided exit to Redis": "rp_guided_exit", failover: "rp_failover" };
+
+/** @typedef {string | Node} Said */
+
+/**
+ * The runner's own words as recorded (a violation's figure, a repair's outcome, an abort's
+ * cause, a note): English, not ours to translate, so marked as such, as an error's verbatim
+ * detail is (feedback.js).
+ * @param {string} text
+ */
+function recorded(text) {
+  const span = document.createElement("span");
+  span.className = "detail";
+  span.lang = "en";
+  span.textContent = text;
+  return span;
+}
+
+/**
+ * What a person typed (a halt's reason), as typed.
+ * @param {string} text
+ */
+function typed(text) {
+  const span = document.createElement("span");
+  span.dataset.userText = "";
+  span.textContent = text;
+  return span;
+}
+
+/**
+ * A sentence of the catalogue whose slots in `nodes` hold recorded or typed words, each kept
+ * in its own node.
+ * @param {import("../../i18n.js").MessageKey} key
+ * @param {Record<string, string | number>} vars
+ * @param {Record<string, Node>} nodes
+ * @returns {Said[]}
+ */
+function sentence(key, vars, nodes) {
+  const names = Object.keys(nodes);
+  const marks = Object.fromEntries(names.map((name, i) => [name, `\u0000${i}\u0000`]));
+  return t(key, { ...vars, ...marks })
+    .split(/\u0000(\d+)\u0000/)
+    .map((part, i) => (i % 2 ? nodes[names[Number(part)]] : part))
+    .filter((part) => part !== "");
+}
 
 /**
  * Why the run ended as it did, in the window's language: built from the run's status and its
  * failed checks (the runner's English sentence is the record, kept for the report and the
- * CLI). What only the record says (an abort's cause, a halt's reason as typed) follows it.
+ * CLI). What only the record says (an abort's cause, a halt's reason as typed) follows it,
+ * marked as such. Empty while the run has no summary.
  * @param {RunDetail} run
+ * @returns {Said[]}
  */
 function verdictOf(run) {
   const summary = run.summary;
-  if (!summary) return "";
+  if (!summary) return [];
   const failed = summary.checks.filter((c) => !c.passed);
   const checkName = (/** @type {string} */ name) => wordOf(INVARIANTS, name);
-  const recorded = (summary.reason ?? "").replace(/^halted: /, "");
+  const reason = (summary.reason ?? "").replace(/^halted: /, "");
   switch (statusOf(run)) {
     case "PASSED":
-      return t("verdictPassed");
+      return [t("verdictPassed")];
     case "FAILED":
-      return t("verdictFailed", { checks: failed.map((c) => checkName(c.name)).join(currentLanguage() === "zh" ? "、" : ", ") });
+      return [t("verdictFailed", { checks: failed.map((c) => checkName(c.name)).join(currentLanguage() === "zh" ? "、" : ", ") })];
     case "HALTED":
-      return t("verdictHalted", { reason: recorded });
+      return sentence("verdictHalted", {}, { reason: typed(reason) });
     default:
-      return recorded ? t("verdictEnded", { reason: recorded }) : "";
+      return reason ? sentence("verdictEnded", {}, { reason: recorded(reason) }) : [];
   }
 }
 
@@ -79,30 +142,36 @@ export function titleOf(scenario, drills) {
 }
 
 /**
- * A fault's name in the window's language: the run's drill file's Chinese name, else the
- * built-in drill's, else its name as the timeline records it.
- * @param {string} scenario
- * @param {FaultWindow} fault
- * @param {DrillInfo[]} drills
+ * A fault's name in the window's language: the run's drill file's Chinese name (its window's),
+ * else the built-in drill's, else its name as the timeline records it.
+ * @param {string} fault its name as recorded
+ * @param {Run} run
  */
-function faultNameOf(scenario, fault, drills) {
-  if (currentLanguage() !== "zh") return fault.fault;
-  if (fault.fault_zh) return fault.fault_zh;
+function faultNameOf(fault, { scenario, windows, drills }) {
+  if (currentLanguage() !== "zh") return fault;
+  const zh = windows.find((w) => w.fault === fault && w.fault_zh)?.fault_zh;
+  if (zh) return zh;
   const d = drills.find((x) => x.name === scenario);
-  const i = d ? d.faults.indexOf(fault.fault) : -1;
-  return d && i >= 0 ? d.faults_zh[i] : fault.fault;
+  const i = d ? d.faults.indexOf(fault) : -1;
+  return d && i >= 0 ? d.faults_zh[i] : fault;
 }
 
 /**
+ * What a fault's or event's name needs to be said: the run's drill, its fault windows (the
+ * core's) and the built-in drills.
+ * @typedef {{ scenario: string, windows: FaultWindow[], drills: DrillInfo[] }} Run
+ */
+
+/**
  * @param {string} label
- * @param {string} value
+ * @param {string | Said[]} value
  * @param {string} key
  */
 function entry(label, value, key) {
   const dt = document.createElement("dt");
   dt.textContent = label;
   const dd = document.createElement("dd");
-  dd.textContent = value;
+  dd.append(...(typeof value === "string" ? [value] : value));
   dd.dataset.state = key;
   return [dt, dd];
 }
@@ -110,43 +179,51 @@ function entry(label, value, key) {
 /** @param {number} ms */
 export function clock(ms) {
   const s = ms / 1000;
-  return `${s < 0 ? "-" : ""}${Math.abs(s).toFixed(1)} s`;
+  return t("seconds", { n: `${s < 0 ? "-" : ""}${Math.abs(s).toFixed(1)}` });
 }
 
-/** @param {TimedEvent} e */
-function describe(e) {
+/**
+ * A timeline event in the window's language; the runner's own words and a person's as
+ * recorded, marked.
+ * @param {TimedEvent} e
+ * @param {Run} run
+ * @returns {Said[]}
+ */
+function describe(e, run) {
   switch (e.kind) {
     case "phase":
-      return t("ev_phase", { phase: wordOf(PHASES, e.phase) });
+      return [t("ev_phase", { phase: wordOf(PHASES, e.phase) })];
     case "fault_injected":
     case "fault_restored":
-      return t(`ev_${e.kind}`, { fault: e.fault });
+      return [t(`ev_${e.kind}`, { fault: faultNameOf(e.fault, run) })];
     case "mode":
-      return t("ev_mode", { redis: e.redis_path, db: e.db_path, unknown: e.unknown });
+      return [t("ev_mode", { redis: e.redis_path, db: e.db_path, unknown: e.unknown })];
     case "repair":
-      return t("ev_repair", { what: e.what, outcome: e.outcome });
+      return sentence("ev_repair", { what: wordOf(REPAIRS, e.what) }, { outcome: recorded(e.outcome) });
     case "violation":
-      return t("ev_violation", { invariant: wordOf(INVARIANTS, e.invariant), figure: e.figure });
+      return sentence("ev_violation", { invariant: wordOf(INVARIANTS, e.invariant) }, { figure: recorded(e.figure) });
     case "abort":
+      return sentence("ev_abort", {}, { reason: recorded(e.reason) });
     case "halt":
-      return t(`ev_${e.kind}`, { reason: e.reason });
+      return sentence("ev_halt", {}, { reason: typed(e.reason) });
     case "note":
-      return t("ev_note", { text: e.text });
+      return sentence("ev_note", {}, { text: recorded(e.text) });
     default:
-      return e.kind;
+      return [e.kind];
   }
 }
 
 /**
  * @param {string} name
  * @param {boolean | null} passed null: not decided yet
- * @param {string} detail
+ * @param {Said[]} detail the runner's figure (and when), as recorded
  */
 function invariant(name, passed, detail) {
   const li = document.createElement("li");
   li.dataset.invariant = name;
   li.className = passed === null ? "pending" : passed ? "ok" : "broken";
-  li.textContent = `${passed === null ? "…" : passed ? "✓" : "✗"} ${wordOf(INVARIANTS, name)}${detail ? ` (${detail})` : ""}`;
+  li.append(`${passed === null ? "…" : passed ? "✓" : "✗"} ${wordOf(INVARIANTS, name)}`);
+  if (detail.length) li.append(" (", ...detail, ")");
   return li;
 }
 
@@ -173,12 +250,14 @@ export function render({ run, timeline, charts, at, replay, drills }) {
   const errors = load ? Object.values(load.errors).reduce((a, b) => a + (b ?? 0), 0) : 0;
   // The verdict belongs to the end: live, or the replay's cursor past the last event.
   const ended = !replay || at >= (timeline[timeline.length - 1]?.offset_ms ?? 0);
-  const verdict = ended ? verdictOf(run) : "";
+  const verdict = ended ? verdictOf(run) : [];
+  /** @type {Run} */
+  const about = { scenario: run.scenario, windows: charts.fault_windows, drills };
   byId("drill-state").replaceChildren(
     ...entry(t("st_phase"), m.phase ? wordOf(PHASES, m.phase) : "-", "phase"),
     ...entry(
       t("st_faults"),
-      m.faults.length ? m.faults.map((f) => faultNameOf(run.scenario, f, drills)).join("; ") : t("none"),
+      m.faults.length ? m.faults.map((f) => faultNameOf(f.fault, about)).join("; ") : t("none"),
       "faults",
     ),
     ...entry(t("st_mode"), m.mode ? `${m.mode.redis_path} / ${m.mode.db_path}` : "-", "mode"),
@@ -191,20 +270,20 @@ export function render({ run, timeline, charts, at, replay, drills }) {
     ...entry(t("st_backlog"), tick ? `${tick.backlog} / ${tick.inflight}` : "-", "backlog"),
     ...entry(t("st_oversold"), tick ? String(tick.oversold_units) : "-", "oversold"),
     ...entry(t("st_stock"), tick ? `${tick.redis_stock} / ${tick.db_stock}` : "-", "stock"),
-    ...(verdict ? entry(t("st_verdict"), verdict, "verdict") : []),
+    ...(verdict.length ? entry(t("st_verdict"), verdict, "verdict") : []),
   );
 
   // While it goes (or under the replay's cursor): the tick invariants, red from their first
   // violation. At the end of a run that finished: every invariant its verdict checked.
   const finalChecks = ended && run.summary ? run.summary.checks.filter((c) => c.kind === "invariant") : [];
   const invariants = finalChecks.length
-    ? finalChecks.map((c) => invariant(c.name, c.passed, c.passed ? "" : c.figure))
+    ? finalChecks.map((c) => invariant(c.name, c.passed, c.passed ? [] : [recorded(c.figure)]))
     : [
         ...TICK_INVARIANTS.map((name) => {
           const broken = m.violations.find((v) => v.invariant === name);
-          return invariant(name, !broken, broken ? `${broken.figure} @ ${clock(broken.offset_ms)}` : "");
+          return invariant(name, !broken, broken ? [recorded(broken.figure), ` @ ${clock(broken.offset_ms)}`] : []);
         }),
-        invariant("atEnd", null, ""),
+        invariant("atEnd", null, []),
       ];
   byId("drill-invariants").replaceChildren(...invariants);
 
@@ -212,7 +291,7 @@ export function render({ run, timeline, charts, at, replay, drills }) {
     ...m.log.slice(-14).map((e) => {
       const li = document.createElement("li");
       li.dataset.kind = e.kind;
-      li.textContent = `${clock(e.offset_ms)}  ${describe(e)}`;
+      li.append(`${clock(e.offset_ms)}  `, ...describe(e, about));
       return li;
     }),
   );
