@@ -147,14 +147,20 @@ pub async fn read<C: Link>(
         return Ok(Vec::new());
     }
     let first = pass(file, links, &ids).await?;
-    tokio::time::sleep(file.sale.settle()).await;
-    let second = pass(file, links, &ids).await?;
+    // The lost-orders scan (acknowledged entries without a row) depends on neither pass: it
+    // runs beside the pause and the second pass, on connections of its own.
+    let second = async {
+        tokio::time::sleep(file.sale.settle()).await;
+        pass(file, links, &ids).await
+    };
+    let bounds = LostOptions::default();
+    let (second, lost) = futures_util::try_join!(second, lost::scan(file, links, &ids, &bounds))?;
     if file.stock.is_some() {
         if let Some(missing) = ids.iter().find(|id| !second.db.contains_key(id)) {
             return Err(AdapterError::UnknownProduct(*missing));
         }
     }
-    let lost = lost::scan(file, links, &ids, &LostOptions::default()).await?.per_product(&ids);
+    let lost = lost.per_product(&ids);
     let mut readings: Vec<AdapterReading> = ids
         .iter()
         .map(|&id| AdapterReading {

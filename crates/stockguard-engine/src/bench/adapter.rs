@@ -9,7 +9,9 @@
 //! Redis only) and one whose row is written but not yet acknowledged (counted once). The
 //! native in-flight entries sit in `sg:{P}:inflight`; the course sale's in its stream, the
 //! first half delivered to a consumer and not acknowledged (its pending list), the rest not
-//! yet delivered. The course sale's initial stock is `"baseline"`, handed to the reading as
+//! yet delivered. Before them the stream holds what a stream sale keeps until it is trimmed:
+//! an entry for every order, delivered and acknowledged, which the reading's lost-orders scan
+//! reads (the newest 10,000 delivered) and looks up among the rows; none may be lost. The course sale's initial stock is `"baseline"`, handed to the reading as
 //! recorded (initial = 100).
 //!
 //! The adapter file is written to a temporary file and loaded as a user's would be, with
@@ -245,6 +247,7 @@ async fn measure(
         Figure::new("  one pass: DB statement", passes.db, "ms"),
         Figure::new("  one pass: Redis stock keys", passes.redis, "ms"),
         Figure::new("  one pass: stream, pending and undelivered", passes.stream, "ms"),
+        Figure::new("  once: lost-orders scan (newest 10,000 delivered entries)", passes.lost, "ms"),
         Figure::new("native reading: products OK", native_seen.ok as f64, "products"),
         Figure::new("adapter reading: products OK and settled", adapter_seen.ok as f64, "products"),
         Figure::new("in-flight units counted once, native", native_seen.pending as f64, "units"),
@@ -257,7 +260,9 @@ async fn measure(
              {INFLIGHT_EVERY} with two orders in flight (one not yet a row, one a row not yet acknowledged)"
         ),
         format!(
-            "the adapter's stream holds {} entries: {} pending (delivered, not acknowledged), {} undelivered",
+            "the adapter's stream holds {} acknowledged entries (one per order) and {} in flight: {} pending \
+             (delivered, not acknowledged), {} undelivered; no order lost",
+            n * ORDERS as u64,
             expect.entries,
             expect.entries / 2,
             expect.entries - expect.entries / 2
@@ -285,6 +290,8 @@ struct PassParts {
     db: f64,
     redis: f64,
     stream: f64,
+    /// The lost-orders scan, once a reading (after its second pass).
+    lost: f64,
 }
 
 async fn one_pass_parts(
@@ -295,7 +302,8 @@ async fn one_pass_parts(
     rounds: u32,
 ) -> Result<PassParts, BenchError> {
     let section = file.redis.as_ref().expect("the course file has [redis]");
-    let (mut db, mut rd, mut stream) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut db, mut rd, mut stream, mut lost) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let links = SaleLinks { db: Some(pool), redis: Some(redis) };
     for _ in 0..rounds {
         let t = Instant::now();
         adapter::db::read_rows(pool, file, ids).await?;
@@ -306,8 +314,11 @@ async fn one_pass_parts(
         let t = Instant::now();
         adapter::inflight::read(&file.inflight, Some(redis), ids).await?;
         stream.push(ms(t));
+        let t = Instant::now();
+        adapter::lost::scan(file, &links, ids, &adapter::lost::LostOptions::default()).await?;
+        lost.push(ms(t));
     }
-    Ok(PassParts { db: median(db), redis: median(rd), stream: median(stream) })
+    Ok(PassParts { db: median(db), redis: median(rd), stream: median(stream), lost: median(lost) })
 }
 
 /// What a right reading of either sale says.
@@ -366,6 +377,12 @@ impl Expected {
     fn adapter(&self, readings: &[AdapterReading]) -> Result<Seen, BenchError> {
         let plain: Vec<&Reading> = readings.iter().map(|r| &r.reading).collect();
         self.check("adapter", &plain, true)?;
+        if let Some(r) = readings.iter().find(|r| r.lost.as_ref().is_none_or(|l| l.count > 0)) {
+            return Err(BenchError::WrongReading {
+                reading: "adapter",
+                detail: format!("product {} reads lost orders {:?} on a clean sale", r.reading.product_id, r.lost),
+            });
+        }
         let entries: i64 = readings.iter().map(|r| r.reading.in_flight).sum();
         if entries != self.entries {
             return Err(BenchError::WrongReading {
@@ -391,6 +408,47 @@ impl Seen {
             pending: readings.iter().map(|r| r.inflight_pending).sum(),
         }
     }
+}
+
+/// Orders put in the stream per pipeline while seeding its history.
+const HISTORY_CHUNK: usize = 10_000;
+
+/// An entry for every order of the sale (its rows: `id * 100 + k`), delivered to the group and
+/// acknowledged, oldest first: what the order path wrote and the consumer took.
+async fn acknowledged_history(r: &mut RedisLink, stream: &str, ids: &[u64]) -> Result<(), BenchError> {
+    let orders: Vec<(u64, u64)> =
+        ids.iter().flat_map(|&id| (0..ORDERS as u64).map(move |k| (id, id * 100 + k))).collect();
+    for chunk in orders.chunks(HISTORY_CHUNK) {
+        let mut pipe = redis::pipe();
+        for &(id, order) in chunk {
+            pipe.cmd("XADD")
+                .arg(stream)
+                .arg("*")
+                .arg("userId")
+                .arg(order)
+                .arg("voucherId")
+                .arg(id)
+                .arg("id")
+                .arg(order);
+        }
+        let added: Vec<String> = pipe.query_async(r).await?;
+        let _: Value = redis::cmd("XREADGROUP")
+            .arg("GROUP")
+            .arg("g1")
+            .arg("bench-consumer")
+            .arg("COUNT")
+            .arg(added.len())
+            .arg("STREAMS")
+            .arg(stream)
+            .arg(">")
+            .query_async(r)
+            .await?;
+        let acked: i64 = redis::cmd("XACK").arg(stream).arg("g1").arg(&added).query_async(r).await?;
+        if acked != added.len() as i64 {
+            return Err(BenchError::Engine(format!("{acked} of {} history entries acknowledged", added.len())));
+        }
+    }
+    Ok(())
 }
 
 /// The numbers 1..=n in `bench_products` and 0..ORDERS in `bench_k`, to build rows from.
@@ -486,6 +544,7 @@ async fn seed_course(pool: &MySqlPool, redis: &RedisLink, sales: &Sales) -> Resu
     let mut r = redis.clone();
     let _: () =
         redis::cmd("XGROUP").arg("CREATE").arg(&stream).arg("g1").arg("0").arg("MKSTREAM").query_async(&mut r).await?;
+    acknowledged_history(&mut r, &stream, &ids).await?;
     let mut pipe = redis::pipe();
     for &id in ids.iter().filter(|&&id| in_flight(id)) {
         // The order not yet a row (id ...99), and one whose row is written (id ...00).
