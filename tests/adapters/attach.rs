@@ -1,8 +1,10 @@
-//! "Attach a sale" (the desktop's wizard) in the core, on a course-shaped sale with a stream:
+//! "Attach a sale" (the desktop's wizard) in the core. On a course-shaped sale with a stream:
 //! the proposal comes back as a form, a wrong column is said in its own field, the fixed form
 //! reads the first products with no drift, and the saved profile opens in the CLI, which reads
 //! the sale through the adapter file beside it with the same verdict, against the baselines the
-//! save recorded (audited, in the state database).
+//! save recorded (audited, in the state database). On a FastAPI-shaped sale with a RabbitMQ
+//! queue: a key template that matches no key and a queue that does not exist are each said in
+//! their own field until they name what the sale has.
 
 use std::process::Command;
 use std::sync::Arc;
@@ -15,7 +17,8 @@ use stockguard_core::adapter::AdapterFile;
 use stockguard_core::profile::{EnvironmentKind, ProfileStore, Role};
 
 use crate::sales::course_stream::{status, CourseStreamSale};
-use crate::sales::Traffic;
+use crate::sales::fastapi_rabbit::FastapiRabbitSale;
+use crate::sales::{amqp_url, Traffic};
 
 /// Where the course sale is, as a person types it into the wizard.
 async fn target_of(sale: &CourseStreamSale, state: &MySqlPool) -> AttachTarget {
@@ -31,13 +34,17 @@ async fn target_of(sale: &CourseStreamSale, state: &MySqlPool) -> AttachTarget {
     }
 }
 
-/// Waits until the sale's consumer has written `n` orders of the products.
-async fn rows_written(sale: &CourseStreamSale, products: &[i64], n: i64) {
+/// Waits until `orders` (a product's orders written) adds up to `n` over the products.
+async fn rows_written<F, Fut>(orders: F, products: &[i64], n: i64)
+where
+    F: Fn(i64) -> Fut,
+    Fut: std::future::Future<Output = i64>,
+{
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
         let mut written = 0;
         for &p in products {
-            written += sale.orders(p).await;
+            written += orders(p).await;
         }
         if written >= n {
             return;
@@ -55,7 +62,7 @@ fn remaining_of(form: &mut ProposalForm) -> &mut String {
 async fn a_course_sale_attached_through_its_form_reads_the_same_in_the_cli_with_its_baselines(state: MySqlPool) {
     let sale = Arc::new(CourseStreamSale::start(&[(1, 20), (2, 20), (3, 20)]).await);
     assert_eq!(Traffic::buyers(12).on(&[1, 2, 3]).run(&sale).await.accepted, 12);
-    rows_written(&sale, &[1, 2, 3], 12).await;
+    rows_written(|p| sale.orders(p), &[1, 2, 3], 12).await;
     let cancelled = sale.order_ids(1, status::UNPAID).await[0];
     assert!(sale.cancel(cancelled).await, "their cancel path gives the unit back");
     let target = target_of(&sale, &state).await;
@@ -153,5 +160,66 @@ async fn a_course_sale_attached_through_its_form_reads_the_same_in_the_cli_with_
     cli_verdicts.sort();
     let same: Vec<_> = (1..=3).map(|id| (id, Some(0), "OK".to_string(), "baseline".to_string())).collect();
     assert_eq!(cli_verdicts, same);
+    sale.cleanup().await;
+}
+
+/// The problems of a check, by field, kind and name.
+fn said(problems: &[stockguard_core::adapter::init::form::FieldProblem]) -> Vec<(Field, Problem, String)> {
+    problems.iter().map(|p| (p.field, p.problem, p.name.clone())).collect()
+}
+
+#[tokio::test]
+async fn a_rabbitmq_sales_key_template_and_queue_are_said_in_their_fields_until_they_name_what_it_has() {
+    let sale = Arc::new(FastapiRabbitSale::start(&[(1, 10), (2, 10)]).await);
+    assert_eq!(Traffic::buyers(4).on(&[1, 2]).run(&sale).await.accepted, 4);
+    rows_written(|p| sale.orders(p), &[1, 2], 4).await;
+    let target = AttachTarget {
+        mysql_url: sale.db.url.clone(),
+        mysql_password: None,
+        redis_url: crate::support::redis_url(),
+        redis_password: None,
+        amqp_url: Some(amqp_url()),
+        state_url: None,
+        state_password: None,
+        keys: Some(format!("{}*", sale.prefix)),
+    };
+
+    // No stream: the queue is on the RabbitMQ given, its name for the person to say.
+    let proposed = attach::propose(&target).await.expect("the sale is read");
+    assert_eq!(said(&proposed.check.problems), [(Field::InflightQueue, Problem::Empty, String::new())]);
+    let mut form = proposed.check.form.clone();
+    assert!(
+        matches!(&form.inflight, InflightFields::Rabbitmq { url, .. } if *url == amqp_url()),
+        "{:?}",
+        form.inflight
+    );
+
+    // A queue that does not exist and a template that matches no key, each in its field.
+    let (wrong_queue, wrong_template) = (format!("{}.nosuch", sale.queue), format!("{}:stok:${{id}}", sale.prefix));
+    let set = |form: &mut ProposalForm, queue: &str, template: &str| {
+        if let InflightFields::Rabbitmq { queue: q, .. } = &mut form.inflight {
+            *q = queue.to_string();
+        }
+        form.redis.as_mut().expect("the proposal found the stock key").stock =
+            stockguard_core::adapter::init::form::RedisStockFields::Counter { template: template.into(), clamp: false };
+    };
+    set(&mut form, &wrong_queue, &wrong_template);
+    let wrong = attach::preview(&target, &form).await.expect("the form is checked");
+    assert_eq!(
+        said(&wrong.check.problems),
+        [
+            (Field::RedisStock, Problem::NoKey, wrong_template.clone()),
+            (Field::InflightQueue, Problem::NoQueue, wrong_queue)
+        ]
+    );
+    assert!(wrong.readings.is_empty());
+
+    // Named as the sale has them, the first products read with no drift, the queue empty.
+    set(&mut form, &sale.queue, &format!("{}:stock:${{id}}", sale.prefix));
+    let fixed = attach::preview(&target, &form).await.expect("the sale is read through the form");
+    assert!(fixed.check.problems.is_empty(), "{:?}", fixed.check.problems);
+    assert_eq!(fixed.check.in_flight, Some(0));
+    let drifts: Vec<(u64, Option<i64>)> = fixed.readings.iter().map(|r| (r.product_id, r.drift)).collect();
+    assert_eq!(drifts, [(1, Some(0)), (2, Some(0))]);
     sale.cleanup().await;
 }

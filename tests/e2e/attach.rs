@@ -13,6 +13,14 @@ use crate::sales::course_stream::CourseStreamSale;
 use crate::sales::Traffic;
 use crate::{choose, click, one_window_at_a_time, open_app, screenshot, support, type_into, wait_text};
 
+/// Photographs the window with the element `css` at its top (the wizard is longer than it).
+async fn photograph_at(c: &fantoccini::Client, css: &str, name: &str) {
+    c.execute("document.querySelector(arguments[0]).scrollIntoView()", vec![serde_json::json!(css)])
+        .await
+        .unwrap_or_else(|e| panic!("scroll to {css}: {e}"));
+    screenshot(c, name).await;
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn a_stream_sale_is_attached_through_the_wizard_and_its_wrong_column_said_in_both_languages(state: MySqlPool) {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -47,17 +55,26 @@ async fn a_stream_sale_is_attached_through_the_wizard_and_its_wrong_column_said_
             let drift = format!("#attach-preview tbody tr[data-product=\"{product}\"] td.drift");
             wait_text(c, &drift, "with no drift", |t| t == "0").await;
         }
-        screenshot(c, "attach").await;
+        photograph_at(c, "#attach-form", "attach").await;
+        photograph_at(c, "#attach-redis", "attach-preview").await;
+        click(c, "#lang-toggle").await;
+        wait_text(c, "#attach-preview tbody tr[data-product=\"1\"] td.status", "the preview in Chinese", |t| {
+            t == "正常"
+        })
+        .await;
+        photograph_at(c, "#attach-form", "attach-zh").await;
+        photograph_at(c, "#attach-redis", "attach-preview-zh").await;
+        click(c, "#lang-toggle").await;
 
         // A column the stock table does not have, said in its own field.
         type_into(c, "#attach-form [name=stock_remaining]", "stok").await;
         let error = "[data-error-for=stock_remaining]";
         wait_text(c, error, "the wrong column is said in its field", |t| t.contains("no column stok")).await;
         wait_text(c, "#attach-preview-state", "and nothing is read through it", |t| t.starts_with("Correct")).await;
-        screenshot(c, "attach-wrong-column").await;
+        photograph_at(c, "#attach-stock", "attach-wrong-column").await;
         click(c, "#lang-toggle").await;
         wait_text(c, error, "in Chinese too", |t| t.contains("该表没有列 stok")).await;
-        screenshot(c, "attach-wrong-column-zh").await;
+        photograph_at(c, "#attach-stock", "attach-wrong-column-zh").await;
         click(c, "#lang-toggle").await;
 
         // Fixed, it reads again; saved as a profile.
