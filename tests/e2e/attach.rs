@@ -3,12 +3,15 @@
 //! A wrong column is said in its own field, in English and in Chinese (both photographed); the
 //! fixed form previews the first products with no drift; the save lists the profile, writes
 //! the adapter file beside the profiles file and records the baselines in the state database.
+//! The open wizard passes axe-core in both languages and says no English word in Chinese.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::MySqlPool;
 
+use crate::accessibility::{axe, axe_source, no_english};
 use crate::sales::course_stream::CourseStreamSale;
 use crate::sales::Traffic;
 use crate::{choose, click, one_window_at_a_time, open_app, screenshot, support, type_into, wait_text};
@@ -33,6 +36,14 @@ async fn a_stream_sale_is_attached_through_the_wizard_and_its_wrong_column_said_
     }
     let state_url = support::mysql_url_of(&state).await;
     let config = tempfile::tempdir().unwrap();
+    // What the wizard shows as it is in both languages: the sale's own names, the products and
+    // the command it names, and the `${id}` of a key template.
+    let names: BTreeSet<String> =
+        [&sale.prefix, "seckill", "stock", "stok", "order", "stream", "orders", "id", "RabbitMQ", "SCAN", "Stockguard"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let (axe_js, mut found) = (axe_source(), Vec::new());
 
     let _one_window = one_window_at_a_time().await;
     let (driver, client) = open_app(config.path(), "e2e-attach").await;
@@ -57,11 +68,14 @@ async fn a_stream_sale_is_attached_through_the_wizard_and_its_wrong_column_said_
         }
         photograph_at(c, "#attach-form", "attach").await;
         photograph_at(c, "#attach-redis", "attach-preview").await;
+        axe(c, &axe_js, "the proposal (en)", &mut found).await;
         click(c, "#lang-toggle").await;
         wait_text(c, "#attach-preview tbody tr[data-product=\"1\"] td.status", "the preview in Chinese", |t| {
             t == "正常"
         })
         .await;
+        axe(c, &axe_js, "the proposal (zh)", &mut found).await;
+        no_english(c, "the proposal (zh)", &names, &mut found).await;
         photograph_at(c, "#attach-form", "attach-zh").await;
         photograph_at(c, "#attach-redis", "attach-preview-zh").await;
         click(c, "#lang-toggle").await;
@@ -74,6 +88,8 @@ async fn a_stream_sale_is_attached_through_the_wizard_and_its_wrong_column_said_
         photograph_at(c, "#attach-stock", "attach-wrong-column").await;
         click(c, "#lang-toggle").await;
         wait_text(c, error, "in Chinese too", |t| t.contains("该表没有列 stok")).await;
+        axe(c, &axe_js, "a wrong column (zh)", &mut found).await;
+        no_english(c, "a wrong column (zh)", &names, &mut found).await;
         photograph_at(c, "#attach-stock", "attach-wrong-column-zh").await;
         click(c, "#lang-toggle").await;
 
@@ -97,6 +113,7 @@ async fn a_stream_sale_is_attached_through_the_wizard_and_its_wrong_column_said_
     .await;
     client.close().await.expect("session closes");
     drop(driver);
+    assert!(found.is_empty(), "the wizard:\n{}", found.join("\n"));
     let adapter = config.path().join("course.adapter.toml");
     assert!(stockguard_core::adapter::AdapterFile::load(&adapter).is_ok(), "{} is an adapter file", adapter.display());
     let baselines: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM adapter_baselines").fetch_one(&state).await.unwrap();
