@@ -7,7 +7,7 @@
 //! - [`keys`]: which key template holds the stock, from the sample (pure);
 //! - [`render`]: the proposal as an adapter file, commented;
 //! - [`form`]: the proposal as a form a person edits field by field (the desktop's "Attach a
-//!   sale"), and the adapter file it stands for;
+//!   sale"); [`to_file`]: the adapter file it stands for, or the fields that cannot be one;
 //! - [`fields`]: each field of such a form checked against the sale (`adapter check`), what
 //!   is missing said in the field that names it.
 
@@ -16,6 +16,7 @@ pub mod form;
 pub mod keys;
 mod render;
 pub mod schema;
+mod to_file;
 
 use std::collections::BTreeSet;
 
