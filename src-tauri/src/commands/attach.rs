@@ -50,3 +50,26 @@ fn failed(e: AttachError) -> DesktopError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn a_missing_reason_or_environment_is_the_input_to_check_said_by_its_code() {
+        let reason = failed(AttachError::NoReason).wire();
+        assert_eq!((reason.kind, reason.code), (ErrorKind::Invalid, MessageCode::ReasonRequired));
+        let environment = failed(AttachError::NoEnvironment).wire();
+        assert_eq!((environment.kind, environment.code), (ErrorKind::Invalid, MessageCode::ChooseEnvironment));
+    }
+
+    #[test]
+    fn a_role_that_may_not_record_baselines_is_a_refusal_naming_the_roles_that_may() {
+        use stockguard_core::action::{Action, Refused};
+        let viewer = Refused::Role { role: stockguard_core::profile::Role::Viewer, action: Action::RecordBaselines };
+        let refused = failed(AttachError::Refused(viewer)).wire();
+        assert_eq!((refused.kind, refused.code), (ErrorKind::Refused, MessageCode::RefusedRole));
+        assert_eq!(refused.params["action"], "record_baselines");
+    }
+}
