@@ -216,6 +216,18 @@ function renderStatuses() {
   );
 }
 
+/** A status value the sale has no order of yet (a sale attached before it opens), holding a unit. */
+function addStatus() {
+  const field = input("add_status");
+  const value = field.value.trim();
+  const statuses = form?.orders?.statuses;
+  if (!value || !statuses || statuses.some((s) => s.value === value)) return;
+  statuses.push({ value, orders: 0, meaning: "live" });
+  field.value = "";
+  renderStatuses();
+  soon();
+}
+
 /** A problem said in the window's language; a rule of the file keeps the core's English. @param {FieldProblem} p */
 function problemNodes(p) {
   /** @type {Node[]} */
@@ -439,5 +451,6 @@ export function init(context) {
     if (e.target === initialFrom || e.target === source) edited(e);
   });
   formEl.addEventListener("submit", save);
+  byId("attach-add-status").addEventListener("click", addStatus);
   onLanguageChange(render);
 }
