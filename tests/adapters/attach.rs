@@ -8,7 +8,6 @@
 
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Duration;
 
 use sqlx::MySqlPool;
 use stockguard_core::adapter::attach::{self, AttachProfile, AttachTarget};
@@ -18,7 +17,7 @@ use stockguard_core::profile::{EnvironmentKind, ProfileStore, Role};
 
 use crate::sales::course_stream::{status, CourseStreamSale};
 use crate::sales::fastapi_rabbit::FastapiRabbitSale;
-use crate::sales::{amqp_url, Traffic};
+use crate::sales::{amqp_url, rows_written, Traffic};
 
 /// Where the course sale is, as a person types it into the wizard.
 async fn target_of(sale: &CourseStreamSale, state: &MySqlPool) -> AttachTarget {
@@ -31,26 +30,6 @@ async fn target_of(sale: &CourseStreamSale, state: &MySqlPool) -> AttachTarget {
         state_url: Some(crate::support::mysql_url_of(state).await),
         state_password: None,
         keys: Some(format!("{}*", sale.prefix)),
-    }
-}
-
-/// Waits until `orders` (a product's orders written) adds up to `n` over the products.
-async fn rows_written<F, Fut>(orders: F, products: &[i64], n: i64)
-where
-    F: Fn(i64) -> Fut,
-    Fut: std::future::Future<Output = i64>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let mut written = 0;
-        for &p in products {
-            written += orders(p).await;
-        }
-        if written >= n {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the sale's consumer wrote {written} of {n} orders");
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
