@@ -10,14 +10,15 @@ use std::process::Command;
 use std::sync::Arc;
 
 use sqlx::MySqlPool;
-use stockguard_core::adapter::attach::{self, AttachProfile, AttachTarget};
+use stockguard_core::adapter::attach::{self, AttachProfile, AttachTarget, SaveTo};
 use stockguard_core::adapter::init::form::{Field, InflightFields, Problem, ProposalForm, StatusMeaning};
 use stockguard_core::adapter::AdapterFile;
-use stockguard_core::profile::{EnvironmentKind, ProfileStore, Role};
+use stockguard_core::profile::{EnvironmentKind, ProfileStore, Role, SecretSlot};
 
 use crate::sales::course_stream::{status, CourseStreamSale};
 use crate::sales::fastapi_rabbit::FastapiRabbitSale;
 use crate::sales::{amqp_url, rows_written, Traffic};
+use crate::support::keychain::Recorded;
 
 /// Where the course sale is, as a person types it into the wizard.
 async fn target_of(sale: &CourseStreamSale, state: &MySqlPool) -> AttachTarget {
@@ -99,11 +100,12 @@ async fn a_course_sale_attached_through_its_form_reads_the_same_in_the_cli_with_
     // Saved: the adapter file beside the profiles file, the profile naming it, the baselines.
     let config = tempfile::tempdir().unwrap();
     let profiles = config.path().join("profiles.toml");
+    let to = SaveTo { profiles: profiles.clone(), secrets: Arc::new(Recorded::default()) };
     let who = AttachProfile { name: "course".into(), environment: Some(EnvironmentKind::Sandbox), role: Role::Oncall };
-    let refused = attach::save(&profiles, &target, &form, &who, " ").await.unwrap_err();
+    let refused = attach::save(&to, &target, &form, &who, " ").await.unwrap_err();
     assert!(matches!(refused, attach::AttachError::NoReason), "{refused}");
     assert!(!profiles.exists(), "nothing is written before the reason is given");
-    let saved = attach::save(&profiles, &target, &form, &who, "sale attached").await.expect("the sale is attached");
+    let saved = attach::save(&to, &target, &form, &who, "sale attached").await.expect("the sale is attached");
     let file = AdapterFile::load(std::path::Path::new(&saved.adapter)).expect("the adapter file parses");
     assert!(file.needs_baseline());
     assert_eq!(std::path::Path::new(&saved.adapter).parent(), Some(config.path()), "beside the profiles file");
@@ -200,5 +202,39 @@ async fn a_rabbitmq_sales_key_template_and_queue_are_said_in_their_fields_until_
     assert_eq!(fixed.check.in_flight, Some(0));
     let drifts: Vec<(u64, Option<i64>)> = fixed.readings.iter().map(|r| (r.product_id, r.drift)).collect();
     assert_eq!(drifts, [(1, Some(0)), (2, Some(0))]);
+    sale.cleanup().await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn a_password_typed_into_the_wizard_goes_to_the_keychain_and_into_no_file(state: MySqlPool) {
+    let sale = Arc::new(CourseStreamSale::start(&[(1, 10)]).await);
+    assert_eq!(Traffic::buyers(2).on(&[1]).run(&sale).await.accepted, 2);
+    rows_written(|p| sale.orders(p), &[1], 2).await;
+    // The SELECT-only account a team hands over, its password typed apart from its URL.
+    let mut url = url::Url::parse(&sale.db.select_only_url().await).unwrap();
+    let password = url.password().expect("the account has a password").to_string();
+    url.set_password(None).unwrap();
+    let target = AttachTarget {
+        mysql_url: url.to_string(),
+        mysql_password: Some(password.clone()),
+        ..target_of(&sale, &state).await
+    };
+    let form = attach::propose(&target).await.expect("the sale is read through its SELECT-only account").check.form;
+
+    let config = tempfile::tempdir().unwrap();
+    let keychain = Arc::new(Recorded::default());
+    let to = SaveTo { profiles: config.path().join("profiles.toml"), secrets: keychain.clone() };
+    let who =
+        AttachProfile { name: "course-ro".into(), environment: Some(EnvironmentKind::Staging), role: Role::Oncall };
+    let saved = attach::save(&to, &target, &form, &who, "sale attached").await.expect("the sale is attached");
+    assert_eq!(keychain.0.lock().unwrap().get(&("course-ro".to_string(), SecretSlot::Mysql)), Some(&password));
+    for file in [to.profiles.clone(), std::path::PathBuf::from(&saved.adapter)] {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(!text.contains(&password), "{} holds the password:\n{text}", file.display());
+    }
+    let profile = ProfileStore::load(&to.profiles).unwrap().get("course-ro").unwrap().clone();
+    assert_eq!(profile.secrets, std::collections::BTreeSet::from([SecretSlot::Mysql]));
+    assert_eq!(profile.mysql_url, url.to_string());
+    assert_eq!(saved.baselines.len(), 1, "read through the same account");
     sale.cleanup().await;
 }

@@ -3,10 +3,11 @@
 //! Each command calls one core step (`stockguard_core::adapter::attach`); what is wrong with a
 //! field comes back in the form's check, in the field, not as an error.
 
-use stockguard_core::adapter::attach::{self, AttachError, AttachProfile, AttachTarget, Attached, Previewed, Proposed};
+use stockguard_core::adapter::attach::{
+    self, AttachError, AttachProfile, AttachTarget, Attached, Previewed, Proposed, SaveTo,
+};
 use stockguard_core::adapter::init::form::ProposalForm;
 use stockguard_core::adapter::AdapterError;
-use stockguard_core::profile::ProfileStore;
 use stockguard_core::step::chain;
 
 use crate::error::{DesktopError, MessageCode, Said};
@@ -28,8 +29,7 @@ pub async fn attach_save(
     profile: AttachProfile,
     reason: String,
 ) -> Result<Attached, DesktopError> {
-    let profiles = ProfileStore::default_path()?;
-    attach::save(&profiles, &target, &form, &profile, &reason).await.map_err(failed)
+    attach::save(&SaveTo::default_place()?, &target, &form, &profile, &reason).await.map_err(failed)
 }
 
 /// Each step's error by its kind: the profile's and the servers' as everywhere; the adapter's

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use secrecy::{ExposeSecret as _, SecretString};
 use serde::{Deserialize, Serialize};
@@ -23,7 +24,7 @@ use crate::connect::{connect_mysql, connect_redis, ConnectError};
 use crate::profile::manage;
 use crate::profile::{
     parse_redis_url, parse_url, ConnectionSettings, EnvOverrides, EnvironmentKind, KeychainStore, Profile,
-    ProfileError, ProfileStore, Role, SecretSlot, MYSQL_SCHEMES,
+    ProfileError, ProfileStore, Role, SecretSlot, SecretStore, MYSQL_SCHEMES,
 };
 use crate::recon::DriftStatus;
 use crate::redis_link::RedisLink;
@@ -276,12 +277,27 @@ pub fn adapter_path(profiles: &Path, name: &str) -> PathBuf {
     profiles.with_file_name(format!("{name}.adapter.toml"))
 }
 
+/// Where an attached sale is saved: the profiles file (the adapter file goes beside it) and
+/// the keychain its passwords go to.
+pub struct SaveTo {
+    pub profiles: PathBuf,
+    pub secrets: Arc<dyn SecretStore>,
+}
+
+impl SaveTo {
+    /// The default profiles file and the OS keychain: where every profile is saved.
+    pub fn default_place() -> Result<Self, ProfileError> {
+        Ok(Self { profiles: ProfileStore::default_path()?, secrets: Arc::new(KeychainStore) })
+    }
+}
+
 /// Saves the attached sale: checks the form once more (nothing is written unless it is a clean
-/// adapter file of this sale), writes the adapter file beside `profiles` (replacing the one this
-/// profile had), saves the profile naming it with its passwords in the keychain, and records
-/// the baselines (`reason` goes to the audit log) when the file's initial stock is `baseline`.
+/// adapter file of this sale), writes the adapter file beside the profiles file (replacing the
+/// one this profile had), saves the profile naming it with its passwords in the keychain, and
+/// records the baselines (`reason` goes to the audit log) when the file's initial stock is
+/// `baseline`.
 pub async fn save(
-    profiles: &Path,
+    to: &SaveTo,
     target: &AttachTarget,
     form: &ProposalForm,
     who: &AttachProfile,
@@ -308,7 +324,7 @@ pub async fn save(
         }
     }
     let name = who.name.trim().to_string();
-    let path = adapter_path(profiles, &name);
+    let path = adapter_path(&to.profiles, &name);
     write_private(&path, &text)?;
     let profile = Profile {
         environment,
@@ -331,9 +347,9 @@ pub async fn save(
     .into_iter()
     .filter_map(|(slot, pw)| blank_is_none(pw).map(|p| (slot, SecretString::from(p.to_string()))))
     .collect();
-    let mut store = ProfileStore::load(profiles)?;
-    let saved_name = name.clone();
-    tokio::task::spawn_blocking(move || manage::save(&mut store, &KeychainStore, &saved_name, profile, &passwords))
+    let mut store = ProfileStore::load(&to.profiles)?;
+    let (saved_name, secrets) = (name.clone(), to.secrets.clone());
+    tokio::task::spawn_blocking(move || manage::save(&mut store, &*secrets, &saved_name, profile, &passwords))
         .await
         .expect("saving a profile does not panic")?;
     let mut baselines = Vec::new();
