@@ -12,6 +12,12 @@ export interface Commands {
   save_profile: { args: { form: T.ProfileForm }; returns: Array<T.NamedProfile> };
   delete_profile: { args: { name: string }; returns: Array<string> };
   test_profile: { args: { name: string }; returns: T.Probe };
+  attach_propose: { args: { target: T.AttachTarget }; returns: T.Proposed };
+  attach_preview: { args: { target: T.AttachTarget; form: T.ProposalForm }; returns: T.Previewed };
+  attach_save: {
+    args: { target: T.AttachTarget; form: T.ProposalForm; profile: T.AttachProfile; reason: string };
+    returns: T.Attached;
+  };
   drift_chart: {
     args: { products: Array<number>; labels: T.ChartLabels; width: number; height: number };
     returns: string;

@@ -15,6 +15,7 @@ import * as degrade from "./features/degrade.js";
 import * as drills from "./features/drills.js";
 import * as compensation from "./features/compensation.js";
 import * as alerts from "./features/alerts.js";
+import * as attach from "./features/attach.js";
 
 // Screens by name, each with init() once and show() when opened; a new screen joins here and
 // in the nav of index.html.
@@ -47,6 +48,7 @@ async function start() {
   }
   for (const screen of Object.values(SCREENS)) screen.init({ showScreen });
   alerts.init({ showScreen });
+  attach.init({ showScreen });
   keyboard.init();
   try {
     const info = await connect(null);

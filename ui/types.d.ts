@@ -107,6 +107,150 @@ adapter_sale: string | null,
  */
 notices: Array<Notice>, };
 
+export type InitialField = { "from": "column", column: string, } | { "from": "baseline" } | { "from": "fixed", units: number, };
+
+export type StockFields = { table: string, product: string, 
+/**
+ * The units left.
+ */
+remaining: string, 
+/**
+ * Units held by unpaid orders (two-phase lock).
+ */
+reserved: string | null, initial: InitialField, 
+/**
+ * A display name column.
+ */
+name: string | null, };
+
+export type JoinFields = { table: string, on: string, key: string, };
+
+export type StatusMeaning = "live" | "reserving" | "released";
+
+export type StatusRow = { value: string, orders: number, meaning: StatusMeaning, };
+
+export type OrdersFields = { table: string, product: string, 
+/**
+ * The column of an order's units; `None`: one unit per order.
+ */
+quantity_column: string | null, status: string, 
+/**
+ * Each status found, with its orders counted, and what it means.
+ */
+statuses: Array<StatusRow>, order_id: string | null, created: string | null, user: string | null, 
+/**
+ * The parent order holding the status, created and user columns.
+ */
+join: JoinFields | null, };
+
+export type RedisStockFields = { "form": "counter", template: string, clamp: boolean, } | { "form": "hash", key: string, total: string, sold: string, } | { "form": "buckets", key: string, count: string, };
+
+export type RedisFields = { stock: RedisStockFields, 
+/**
+ * A set of buyers per product, read for information.
+ */
+buyers: string | null, };
+
+export type InflightFields = { "source": "none" } | { "source": "redis_stream", stream: string, group: string, product_field: string, order_id_field: string | null, } | { "source": "rabbitmq", url: string, queue: string, product_field: string | null, };
+
+export type ProposalForm = { 
+/**
+ * The sale's name in the state database (baselines, audit).
+ */
+name: string, stock: StockFields | null, orders: OrdersFields | null, redis: RedisFields | null, inflight: InflightFields, };
+
+export type Field = "name" | "stock_table" | "stock_product" | "stock_remaining" | "stock_reserved" | "stock_initial" | "stock_name" | "orders_table" | "orders_product" | "orders_quantity" | "orders_status" | "orders_statuses" | "orders_order_id" | "orders_created" | "orders_user" | "orders_join_table" | "orders_join_on" | "orders_join_key" | "redis_stock" | "redis_hash_total" | "redis_hash_sold" | "redis_bucket_count" | "redis_buyers" | "inflight_stream" | "inflight_group" | "inflight_product_field" | "inflight_order_id_field" | "inflight_url" | "inflight_queue" | "sale_db" | "sale_redis" | "whole";
+
+export type Problem = "empty" | "not_a_name" | "no_placeholder" | "not_a_number" | "no_table" | "no_column" | "no_key" | "no_stream" | "no_group" | "no_queue" | "unreachable" | "no_products" | "no_live_status" | "rule";
+
+export type FieldProblem = { field: Field, problem: Problem, name: string, detail: string, };
+
+export type KeySample = { template: string, key: string, 
+/**
+ * The key's value as Redis prints it; `None` when the key does not exist.
+ */
+value: string | null, };
+
+export type FormCheck = { 
+/**
+ * The form, its statuses counted again (a status found since is added, holding a unit).
+ */
+form: ProposalForm, 
+/**
+ * Empty when the form is an adapter file and everything it names exists.
+ */
+problems: Array<FieldProblem>, 
+/**
+ * A sampled key of each template, with its value.
+ */
+keys: Array<KeySample>, 
+/**
+ * The sale's products.
+ */
+products: number, 
+/**
+ * What waits in the in-flight source now.
+ */
+in_flight: number | null, };
+
+export type AttachTarget = { mysql_url: string, mysql_password: string | null, 
+/**
+ * One server, or a cluster's seed nodes separated by commas.
+ */
+redis_url: string, redis_password: string | null, 
+/**
+ * The RabbitMQ the sale's queue is on, when it has one (as the file will name it).
+ */
+amqp_url: string | null, 
+/**
+ * Stockguard's own database for the sale (baselines, audit); blank: none.
+ */
+state_url: string | null, state_password: string | null, 
+/**
+ * Sample only keys matching this `SCAN` pattern (blank: every key).
+ */
+keys: string | null, };
+
+export type AttachProfile = { name: string, 
+/**
+ * None until the person chooses: a default would be a guess.
+ */
+environment: EnvironmentKind | null, role: Role, };
+
+export type Proposed = { check: FormCheck, undecided: Array<string>, keys_sampled: number, };
+
+export type PreviewRow = { product_id: number, 
+/**
+ * The display name, when the file names its column (empty otherwise).
+ */
+name: string, status: DriftStatus, initial_stock: number, 
+/**
+ * `column`, `number`, `baseline`, or `none` (recorded when the sale is attached).
+ */
+initial_source: string, db_stock: number, live_orders_qty: number, redis_stock: number | null, expected_redis: number, 
+/**
+ * `None` while the product is not settled.
+ */
+drift: number | null, in_flight: number, settled: boolean, };
+
+export type Previewed = { check: FormCheck, readings: Array<PreviewRow>, };
+
+export type Baseline = { product_id: number, initial_stock: number, 
+/**
+ * The baseline it replaced, if any.
+ */
+previous: number | null, };
+
+export type Attached = { profile: string, 
+/**
+ * The adapter file written, beside the profiles file.
+ */
+adapter: string, 
+/**
+ * The baselines recorded (none when the sale stores its initial stock).
+ */
+baselines: Array<Baseline>, };
+
 export type Reason = { "reason": "mysql_privilege", account: string, privilege: string, table: string, } | { "reason": "grants_unknown", detail: string, } | { "reason": "redis_refused", user: string, command: string, detail: string, } | { "reason": "redis_who_unknown" } | { "reason": "redis_unknown", command: string, detail: string, };
 
 export type Right = { allowed: boolean | null, 

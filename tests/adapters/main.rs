@@ -9,6 +9,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod attach;
 mod cli;
 mod compensation;
 mod init;

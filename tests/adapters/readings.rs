@@ -300,7 +300,7 @@ async fn counters_without_a_database_read_ok_until_sold_passes_total() {
 async fn a_queue_that_does_not_exist_is_named_and_created_by_nobody() {
     let queue = crate::support::unique_prefix("noqueue");
     let err = adapter::inflight::rabbitmq_depth(&crate::sales::amqp_url(), &queue).await.unwrap_err();
-    assert!(matches!(&err, adapter::AdapterError::Missing(m) if m.contains(&queue)), "{err}");
+    assert!(matches!(&err, adapter::AdapterError::Missing(m) if m.to_string().contains(&queue)), "{err}");
     let again = adapter::inflight::rabbitmq_depth(&crate::sales::amqp_url(), &queue).await.unwrap_err();
     assert!(matches!(again, adapter::AdapterError::Missing(_)), "a passive declare created nothing: {again}");
 }

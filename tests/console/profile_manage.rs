@@ -1,48 +1,12 @@
 //! Saving and deleting profiles with their passwords: the password goes to the secret store,
 //! the profiles file only remembers that there is one.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-
-use secrecy::{ExposeSecret as _, SecretString};
+use secrecy::SecretString;
 use stockguard_core::profile::manage::{delete, list, save};
 use stockguard_core::profile::secrets::SecretLookup;
 use stockguard_core::profile::{EnvironmentKind, Profile, ProfileError, ProfileStore, Role, SecretSlot, SecretStore};
 
-/// A keychain kept in memory, so the test can see what was stored. (The product only ever
-/// uses the OS keychain.)
-#[derive(Default)]
-struct Recorded(Mutex<BTreeMap<(String, SecretSlot), String>>);
-
-impl SecretStore for Recorded {
-    fn get(&self, profile: &str, slot: SecretSlot) -> SecretLookup {
-        match self.0.lock().unwrap().get(&(profile.to_string(), slot)) {
-            Some(pw) => SecretLookup::Found(SecretString::from(pw.clone())),
-            None => SecretLookup::Missing,
-        }
-    }
-    fn set(&self, profile: &str, slot: SecretSlot, secret: &SecretString) -> Result<(), SecretLookup> {
-        self.0.lock().unwrap().insert((profile.to_string(), slot), secret.expose_secret().to_string());
-        Ok(())
-    }
-    fn delete(&self, profile: &str, slot: SecretSlot) -> Result<(), SecretLookup> {
-        self.0.lock().unwrap().remove(&(profile.to_string(), slot));
-        Ok(())
-    }
-}
-
-struct NoKeychain;
-impl SecretStore for NoKeychain {
-    fn get(&self, _: &str, _: SecretSlot) -> SecretLookup {
-        SecretLookup::Unavailable("no Secret Service".into())
-    }
-    fn set(&self, _: &str, _: SecretSlot, _: &SecretString) -> Result<(), SecretLookup> {
-        Err(SecretLookup::Unavailable("no Secret Service".into()))
-    }
-    fn delete(&self, _: &str, _: SecretSlot) -> Result<(), SecretLookup> {
-        Err(SecretLookup::Unavailable("no Secret Service".into()))
-    }
-}
+use crate::support::keychain::{NoKeychain, Recorded};
 
 fn profile() -> Profile {
     Profile {

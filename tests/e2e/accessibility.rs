@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::*;
 
-fn axe_source() -> String {
+pub(super) fn axe_source() -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/axe-core/axe.min.js");
     std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!("{}: {e}: run `npm ci` (scripts/typecheck-ui.sh does; `make test` runs it first)", path.display())
@@ -141,7 +141,7 @@ fn a_word_in_capitals_is_english_but_names_abbreviations_and_codes_with_digits_a
 }
 
 /// What the screen says in Chinese that is English; recorded in `found`.
-async fn no_english(c: &Client, at: &str, names: &BTreeSet<String>, found: &mut Vec<String>) {
+pub(super) async fn no_english(c: &Client, at: &str, names: &BTreeSet<String>, found: &mut Vec<String>) {
     let said = c.execute(SAID, vec![]).await.expect("the window's words can be read");
     let mut seen = 0;
     for pair in said.as_array().expect("pairs") {
@@ -156,7 +156,7 @@ async fn no_english(c: &Client, at: &str, names: &BTreeSet<String>, found: &mut 
 }
 
 /// Runs axe-core on the window as it is; records what it finds in `found`.
-async fn axe(c: &Client, source: &str, at: &str, found: &mut Vec<String>) {
+pub(super) async fn axe(c: &Client, source: &str, at: &str, found: &mut Vec<String>) {
     if c.execute("return typeof window.axe === 'object';", vec![]).await.unwrap() != json!(true) {
         c.execute(&format!("{source}\nreturn true;"), vec![]).await.expect("axe-core loads into the window");
     }

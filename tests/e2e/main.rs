@@ -10,10 +10,16 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+/// The adapter tests' own sales (issue 28), for the wizard that attaches one.
+#[path = "../adapters/sales/mod.rs"]
+#[allow(unused_imports)]
+mod sales;
+
 mod accessibility;
 mod adapter_board;
 mod alerts;
 mod app;
+mod attach;
 mod desktop_bus;
 mod overview;
 

@@ -6,6 +6,7 @@
 
 pub mod accounts;
 pub mod drill_run;
+pub mod keychain;
 pub mod mariadb_server;
 pub mod oversold;
 pub mod redis_server;

@@ -25,7 +25,8 @@
 //!   drift sampler.
 //! - [`adapter`]: a sale Stockguard did not build, read through an adapter file (its own
 //!   tables, status codes, keys and queue): the settled reading, `adapter check`, baselines
-//!   and the delta repair, the console's own records in a state database of its own.
+//!   and the delta repair, the console's own records in a state database of its own, and the
+//!   attach wizard (`adapter init`'s proposal as a form, checked field by field, saved).
 //! - [`rewrite`]: the locked, fenced rewrite of Redis stock.
 //! - [`switch`]: the degrade switch in MySQL, engine heartbeats and acknowledgements, the
 //!   guided exit from DB mode.

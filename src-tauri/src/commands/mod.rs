@@ -1,6 +1,7 @@
 //! Commands the window may invoke, by screen. Each parses, calls the core, maps the error.
 
 pub mod alerts;
+pub mod attach;
 pub mod audit;
 pub mod board;
 pub mod compensation;

@@ -248,6 +248,27 @@ async fn admin_pool(url: &str, max: u32) -> MySqlPool {
         .unwrap_or_else(|e| panic!("MariaDB is not reachable at {url}: {e}. Start it (`make test` does)"))
 }
 
+/// Waits until `orders` (a product's orders written by the sale's consumer) adds up to `n`
+/// over `products`, a minute at most.
+pub async fn rows_written<F, Fut>(orders: F, products: &[i64], n: i64)
+where
+    F: Fn(i64) -> Fut,
+    Fut: std::future::Future<Output = i64>,
+{
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let mut written = 0;
+        for &p in products {
+            written += orders(p).await;
+        }
+        if written >= n {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the sale's consumer wrote {written} of {n} orders");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// A connection to the tests' Redis (one server).
 pub async fn redis_conn() -> redis::aio::MultiplexedConnection {
     let url = crate::support::redis_url();

@@ -1,6 +1,8 @@
 //! `stockguard adapter check`: every table, column, key and queue the file names exists and
 //! answers, with the orders counted per status (so that a status label that lies, say every
 //! real sale stored as "invalid", is seen) and a sample of each key template. Reads only.
+//! What is not there is typed ([`Missing`]): the CLI prints its line, the attach form says it
+//! in the field that names it.
 
 use std::collections::BTreeSet;
 
@@ -11,6 +13,7 @@ use super::db;
 use super::file::{AdapterFile, Inflight, RedisForm};
 use super::ident::Ident;
 use super::inflight;
+use super::missing::Missing;
 use super::AdapterError;
 use crate::redis_link::Link;
 
@@ -25,6 +28,9 @@ pub struct CheckReport {
     pub keys: Vec<KeySample>,
     /// What waits in the in-flight source now.
     pub in_flight: Option<i64>,
+    /// What is not there, typed.
+    pub missing: Vec<Missing>,
+    /// Each of `missing`, said in English.
     pub problems: Vec<String>,
 }
 
@@ -36,7 +42,8 @@ pub struct StatusCount {
     pub meaning: &'static str,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KeySample {
     pub template: String,
     pub key: String,
@@ -84,7 +91,7 @@ fn named_columns(file: &AdapterFile) -> Vec<(&Ident, Vec<&Ident>)> {
     out
 }
 
-async fn table_problems(pool: &MySqlPool, file: &AdapterFile) -> Result<Vec<String>, AdapterError> {
+async fn table_problems(pool: &MySqlPool, file: &AdapterFile) -> Result<Vec<Missing>, AdapterError> {
     let mut problems = Vec::new();
     for (table, columns) in named_columns(file) {
         let found: Vec<(String,)> = sqlx::query_as(
@@ -96,13 +103,13 @@ async fn table_problems(pool: &MySqlPool, file: &AdapterFile) -> Result<Vec<Stri
         .await
         .map_err(|source| AdapterError::Db { step: "read the schema", source })?;
         if found.is_empty() {
-            problems.push(format!("the sale's database has no table {table} (or this account cannot see it)"));
+            problems.push(Missing::Table { table: table.to_string() });
             continue;
         }
         let have: BTreeSet<String> = found.into_iter().map(|(c,)| c.to_lowercase()).collect();
         for c in columns {
             if !have.contains(&c.as_str().to_lowercase()) {
-                problems.push(format!("table {table} has no column {c}"));
+                problems.push(Missing::Column { table: table.to_string(), column: c.to_string() });
             }
         }
     }
@@ -116,18 +123,29 @@ pub async fn check<C: Link>(
     redis: Option<&C>,
 ) -> Result<CheckReport, AdapterError> {
     let mut report = CheckReport { sale: file.sale.name.clone(), ..Default::default() };
+    look(file, sale_db, redis, &mut report).await?;
+    report.problems = report.missing.iter().map(Missing::to_string).collect();
+    Ok(report)
+}
+
+async fn look<C: Link>(
+    file: &AdapterFile,
+    sale_db: Option<&MySqlPool>,
+    redis: Option<&C>,
+    report: &mut CheckReport,
+) -> Result<(), AdapterError> {
     if let Some(pool) = sale_db {
-        report.problems = table_problems(pool, file).await?;
+        report.missing = table_problems(pool, file).await?;
     } else if file.stock.is_some() || file.orders.is_some() {
-        report.problems.push("the file names tables but no MySQL URL was given for the sale".into());
+        report.missing.push(Missing::NoSaleDb);
     }
-    if !report.problems.is_empty() {
-        return Ok(report);
+    if !report.missing.is_empty() {
+        return Ok(());
     }
     let ids = db::product_ids(sale_db, file).await?;
     report.products = ids.len();
     if ids.is_empty() {
-        report.problems.push("the sale has no products".into());
+        report.missing.push(Missing::NoProducts);
     }
     if let (Some(pool), Some(orders)) = (sale_db, &file.orders) {
         for (status, n) in db::counts_per_status(pool, orders).await? {
@@ -146,8 +164,8 @@ pub async fn check<C: Link>(
     }
     if let Some(section) = &file.redis {
         let Some(redis) = redis else {
-            report.problems.push("the file names Redis keys but no Redis URL was given for the sale".into());
-            return Ok(report);
+            report.missing.push(Missing::NoSaleRedis);
+            return Ok(());
         };
         let sample = ids.iter().take(3).copied().collect::<Vec<_>>();
         let mut conn = redis.clone();
@@ -184,10 +202,7 @@ pub async fn check<C: Link>(
                 report.keys.push(KeySample { template: template.clone(), key, value });
             }
             if !found && !sample.is_empty() {
-                report.problems.push(format!(
-                    "the key template {template} matches no key of the first products ({})",
-                    sample.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
-                ));
+                report.missing.push(Missing::KeyTemplate { template, products: sample.clone() });
             }
         }
     }
@@ -201,24 +216,24 @@ pub async fn check<C: Link>(
                 .await
                 .map_err(|source| AdapterError::Redis { step: "find the stream", source })?;
             if !exists {
-                report.problems.push(format!("the sale's Redis has no stream {}", stream.as_str()));
+                report.missing.push(Missing::Stream { stream: stream.as_str().to_string() });
             } else {
                 match inflight::read(&file.inflight, redis, &ids).await {
                     Ok(read) => report.in_flight = Some(read.depth()),
-                    Err(AdapterError::Missing(m)) => report.problems.push(m),
+                    Err(AdapterError::Missing(m)) => report.missing.push(m),
                     Err(e) => return Err(e),
                 }
             }
         }
         Inflight::RedisStream { .. } => match inflight::read(&file.inflight, redis, &ids).await {
             Ok(read) => report.in_flight = Some(read.depth()),
-            Err(AdapterError::Missing(m)) => report.problems.push(m),
+            Err(AdapterError::Missing(m)) => report.missing.push(m),
             Err(e) => return Err(e),
         },
         Inflight::Bullmq { queue, prefix, .. } => match redis {
-            Some(r) if !inflight::bullmq_exists(r, prefix, queue).await? => report
-                .problems
-                .push(format!("the sale's Redis has no BullMQ queue {queue} (no {prefix}:{queue}:* keys)")),
+            Some(r) if !inflight::bullmq_exists(r, prefix, queue).await? => {
+                report.missing.push(Missing::BullmqQueue { prefix: prefix.clone(), queue: queue.clone() })
+            }
             _ => report.in_flight = Some(inflight::read(&file.inflight, redis, &ids).await?.depth()),
         },
         Inflight::Table { .. } => {
@@ -228,12 +243,13 @@ pub async fn check<C: Link>(
         }
         Inflight::Rabbitmq { url, queue, .. } => match inflight::rabbitmq_depth(url, queue).await {
             Ok(depth) => report.in_flight = Some(depth as i64),
-            Err(AdapterError::Missing(m)) => report.problems.push(m),
-            Err(AdapterError::Amqp { step, source }) => {
-                report.problems.push(format!("RabbitMQ at {}: cannot {step}: {source}", crate::profile::redact(url)))
-            }
+            Err(AdapterError::Missing(m)) => report.missing.push(m),
+            Err(AdapterError::Amqp { step, source }) => report.missing.push(Missing::RabbitUnreachable {
+                url: crate::profile::redact(url),
+                detail: format!("cannot {step}: {source}"),
+            }),
             Err(e) => return Err(e),
         },
     }
-    Ok(report)
+    Ok(())
 }

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use redis::Value;
 
 use super::file::Inflight;
+use super::missing::Missing;
 use super::AdapterError;
 use crate::redis_link::Link;
 
@@ -210,7 +211,7 @@ async fn stream_waiting<C: Link>(
         .iter()
         .find(|g| g.get("name").and_then(|v| redis::from_redis_value::<String>(v).ok()).as_deref() == Some(group))
     else {
-        return Err(AdapterError::Missing(format!("the stream {key} has no consumer group {group}")));
+        return Err(AdapterError::Missing(Missing::Group { stream: key.to_string(), group: group.to_string() }));
     };
     let last: String = info
         .get("last-delivered-id")
@@ -267,7 +268,7 @@ pub async fn rabbitmq_depth(url: &str, queue: &str) -> Result<u32, AdapterError>
     let _ = conn.close(200, "".into()).await;
     match declared {
         Ok(q) => Ok(q.message_count()),
-        Err(e) if is_not_found(&e) => Err(AdapterError::Missing(format!("RabbitMQ has no queue {queue}"))),
+        Err(e) if is_not_found(&e) => Err(AdapterError::Missing(Missing::RabbitQueue { queue: queue.to_string() })),
         Err(source) => Err(AdapterError::Amqp { step: "read the queue's depth", source }),
     }
 }

@@ -22,6 +22,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::file::{AdapterFile, Inflight};
+use super::missing::Missing;
 use super::reading::SaleLinks;
 use super::{db, AdapterError};
 use crate::redis_link::Link;
@@ -238,7 +239,7 @@ async fn acknowledged_entries<C: Link>(
     let name_of =
         |g: &HashMap<String, redis::Value>| g.get("name").and_then(|v| redis::from_redis_value::<String>(v).ok());
     let Some(info) = groups.iter().find(|g| name_of(g).as_deref() == Some(group)) else {
-        return Err(AdapterError::Missing(format!("the stream {key} has no consumer group {group}")));
+        return Err(AdapterError::Missing(Missing::Group { stream: key.to_string(), group: group.to_string() }));
     };
     let last: String = match info.get("last-delivered-id") {
         Some(v) => redis::from_redis_value(v).map_err(step("read the group's last-delivered id"))?,

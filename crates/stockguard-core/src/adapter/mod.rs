@@ -19,7 +19,7 @@
 //! - [`state`]: the console's own state for such a sale (baselines, audit) in a database of
 //!   its own: Stockguard creates, alters and writes nothing in the sale's database.
 //! - [`check`]: `adapter check`: every table, column, key and queue the file names exists,
-//!   with the orders counted per status.
+//!   with the orders counted per status; what is not there is a [`missing::Missing`].
 //! - [`compensate`]: `[compensation]` of the file, a product's live orders newest first (the
 //!   orders a case over an adapter lists), and the one write into the sale's own database: an
 //!   order set to its cancelled status, when the file declares it.
@@ -27,9 +27,14 @@
 //! - [`switch`]: the sale's own degrade flag, where `[switch]` says it is: read, and written
 //!   by `degrade on|off` (the switch's role rule, audited in the state database).
 //! - [`init`]: `adapter init`: a proposed file, read from the sale's schema, its orders per
-//!   status and a sample of its keys, with what it could not decide marked.
+//!   status and a sample of its keys, with what it could not decide marked; or the same
+//!   proposal as a form, checked field by field.
+//! - [`attach`]: "Attach a sale" (the desktop's wizard): the proposal as a form from the sale's
+//!   URLs, a preview reading as it is edited, and the adapter file and profile saved (with the
+//!   baselines, when the sale stores no initial stock).
 
 pub mod alerts;
+pub mod attach;
 pub mod check;
 pub mod compensate;
 pub mod db;
@@ -38,6 +43,7 @@ pub mod ident;
 pub mod inflight;
 pub mod init;
 pub mod lost;
+pub mod missing;
 pub mod open;
 pub mod reading;
 pub mod redis_side;
@@ -83,7 +89,7 @@ pub enum AdapterError {
     },
     /// Something the file names does not exist.
     #[error("{0}")]
-    Missing(String),
+    Missing(missing::Missing),
     #[error("unknown product {0}")]
     UnknownProduct(u64),
     /// The console's state for an adapter sale lives in a database of its own.

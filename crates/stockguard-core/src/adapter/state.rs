@@ -31,6 +31,7 @@ pub async fn baselines(pool: &MySqlPool, sale: &str) -> Result<HashMap<u64, i64>
 
 /// One product's recorded baseline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Baseline {
     pub product_id: u64,
     pub initial_stock: i64,

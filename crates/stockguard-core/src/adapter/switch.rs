@@ -15,6 +15,7 @@ use serde::Serialize;
 use sqlx::MySqlPool;
 
 use super::file::{AdapterFile, StatusValue, SwitchSection};
+use super::missing::Missing;
 use super::reading::SaleLinks;
 use super::AdapterError;
 use crate::action::Action;
@@ -192,7 +193,11 @@ async fn write<C: Link>(
                 .await
                 .map_err(|source| AdapterError::Db { step: "find the switch row", source })?;
                 if exists.is_none() {
-                    return Err(AdapterError::Missing(format!("{table} has no row where {key_column} = {key}")));
+                    return Err(AdapterError::Missing(Missing::Row {
+                        table: table.to_string(),
+                        key_column: key_column.to_string(),
+                        key: key.to_string(),
+                    }));
                 }
             }
             Ok(())

@@ -5,11 +5,18 @@
 //!
 //! - [`schema`]: which table is stock and which orders, from names and comments (pure);
 //! - [`keys`]: which key template holds the stock, from the sample (pure);
-//! - [`render`]: the proposal as an adapter file, commented.
+//! - [`render`]: the proposal as an adapter file, commented;
+//! - [`form`]: the proposal as a form a person edits field by field (the desktop's "Attach a
+//!   sale"); [`to_file`]: the adapter file it stands for, or the fields that cannot be one;
+//! - [`fields`]: each field of such a form checked against the sale (`adapter check`), what
+//!   is missing said in the field that names it.
 
+pub mod fields;
+pub mod form;
 pub mod keys;
 mod render;
 pub mod schema;
+mod to_file;
 
 use std::collections::BTreeSet;
 
@@ -60,12 +67,28 @@ pub struct StreamGuess {
 const PRODUCT_WORDS: &[&str] = &["voucher", "goods", "product", "item", "sku", "ticket"];
 const ORDER_ID_FIELDS: &[&str] = &["id", "orderId", "order_id", "orderNo", "order_no"];
 
-/// Reads the sale and proposes its adapter file.
-pub async fn propose(
+/// What `init` read of a sale: its guesses, before they are written as a file
+/// ([`propose`]) or shown as a form ([`form::ProposalForm::from_guesses`]).
+#[derive(Debug, Clone)]
+pub struct Gathered {
+    /// The sale's name: the one given, else the database's.
+    pub name: String,
+    pub schema: schema::SchemaGuess,
+    /// Orders per status value as stored.
+    pub statuses: Vec<(String, i64)>,
+    pub keys: keys::KeysGuess,
+    pub stream: Option<StreamGuess>,
+    pub keys_sampled: usize,
+    /// What a person must settle.
+    pub undecided: Vec<String>,
+}
+
+/// Reads the sale's schema, its orders per status and a sample of its keys. Reads only.
+pub async fn gather(
     sale_db: Option<&MySqlPool>,
     redis: Option<&RedisLink>,
     opts: &InitOptions,
-) -> Result<Proposal, AdapterError> {
+) -> Result<Gathered, AdapterError> {
     let mut undecided = Vec::new();
     let (mut schema, mut statuses, mut known, mut database) = (schema::SchemaGuess::default(), vec![], vec![], None);
     if let Some(pool) = sale_db {
@@ -88,10 +111,10 @@ pub async fn propose(
             .await
             .map_err(db("name the database"))?;
     }
-    let (mut keys, mut stream, mut sampled) = (keys::KeysGuess::default(), None, 0);
+    let (mut keys, mut stream, mut keys_sampled) = (keys::KeysGuess::default(), None, 0);
     if let Some(redis) = redis {
         let sample = sample_keys(redis, opts).await?;
-        sampled = sample.len();
+        keys_sampled = sample.len();
         keys = keys::guess(&sample, &known);
         undecided.append(&mut keys.undecided);
         if let Some(name) = keys.streams.first() {
@@ -99,6 +122,17 @@ pub async fn propose(
         }
     }
     let name = opts.name.clone().or(database).unwrap_or_else(|| "sale".into());
+    Ok(Gathered { name, schema, statuses, keys, stream, keys_sampled, undecided })
+}
+
+/// Reads the sale and proposes its adapter file.
+pub async fn propose(
+    sale_db: Option<&MySqlPool>,
+    redis: Option<&RedisLink>,
+    opts: &InitOptions,
+) -> Result<Proposal, AdapterError> {
+    let Gathered { name, schema, statuses, keys, stream, keys_sampled, mut undecided } =
+        gather(sale_db, redis, opts).await?;
     let text = render::file(
         &render::Parts { name: &name, schema: &schema, statuses: &statuses, keys: &keys, stream: stream.as_ref() },
         &mut undecided,
@@ -110,7 +144,7 @@ pub async fn propose(
             false
         }
     };
-    Ok(Proposal { text, undecided, statuses, keys_sampled: sampled, parses })
+    Ok(Proposal { text, undecided, statuses, keys_sampled, parses })
 }
 
 fn quoted(name: &str) -> Result<String, AdapterError> {

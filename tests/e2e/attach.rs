@@ -1,0 +1,192 @@
+//! "Attach a sale" in the real window: a course-shaped sale with a Redis stream (the adapter
+//! tests' own, `tests/adapters/sales/`), attached through the wizard on the Connections screen.
+//! A wrong column is said in its own field, in English and in Chinese (both photographed); the
+//! fixed form previews the first products with no drift; the save lists the profile, writes
+//! the adapter file beside the profiles file and records the baselines in the state database.
+//! The open wizard passes axe-core in both languages and says no English word in Chinese. A
+//! FastAPI-shaped sale whose orders wait in a RabbitMQ queue is attached the same way, its
+//! queue said missing in its own field until it names the sale's.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use sqlx::MySqlPool;
+
+use crate::accessibility::{axe, axe_source, no_english};
+use crate::sales::course_stream::CourseStreamSale;
+use crate::sales::fastapi_rabbit::FastapiRabbitSale;
+use crate::sales::{amqp_url, rows_written, Traffic};
+use crate::{choose, click, one_window_at_a_time, open_app, screenshot, support, type_into, wait_text};
+
+/// Photographs the window with the element `css` at its top (the wizard is longer than it).
+async fn photograph_at(c: &fantoccini::Client, css: &str, name: &str) {
+    photograph_with(c, css, "start", name).await;
+}
+
+/// Photographs the window with the element `css` scrolled to `block` (start, center, end).
+async fn photograph_with(c: &fantoccini::Client, css: &str, block: &str, name: &str) {
+    let scroll = "document.querySelector(arguments[0]).scrollIntoView({ block: arguments[1] })";
+    c.execute(scroll, vec![serde_json::json!(css), serde_json::json!(block)])
+        .await
+        .unwrap_or_else(|e| panic!("scroll to {css}: {e}"));
+    screenshot(c, name).await;
+}
+
+/// Where a sale is, as the person types it into the wizard's first form.
+struct Where<'a> {
+    mysql: &'a str,
+    amqp: Option<String>,
+    /// The sale's key prefix: only its keys are sampled.
+    prefix: &'a str,
+    state: &'a str,
+}
+
+/// Opens the wizard on Connections (where a window with no profile opens), says where the sale
+/// is, and reads it.
+async fn read_the_sale(c: &fantoccini::Client, sale: &Where<'_>) {
+    click(c, "#nav [data-screen=connections]").await;
+    click(c, "#attach-open").await;
+    type_into(c, "#attach-where [name=mysqlUrl]", sale.mysql).await;
+    type_into(c, "#attach-where [name=redisUrl]", &support::redis_url()).await;
+    if let Some(amqp) = &sale.amqp {
+        type_into(c, "#attach-where [name=amqpUrl]", amqp).await;
+    }
+    type_into(c, "#attach-where [name=keys]", &format!("{}*", sale.prefix)).await;
+    type_into(c, "#attach-where [name=stateUrl]", sale.state).await;
+    click(c, "#attach-read").await;
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_stream_sale_is_attached_through_the_wizard_and_its_wrong_column_said_in_both_languages(state: MySqlPool) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let sale = Arc::new(CourseStreamSale::start(&[(1, 20), (2, 20)]).await);
+    assert_eq!(Traffic::buyers(8).on(&[1, 2]).run(&sale).await.accepted, 8);
+    rows_written(|p| sale.orders(p), &[1, 2], 8).await;
+    let state_url = support::mysql_url_of(&state).await;
+    let config = tempfile::tempdir().unwrap();
+    // What the wizard shows as it is in both languages: the sale's own names, the products and
+    // the command it names, and the `${id}` of a key template.
+    let names: BTreeSet<String> =
+        [&sale.prefix, "seckill", "stock", "stok", "order", "stream", "orders", "id", "RabbitMQ", "SCAN", "Stockguard"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let (axe_js, mut found) = (axe_source(), Vec::new());
+
+    let _one_window = one_window_at_a_time().await;
+    let (driver, client) = open_app(config.path(), "e2e-attach").await;
+    // A failed step panics here; the window's session is closed by its drop.
+    async {
+        let c = &client;
+        read_the_sale(c, &Where { mysql: &sale.db.url, amqp: None, prefix: &sale.prefix, state: &state_url }).await;
+        // The statuses found, each with its orders counted; then the reading of the proposal.
+        wait_text(c, "#attach-statuses tbody tr[data-status=\"1\"] td.orders", "status 1 counted", |t| t == "8").await;
+        for product in [1, 2] {
+            let status = format!("#attach-preview tbody tr[data-product=\"{product}\"] td.status");
+            wait_text(c, &status, "the proposal reads OK", |t| t == "OK").await;
+            let drift = format!("#attach-preview tbody tr[data-product=\"{product}\"] td.drift");
+            wait_text(c, &drift, "with no drift", |t| t == "0").await;
+        }
+        photograph_at(c, "#attach-form", "attach").await;
+        photograph_at(c, "#attach-redis", "attach-preview").await;
+        axe(c, &axe_js, "the proposal (en)", &mut found).await;
+        click(c, "#lang-toggle").await;
+        wait_text(c, "#attach-preview tbody tr[data-product=\"1\"] td.status", "the preview in Chinese", |t| {
+            t == "正常"
+        })
+        .await;
+        axe(c, &axe_js, "the proposal (zh)", &mut found).await;
+        no_english(c, "the proposal (zh)", &names, &mut found).await;
+        photograph_at(c, "#attach-form", "attach-zh").await;
+        photograph_at(c, "#attach-redis", "attach-preview-zh").await;
+        click(c, "#lang-toggle").await;
+
+        // A column the stock table does not have, said in its own field.
+        type_into(c, "#attach-form [name=stock_remaining]", "stok").await;
+        let error = "[data-error-for=stock_remaining]";
+        wait_text(c, error, "the wrong column is said in its field", |t| t.contains("no column stok")).await;
+        wait_text(c, "#attach-preview-state", "and nothing is read through it", |t| t.starts_with("Correct")).await;
+        photograph_at(c, "#attach-stock", "attach-wrong-column").await;
+        click(c, "#lang-toggle").await;
+        wait_text(c, error, "in Chinese too", |t| t.contains("该表没有列 stok")).await;
+        axe(c, &axe_js, "a wrong column (zh)", &mut found).await;
+        no_english(c, "a wrong column (zh)", &names, &mut found).await;
+        photograph_at(c, "#attach-stock", "attach-wrong-column-zh").await;
+        click(c, "#lang-toggle").await;
+
+        // Fixed, it reads again; saved as a profile.
+        type_into(c, "#attach-form [name=stock_remaining]", "stock").await;
+        wait_text(c, error, "the field is clean again", str::is_empty).await;
+        wait_text(c, "#attach-preview tbody tr[data-product=\"1\"] td.status", "it reads again", |t| t == "OK").await;
+        type_into(c, "#attach-form [name=profileName]", "course").await;
+        choose(c, "#attach-form [name=environment]", "sandbox").await;
+        type_into(c, "#attach-form [name=reason]", "attached in the e2e test").await;
+        click(c, "#attach-save").await;
+        wait_text(c, "#notice", "saved, with its baselines", |t| {
+            t.contains("Profile course saved") && t.contains("2 baselines")
+        })
+        .await;
+        wait_text(c, "#profiles tbody tr[data-profile=course] td.name", "the profile is listed", |t| {
+            t.starts_with("course")
+        })
+        .await;
+    }
+    .await;
+    client.close().await.expect("session closes");
+    drop(driver);
+    assert!(found.is_empty(), "the wizard:\n{}", found.join("\n"));
+    let adapter = config.path().join("course.adapter.toml");
+    assert!(stockguard_core::adapter::AdapterFile::load(&adapter).is_ok(), "{} is an adapter file", adapter.display());
+    let baselines: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM adapter_baselines").fetch_one(&state).await.unwrap();
+    assert_eq!(baselines, 2);
+    sale.cleanup().await;
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_rabbitmq_sale_is_attached_through_the_wizard_once_its_queue_names_the_sales(state: MySqlPool) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let sale = Arc::new(FastapiRabbitSale::start(&[(1, 10), (2, 10)]).await);
+    assert_eq!(Traffic::buyers(4).on(&[1, 2]).run(&sale).await.accepted, 4);
+    rows_written(|p| sale.orders(p), &[1, 2], 4).await;
+    let state_url = support::mysql_url_of(&state).await;
+    let config = tempfile::tempdir().unwrap();
+
+    let _one_window = one_window_at_a_time().await;
+    let (driver, client) = open_app(config.path(), "e2e-attach-rabbit").await;
+    async {
+        let c = &client;
+        let at = Where { mysql: &sale.db.url, amqp: Some(amqp_url()), prefix: &sale.prefix, state: &state_url };
+        read_the_sale(c, &at).await;
+        // No stream in its Redis: the queue is on the RabbitMQ given, its name the person's to say.
+        let queue_error = "[data-error-for=inflight_queue]";
+        wait_text(c, queue_error, "the queue is asked for", |t| t == "needed").await;
+        type_into(c, "#attach-form [name=inflight_queue]", &format!("{}.nosuch", sale.queue)).await;
+        wait_text(c, queue_error, "a queue that does not exist", |t| t.contains("RabbitMQ has no queue")).await;
+        photograph_with(c, "#attach-inflight", "end", "attach-rabbitmq-no-queue").await;
+        type_into(c, "#attach-form [name=inflight_queue]", &sale.queue).await;
+        wait_text(c, queue_error, "the sale's queue", str::is_empty).await;
+        for product in [1, 2] {
+            let drift = format!("#attach-preview tbody tr[data-product=\"{product}\"] td.drift");
+            wait_text(c, &drift, "read with no drift", |t| t == "0").await;
+        }
+        type_into(c, "#attach-form [name=profileName]", "fastapi").await;
+        choose(c, "#attach-form [name=environment]", "staging").await;
+        type_into(c, "#attach-form [name=reason]", "attached in the e2e test").await;
+        click(c, "#attach-save").await;
+        wait_text(c, "#notice", "saved, with its baselines", |t| t.contains("Profile fastapi saved")).await;
+        wait_text(c, "#profiles tbody tr[data-profile=fastapi] td.name", "the profile is listed", |t| {
+            t.starts_with("fastapi")
+        })
+        .await;
+    }
+    .await;
+    client.close().await.expect("session closes");
+    drop(driver);
+    let file = stockguard_core::adapter::AdapterFile::load(&config.path().join("fastapi.adapter.toml")).unwrap();
+    assert!(
+        matches!(&file.inflight, stockguard_core::adapter::file::Inflight::Rabbitmq { queue, .. } if *queue == sale.queue),
+        "{:?}",
+        file.inflight
+    );
+    sale.cleanup().await;
+}
