@@ -32,6 +32,23 @@ async fn photograph_with(c: &fantoccini::Client, css: &str, block: &str, name: &
     screenshot(c, name).await;
 }
 
+/// Connects to the attached sale's profile `profile` and waits until its board reads product 1
+/// one unit low in Redis (the planted drift) and the alert fires; photographs the board.
+async fn watch_the_planted_drift(c: &fantoccini::Client, profile: &str, photo: &str) {
+    // The wizard leaves the page scrolled down, the profile's row under the table's header.
+    let connect = format!("#profiles tbody tr[data-profile={profile}] button.connect");
+    let scroll = "document.querySelector(arguments[0]).scrollIntoView({ block: 'center' })";
+    c.execute(scroll, vec![serde_json::json!(connect)]).await.unwrap_or_else(|e| panic!("scroll to {connect}: {e}"));
+    click(c, &connect).await;
+    wait_text(c, "#conn-detail", "connected to the attached sale", |t| t.starts_with(profile)).await;
+    click(c, "#nav [data-screen=board]").await;
+    let row = "#products tbody tr[data-product-id=\"1\"]";
+    wait_text(c, &format!("{row} td.status"), "the lost unit reads REDIS_LOW", |t| t == "REDIS_LOW").await;
+    wait_text(c, &format!("{row} td.drift"), "by one unit", |t| t == "-1").await;
+    wait_text(c, "#alerts-count", "and its alert fires", |t| t != "0").await;
+    screenshot(c, photo).await;
+}
+
 /// Where a sale is, as the person types it into the wizard's first form.
 struct Where<'a> {
     mysql: &'a str,
@@ -130,6 +147,13 @@ async fn a_stream_sale_is_attached_through_the_wizard_and_its_wrong_column_said_
             t.starts_with("course")
         })
         .await;
+
+        // The saved profile opens the sale in the window: a unit lost after Redis took it is a
+        // drift on the board and an alert; the stream keeps what it carried, and nothing of
+        // it is lost.
+        sale.lose_one_after_redis(1).await;
+        watch_the_planted_drift(c, "course", "attach-course-board").await;
+        wait_text(c, "#lost-summary", "no order lost", |t| t.starts_with("None")).await;
     }
     .await;
     client.close().await.expect("session closes");
@@ -178,6 +202,12 @@ async fn a_rabbitmq_sale_is_attached_through_the_wizard_once_its_queue_names_the
             t.starts_with("fastapi")
         })
         .await;
+
+        // Open it: the planted drift on the board and in an alert; a RabbitMQ queue keeps
+        // nothing it carried, which the lost-orders panel says instead of listing none.
+        sale.lose_one_after_redis(1).await;
+        watch_the_planted_drift(c, "fastapi", "attach-rabbitmq-board").await;
+        wait_text(c, "#lost-summary", "lost orders cannot be known", |t| t.contains("cannot be known")).await;
     }
     .await;
     client.close().await.expect("session closes");
