@@ -210,7 +210,11 @@ async fn a_drill_beside_a_live_sale_leaves_the_sale_as_it_was_and_its_engine_on_
     let _ = stop_engine.send(());
     served.await.unwrap();
 
-    assert_eq!(outcome.status, RunStatus::Passed, "{:?}", outcome.summary.reason);
+    let failed: Vec<_> = outcome.summary.failed_checks().collect();
+    if let Some(sent) = outcome.summary.checks.iter().find(|c| c.name == "load_sent_as_planned") {
+        eprintln!("beside a sale: the drill's load sent {}", sent.figure);
+    }
+    assert_eq!(outcome.status, RunStatus::Passed, "{:?}; failed: {failed:#?}", outcome.summary.reason);
     assert!(outcome.summary.figures.time_to_db_path_ms.is_some(), "the drill's own engines went to the DB path");
     let rig_row: Option<String> = sqlx::query_scalar("SELECT CAST(mode AS CHAR) FROM degrade_switch WHERE scope = ?")
         .bind(format!("rig:{}", outcome.run_id))

@@ -28,6 +28,7 @@ async fn passes(pool: &MySqlPool, name: &str) -> Summary {
     assert!(f.accepted > 0, "{name}: the load sold something");
     assert_eq!((f.oversold_units, f.lost, f.duplicated), (0, 0, 0), "{name}");
     let sent = outcome.summary.checks.iter().find(|c| c.name == "load_sent_as_planned");
+    eprintln!("{name}: the load sent {}", sent.map_or("?", |c| c.figure.as_str()));
     assert!(sent.is_some_and(|c| c.passed), "{name}: the run is judged on how much of its schedule it sent: {sent:?}");
     assert!(f.planned > 0 && f.sent * 10 >= f.planned * 9, "{name}: {} of {} sent", f.sent, f.planned);
     outcome.summary
