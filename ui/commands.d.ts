@@ -89,6 +89,4 @@ export interface Events {
   "open-product": T.OpenProduct;
   "overview-tick": T.Overview;
   "overview-error": string;
-  // A sale read over its adapter: its name, each tick (the overview has no figures there).
-  "overview-over-adapter": string;
 }

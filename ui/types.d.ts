@@ -1038,7 +1038,12 @@ alerts: Array<AlertState>,
 /**
  * Cases not executed or closed, newest first.
  */
-compensation_open: Array<CaseSummary>, };
+compensation_open: Array<CaseSummary>, 
+/**
+ * The sale's name when it is read over its adapter ([`over_adapter`]): then what only
+ * our engines know (answers other than an order, p99, backlog, the mode) is not there.
+ */
+over_adapter: string | null, };
 
 export type Verdict = { level: Level, 
 /**

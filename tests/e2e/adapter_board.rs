@@ -1,8 +1,9 @@
 //! The console on a sale Stockguard did not build (issue 29), end to end: a profile that names
 //! an adapter file opens the sale's own tables, keys and stream; the board reads each product
 //! with our statuses (a planted drift, a lost order), the lost-orders panel names the order by
-//! the sale's own id, an alert fires, the overview and the drills say in one line why their
-//! figures are not there; in English and in Chinese, photographed.
+//! the sale's own id, an alert fires, the overview gives its verdict and the figures the
+//! reading and the sale's own tables give, the drills say in one line why they cannot run
+//! there; in English and in Chinese, photographed.
 //!
 //! The sale is the widely copied Java course shape (`docs/adapters/course_stream.toml`): a
 //! voucher stock table, a voucher order table, a Redis counter per voucher and one Redis
@@ -148,12 +149,24 @@ async fn an_on_call_engineer_watches_a_sale_stockguard_did_not_build_through_its
     let (driver, client) = open_app(config.path(), "e2e-adapter").await;
     let outcome = async {
         let c = &client;
-        // 1. The overview says in its first line why its figures are not there.
+        // 1. The overview: its first line the verdict (two drifts confirmed), the units sold of
+        //    initial stock from the reading, the sale's orders from its own table, and a line
+        //    saying which figures only our engines have.
         wait_attr(c, "#nav [data-screen=overview]", "class", "current", "connected: the overview first").await;
-        wait_text(c, "#ov-verdict", "the overview names the sale over its adapter", |t| {
+        wait_text(c, "#ov-adapter-note", "the overview names the sale over its adapter", |t| {
             t.contains("course-e2e") && t.contains("adapter")
         })
         .await;
+        wait_text(c, "#ov-verdict", "the verdict counts the two drifts", |t| {
+            t.starts_with("Needs attention") && t.contains("drifting: 2")
+        })
+        .await;
+        wait_text(c, "#ov-sold", "3 units sold (2 + 1 live orders)", |t| t == "3").await;
+        wait_text(c, "#ov-sold-of", "of 60", |t| t.contains("60")).await;
+        wait_text(c, "#ov-accepted", "the sale's 3 order rows", |t| t == "3").await;
+        let errors_hidden = c.execute("return document.querySelector('#ov-errors').closest('.figure').hidden;", vec![]);
+        assert_eq!(errors_hidden.await.unwrap(), serde_json::json!(true), "an engine-only figure is left out");
+        screenshot(c, "adapter-overview").await;
         wait_log_line(config.path(), &["connected", "profile=\"sandbox\"", "course-e2e.toml"]).await;
 
         // 2. The board: the sale's products with our statuses, most severe first.
@@ -201,7 +214,7 @@ async fn an_on_call_engineer_watches_a_sale_stockguard_did_not_build_through_its
         wait_text(c, "#health-adapter-box", "the strip in Chinese", |t| t.contains("经适配器读取的销售")).await;
         screenshot(c, "adapter-board-zh").await;
         click(c, "#nav [data-screen=overview]").await;
-        wait_text(c, "#ov-verdict", "the overview's line in Chinese", |t| t.contains("通过适配器读取")).await;
+        wait_text(c, "#ov-adapter-note", "the overview's line in Chinese", |t| t.contains("通过适配器读取")).await;
         click(c, "#lang-toggle").await;
     };
     outcome.await;

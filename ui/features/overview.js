@@ -85,21 +85,24 @@ function renderVerdict(v) {
 /** The sale over its adapter this screen shows (none: our own sale). */
 let overAdapter = "";
 
+/**
+ * On a sale read over its adapter, the figures only our engines have (answers other than an
+ * order, p99, the backlog, the mode, the engines, the burn-down of our orders table) are left
+ * out, and a line says whose figures the rest are.
+ */
 function renderOverAdapter() {
-  const line = byId("ov-verdict");
-  byId("ov-figures").hidden = Boolean(overAdapter);
-  if (!overAdapter) {
-    if (line.dataset.level === "adapter") line.textContent = "";
-    return;
+  for (const e of document.querySelectorAll("#screen-overview [data-engine-only]")) {
+    /** @type {HTMLElement} */ (e).hidden = Boolean(overAdapter);
   }
-  line.className = "verdict verdict-watch";
-  line.dataset.level = "adapter";
-  line.textContent = t("ovOverAdapter", { sale: overAdapter });
+  const note = byId("ov-adapter-note");
+  note.hidden = !overAdapter;
+  note.textContent = overAdapter ? t("ovOverAdapter", { sale: overAdapter }) : "";
 }
 
 function render() {
-  renderOverAdapter();
   const o = last;
+  if (o) overAdapter = o.over_adapter ?? "";
+  renderOverAdapter();
   if (!o) return;
   const s = o.sale;
   const r = o.orders;
@@ -210,11 +213,6 @@ function pickProduct() {
 export function init() {
   listen("overview-tick", onTick);
   listen("overview-error", (message) => showError({ kind: "query", message }));
-  // A sale read over its adapter: the figures are our engine's; the first line says so.
-  listen("overview-over-adapter", (sale) => {
-    overAdapter = String(sale);
-    renderOverAdapter();
-  });
   byId("ov-product-go").addEventListener("click", pickProduct);
   productInput.addEventListener("keydown", (e) => {
     if (e.key === "Enter") pickProduct();

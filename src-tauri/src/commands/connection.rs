@@ -67,7 +67,7 @@ pub async fn connect(
     match &live.sale {
         Sale::Ours { conns, .. } => super::overview::spawn_feed(app.clone(), conns.clone(), feeds.ticks.resubscribe()),
         Sale::Adapter { sale, .. } => {
-            super::overview::spawn_not_over_adapter(app.clone(), sale.file.sale.name.clone(), feeds.ticks.resubscribe())
+            super::overview::spawn_over_adapter_feed(app.clone(), sale.clone(), feeds.ticks.resubscribe())
         }
     }
     board_feed::spawn(app, std::sync::Arc::downgrade(&live), feeds);

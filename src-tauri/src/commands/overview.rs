@@ -1,10 +1,11 @@
 //! The sale overview, the first screen after connecting: its figures arrive as one
-//! `overview-tick` event per sampler tick (the feed below, started on connect); its burn-down
-//! chart is drawn on request.
+//! `overview-tick` event per sampler tick (the feed below, started on connect; on a sale read
+//! over its adapter, [`spawn_over_adapter_feed`]); its burn-down chart is drawn on request.
 
 use std::sync::Arc;
 
 use serde::Serialize;
+use stockguard_core::adapter::OpenedSale;
 use stockguard_core::chart::ChartLabels;
 use stockguard_core::connect::Connections;
 use stockguard_core::overview::{self, burndown, chart, FleetScrape, OverviewError};
@@ -18,7 +19,6 @@ use crate::state::AppState;
 
 pub const TICK_EVENT: &str = "overview-tick";
 pub const ERROR_EVENT: &str = "overview-error";
-pub const OVER_ADAPTER_EVENT: &str = "overview-over-adapter";
 
 /// Computes the overview on every sampler tick until the sampler stops, keeping the previous
 /// scrape for the rates.
@@ -49,13 +49,27 @@ pub fn spawn_feed(app: AppHandle, conns: Connections, mut ticks: broadcast::Rece
     });
 }
 
-/// On a sale read over its adapter the overview's figures (our engine's scrape, our orders
-/// table) are not there: each tick says so (`overview-over-adapter`, with the sale's name), and
-/// the screen says it in its first line in place of the figures.
-pub fn spawn_not_over_adapter(app: AppHandle, sale: String, mut ticks: broadcast::Receiver<Arc<Tick>>) {
+/// The overview of a sale read over its adapter, on every sampler tick: from the tick's
+/// reading and the alerts the alert desk published, the sale's own orders table for the rate.
+pub fn spawn_over_adapter_feed(app: AppHandle, sale: Arc<OpenedSale>, mut ticks: broadcast::Receiver<Arc<Tick>>) {
     tauri::async_runtime::spawn(async move {
-        while let Ok(_) | Err(RecvError::Lagged(_)) = ticks.recv().await {
-            let _ = app.emit(OVER_ADAPTER_EVENT, &sale);
+        loop {
+            let tick = match ticks.recv().await {
+                Ok(tick) => tick,
+                // Only the newest tick matters.
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => break,
+            };
+            let alerts = app.state::<AlertDesk>().latest().map(|u| u.alerts).unwrap_or_default();
+            match overview::over_adapter::read(&sale, &tick.readings, alerts).await {
+                Ok(o) => {
+                    let _ = app.emit(TICK_EVENT, &o);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "sale overview over an adapter");
+                    let _ = app.emit(ERROR_EVENT, e.to_string());
+                }
+            }
         }
     });
 }

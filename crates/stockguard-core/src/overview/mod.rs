@@ -9,6 +9,8 @@
 //! - [`burndown`]: units left over the whole sale, bucketed by time in SQL from the ledger.
 //! - [`chart`]: the burn-down drawn with `plotters` (SVG for the window, PNG files).
 //! - [`verdict`]: the first line: exact, or how many products are oversold or drifting.
+//! - [`over_adapter`]: the same overview of a sale read over its adapter (no engine of ours
+//!   to scrape: units from the reading, orders per second from the sale's own table).
 //!
 //! The caller keeps the previous [`FleetScrape`] and hands it back: the desktop app's feed
 //! does so every tick, the CLI scrapes twice a second apart ([`once`]).
@@ -16,6 +18,7 @@
 pub mod burndown;
 pub mod chart;
 pub mod metrics;
+pub mod over_adapter;
 pub mod scrape;
 pub mod verdict;
 
@@ -133,6 +136,9 @@ pub struct Overview {
     pub alerts: Vec<AlertState>,
     /// Cases not executed or closed, newest first.
     pub compensation_open: Vec<CaseSummary>,
+    /// The sale's name when it is read over its adapter ([`over_adapter`]): then what only
+    /// our engines know (answers other than an order, p99, backlog, the mode) is not there.
+    pub over_adapter: Option<String>,
 }
 
 fn count(v: f64) -> u64 {
@@ -242,6 +248,7 @@ pub async fn read(
         products_off_normal,
         alerts,
         compensation_open,
+        over_adapter: None,
     };
     Ok((overview, fleet))
 }
