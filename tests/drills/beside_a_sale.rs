@@ -202,9 +202,10 @@ async fn a_drill_beside_a_live_sale_leaves_the_sale_as_it_was_and_its_engine_on_
     let buyers = SaleBuyers::start(url, engine.clone());
 
     // A drill whose faults take its engines to the DB path and back (breakers, escalation,
-    // the guided exit), in CI's short form.
+    // the guided exit), shorter than CI's short form: beside the sale's own engine and buyers
+    // on two cores, 0.3 sent 81-88% of its schedule in one run of five.
     let (_, text) = Plan::builtin("redis-down").unwrap();
-    let opts = rig::options(&text, Variant { short: Some(0.3), ..Variant::default() }, None);
+    let opts = rig::options(&text, Variant { short: Some(0.2), ..Variant::default() }, None);
     let outcome = runner::run(&conns, opts, &|_| {}).await.expect("the drill runs");
     let (answers, left_redis) = buyers.stop().await;
     let _ = stop_engine.send(());
