@@ -14,6 +14,7 @@ mod cli;
 mod compensation;
 mod init;
 mod lost;
+mod overview;
 mod readings;
 mod sales;
 mod sales_files;

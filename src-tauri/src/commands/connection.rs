@@ -66,9 +66,12 @@ pub async fn connect(
     app.state::<AlertDesk>().reset();
     match &live.sale {
         Sale::Ours { conns, .. } => super::overview::spawn_feed(app.clone(), conns.clone(), feeds.ticks.resubscribe()),
-        Sale::Adapter { sale, .. } => {
-            super::overview::spawn_over_adapter_feed(app.clone(), sale.clone(), feeds.ticks.resubscribe())
-        }
+        Sale::Adapter { sale, latest } => super::overview::spawn_over_adapter_feed(
+            app.clone(),
+            sale.clone(),
+            latest.clone(),
+            feeds.ticks.resubscribe(),
+        ),
     }
     board_feed::spawn(app, std::sync::Arc::downgrade(&live), feeds);
     connection_info(state).await

@@ -5,13 +5,15 @@
 use std::sync::Arc;
 
 use serde::Serialize;
-use stockguard_core::adapter::OpenedSale;
+use stockguard_core::adapter::{AdapterReading, OpenedSale};
 use stockguard_core::chart::ChartLabels;
 use stockguard_core::connect::Connections;
+use stockguard_core::overview::over_adapter::OrderRate;
 use stockguard_core::overview::{self, burndown, chart, FleetScrape, OverviewError};
 use stockguard_core::recon::sampler::Tick;
 use tauri::{AppHandle, Emitter as _, Manager as _, State};
 use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::watch;
 
 use crate::alert_desk::AlertDesk;
 use crate::error::{DesktopError, OnlyOurs};
@@ -49,19 +51,27 @@ pub fn spawn_feed(app: AppHandle, conns: Connections, mut ticks: broadcast::Rece
     });
 }
 
-/// The overview of a sale read over its adapter, on every sampler tick: from the tick's
-/// reading and the alerts the alert desk published, the sale's own orders table for the rate.
-pub fn spawn_over_adapter_feed(app: AppHandle, sale: Arc<OpenedSale>, mut ticks: broadcast::Receiver<Arc<Tick>>) {
+/// The overview of a sale read over its adapter, on every sampler tick: from that tick's
+/// adapter readings (`latest`, which the sampler sets before it sends the tick) and the alerts
+/// the alert desk published.
+pub fn spawn_over_adapter_feed(
+    app: AppHandle,
+    sale: Arc<OpenedSale>,
+    latest: watch::Receiver<Arc<Vec<AdapterReading>>>,
+    mut ticks: broadcast::Receiver<Arc<Tick>>,
+) {
     tauri::async_runtime::spawn(async move {
+        let mut rate = OrderRate::default();
         loop {
-            let tick = match ticks.recv().await {
-                Ok(tick) => tick,
+            match ticks.recv().await {
+                Ok(_) => {}
                 // Only the newest tick matters.
                 Err(RecvError::Lagged(_)) => continue,
                 Err(RecvError::Closed) => break,
-            };
+            }
+            let readings = latest.borrow().clone();
             let alerts = app.state::<AlertDesk>().latest().map(|u| u.alerts).unwrap_or_default();
-            match overview::over_adapter::read(&sale, &tick.readings, alerts).await {
+            match overview::over_adapter::read(&sale, &readings, alerts, &mut rate).await {
                 Ok(o) => {
                     let _ = app.emit(TICK_EVENT, &o);
                 }

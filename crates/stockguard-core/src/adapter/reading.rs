@@ -58,6 +58,9 @@ pub struct AdapterReading {
     pub redis_total: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redis_sold: Option<i64>,
+    /// The product's order rows of any status (the count the DB statement takes anyway: the
+    /// overview's orders and their rate come from it, with no statement of their own).
+    pub order_rows: i64,
     /// Orders accepted, acknowledged by the sale's consumer and never a row (their unit
     /// stranded), within [`lost`]'s default bounds; `null` when the in-flight source keeps
     /// nothing it carried, so they cannot be known.
@@ -280,6 +283,7 @@ fn judge(file: &AdapterFile, id: u64, first: &Pass, second: &Pass, baseline: Opt
         bucket_drift,
         redis_total: stock.total,
         redis_sold: stock.sold,
+        order_rows: row.rows,
         lost: None,
     }
 }

@@ -112,26 +112,7 @@ mod tests {
     use super::*;
 
     fn reading(product_id: u64, status: DriftStatus, drift: Option<i64>) -> Reading {
-        Reading {
-            product_id,
-            name: String::new(),
-            initial_stock: 10,
-            db_stock: 5,
-            live_orders_qty: 5,
-            inflight_pending: 0,
-            pending_release: 0,
-            reserved_after_cut: 0,
-            redis_stock: drift.map(|d| 5 + d),
-            expected_redis: 5,
-            drift,
-            status,
-            cut_seq: 0,
-            cut_epoch: 0,
-            history_lost: false,
-            live_derived: false,
-            settled: true,
-            in_flight: 0,
-        }
+        Reading { redis_stock: drift.map(|d| 5 + d), drift, status, ..Reading::exact(product_id, 10, 5) }
     }
 
     #[test]

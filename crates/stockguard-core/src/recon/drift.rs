@@ -48,24 +48,10 @@ mod tests {
 
     fn reading(product_id: u64, drift: i64) -> Reading {
         Reading {
-            product_id,
-            name: String::new(),
-            initial_stock: 10,
-            db_stock: 10,
-            live_orders_qty: 0,
-            inflight_pending: 0,
-            pending_release: 0,
-            reserved_after_cut: 0,
             redis_stock: Some(10 + drift),
-            expected_redis: 10,
             drift: Some(drift),
             status: DriftStatus::classify(10, 10, 0, Some(10 + drift), 10, false),
-            live_derived: false,
-            settled: true,
-            in_flight: 0,
-            cut_seq: 0,
-            cut_epoch: 0,
-            history_lost: false,
+            ..Reading::exact(product_id, 10, 0)
         }
     }
 

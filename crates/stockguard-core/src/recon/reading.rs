@@ -99,6 +99,56 @@ fn settled_by_default() -> bool {
     true
 }
 
+impl Reading {
+    /// This reading with its Redis history taken as lost ([`super::fork`]): no after-cut
+    /// correction, status `HISTORY_LOST`. Its expected value then counts every order the DB
+    /// holds, those reserved after the cut included, so it is never above what Redis should
+    /// hold: a rewrite from it may leave Redis low, never high.
+    pub fn with_history_lost(mut self) -> Self {
+        self.expected_redis -= self.reserved_after_cut;
+        self.reserved_after_cut = 0;
+        self.history_lost = true;
+        self.status = DriftStatus::classify(
+            self.initial_stock,
+            self.db_stock,
+            self.live_orders_qty,
+            self.redis_stock,
+            self.expected_redis,
+            true,
+        );
+        self.drift = self.redis_stock.map(|r| r - self.expected_redis);
+        self
+    }
+}
+
+#[cfg(test)]
+impl Reading {
+    /// A settled `OK` reading of `product_id` (tests): `initial` units, `live` of them held by
+    /// live orders, the rest in the DB and in Redis.
+    pub(crate) fn exact(product_id: u64, initial: i64, live: i64) -> Self {
+        Reading {
+            product_id,
+            name: String::new(),
+            initial_stock: initial,
+            db_stock: initial - live,
+            live_orders_qty: live,
+            inflight_pending: 0,
+            pending_release: 0,
+            reserved_after_cut: 0,
+            redis_stock: Some(initial - live),
+            expected_redis: initial - live,
+            drift: Some(0),
+            status: DriftStatus::Ok,
+            cut_seq: 0,
+            cut_epoch: 0,
+            history_lost: false,
+            live_derived: false,
+            settled: true,
+            in_flight: 0,
+        }
+    }
+}
+
 /// Per product, `initial - db_stock - live` as of a full reading.
 #[derive(Debug, Clone, Default)]
 pub struct LedgerGaps {
@@ -484,5 +534,15 @@ mod tests {
     #[test]
     fn a_reading_that_straddles_a_rebuild_does_not_judge_the_history() {
         assert!(!history_lost(&cut(5, 3), &db(2, 9), (1, 9)));
+    }
+
+    #[test]
+    fn a_history_taken_as_lost_drops_the_after_cut_correction_and_is_never_ok() {
+        // Three units in the DB numbered above the cut, taken as reserved after it: OK.
+        let corrected =
+            Reading { reserved_after_cut: 3, expected_redis: 13, redis_stock: Some(13), ..Reading::exact(1, 20, 10) };
+        let lost = corrected.with_history_lost();
+        assert_eq!((lost.expected_redis, lost.reserved_after_cut), (10, 0), "what the DB holds, nothing added back");
+        assert_eq!((lost.drift, lost.status, lost.history_lost), (Some(3), DriftStatus::HistoryLost, true));
     }
 }
