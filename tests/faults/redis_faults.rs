@@ -5,11 +5,13 @@
 use crate::sale;
 use crate::support;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::MySqlPool;
 use stockguard_core::connect::Connections;
-use stockguard_core::recon::{read_products, DriftStatus, Reading};
+use stockguard_core::recon::{fork, read_products, DriftStatus, Reading};
 use stockguard_core::rewrite::{self, Outcome, RewriteRequest};
 use stockguard_core::switch::Home;
 use stockguard_engine::engine::reserve::{ReserveOutcome, ReserveRequest};
@@ -59,14 +61,14 @@ async fn redis_stock(conns: &Connections) -> Option<i64> {
     redis::cmd("GET").arg(conns.keys.stock(P)).query_async(&mut r).await.unwrap()
 }
 
-/// A sale of 20 units on a master with a replica: five sold and replicated, then the
+/// A sale of `stock` units on a master with a replica: five sold and replicated, then the
 /// replica stops receiving (it is promoted), the master sells three more, all persisted, and
 /// dies. Returns the promoted replica and connections to it: three deductions behind the DB.
-async fn failed_over_three_behind(pool: &MySqlPool, tag: &str) -> (RedisServer, Connections) {
+async fn failed_over_three_behind(pool: &MySqlPool, tag: &str, stock: i64) -> (RedisServer, Connections) {
     let master = RedisServer::start().await;
     let mut replica = RedisServer::replica_of(&master).await;
     let on_master = support::connections_to(pool, &master.url(), tag).await;
-    sale::open_sale(&on_master, P, 20, 5).await;
+    sale::open_sale(&on_master, P, stock, 5).await;
     assert_eq!(sell(&on_master, 1..6).await, 5);
     sale::persist_all(&on_master, P).await;
     master.wait_replicated(1).await;
@@ -113,7 +115,7 @@ async fn after_redis_restarts_empty_the_rebuild_sets_what_the_db_says_and_no_buy
 
 #[sqlx::test(migrations = "./migrations")]
 async fn a_failover_to_a_replica_that_lagged_is_history_lost_and_the_rewrite_resets_it(pool: MySqlPool) {
-    let (_replica, conns) = failed_over_three_behind(&pool, "flt2").await;
+    let (_replica, conns) = failed_over_three_behind(&pool, "flt2", 20).await;
 
     let after = reading(&conns).await;
     assert_eq!(after.redis_stock, Some(15), "the replica's stale stock");
@@ -138,7 +140,9 @@ async fn a_failover_to_a_replica_that_lagged_is_history_lost_and_the_rewrite_res
 
 #[sqlx::test(migrations = "./migrations")]
 async fn once_the_new_master_outsells_the_lost_numbers_the_lag_shows_as_redis_high(pool: MySqlPool) {
-    let (_replica, conns) = failed_over_three_behind(&pool, "flt3").await;
+    let (_replica, conns) = failed_over_three_behind(&pool, "flt3", 20).await;
+    let epoch = reading(&conns).await.cut_epoch;
+    assert!(!fork::forked(&pool, P, epoch).await.unwrap(), "no number is issued twice before the new master sells");
 
     // Sales go on on the promoted replica, reusing the numbers the lost history issued,
     // until they pass them: at no point is the product reported OK.
@@ -150,6 +154,86 @@ async fn once_the_new_master_outsells_the_lost_numbers_the_lag_shows_as_redis_hi
     }
     let r = reading(&conns).await;
     assert_eq!((r.status, r.drift), (DriftStatus::RedisHigh, Some(3)), "the three lost deductions: {r:?}");
+
+    // The reading can no longer tell the history forked; the DB can (two orders of one
+    // number), and the rewrite goes by it: a reset to what the DB says, in a new epoch.
+    assert!(fork::forked(&pool, P, epoch).await.unwrap(), "the reissued numbers are in the DB twice");
+    let preview =
+        rewrite::rewrite(&conns, &RewriteRequest { dry_run: true, ..RewriteRequest::new(P, "look") }).await.unwrap();
+    let shown = preview.reading.as_ref().unwrap();
+    assert_eq!((shown.status, preview.after), (DriftStatus::HistoryLost, Some(20 - 8 - 6)), "{preview:?}");
+    let reset = rewrite::rewrite(&conns, &RewriteRequest::new(P, "failover forked the history")).await.unwrap();
+    assert_eq!(reset.outcome, Outcome::Rebuilt, "{reset:?}");
+    assert_eq!(redis_stock(&conns).await, Some(6));
+    let now = reading(&conns).await;
+    assert_eq!((now.status, now.drift, now.cut_epoch), (DriftStatus::Ok, Some(0), reset.fence_token));
+    assert_eq!(sell(&conns, 200..210).await, 6, "the last six units, and no more");
+    sale::persist_all(&conns, P).await;
+    assert_eq!((sale::db_stock(&pool, P).await, failed_orders(&pool).await), (0, 0));
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_lost_history_is_reset_while_buyers_keep_buying_and_the_second_pass_leaves_it_exact(pool: MySqlPool) {
+    let (_replica, conns) = failed_over_three_behind(&pool, "flt5", 20_000).await;
+    assert_eq!(reading(&conns).await.status, DriftStatus::HistoryLost);
+
+    // Four buyers at a time on the promoted replica for as long as the rewrite runs, and a
+    // consumer persisting their orders as they come: a reset that waited for a moment with
+    // nothing reserved would find none (the rewrite's reset did, before: it gave up), and
+    // orders reserved after its cut reach the DB before it reads the DB.
+    let stop = Arc::new(AtomicBool::new(false));
+    let bought = Arc::new(AtomicU64::new(0));
+    let mut busy = Vec::new();
+    for buyer in 1..=4u64 {
+        let (conns, stop, bought) = (conns.clone(), stop.clone(), bought.clone());
+        busy.push(tokio::spawn(async move {
+            let reserver = sale::reserver(&conns.mysql).await;
+            let mut r = conns.redis.clone();
+            for user in buyer * 100_000.. {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                match reserver.reserve(&mut r, &conns.keys, &sale::one_unit(user, P, 5)).await.unwrap() {
+                    ReserveOutcome::Reserved { .. } => bought.fetch_add(1, Ordering::Relaxed),
+                    other => panic!("user {user}: {other:?}"),
+                };
+            }
+        }));
+    }
+    busy.push({
+        let (conns, stop) = (conns.clone(), stop.clone());
+        tokio::spawn(async move {
+            use stockguard_engine::engine::consumer;
+            let cfg = sale::consumer_config("flt5");
+            let mut r = conns.redis.clone();
+            consumer::ensure_group(&mut r, &conns.keys, P).await.unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                consumer::run_once(&conns.mysql, &mut r, &conns.keys, &[P], &cfg).await.unwrap();
+            }
+        })
+    });
+    support::waits::wait_for("the buyers are buying", Duration::from_secs(30), async || {
+        bought.load(Ordering::Relaxed) >= 20
+    })
+    .await;
+    let before = bought.load(Ordering::Relaxed);
+    let reset = rewrite::rewrite(&conns, &RewriteRequest::new(P, "failover to a lagging replica")).await.unwrap();
+    let during = bought.load(Ordering::Relaxed) - before;
+    stop.store(true, Ordering::Relaxed);
+    for task in busy {
+        task.await.unwrap();
+    }
+    let bought = bought.load(Ordering::Relaxed);
+    assert_eq!(reset.outcome, Outcome::Rebuilt, "{reset:?}");
+    assert!(during > 0, "the buyers bought while the rewrite ran");
+    assert_eq!(reset.drift_after, Some(0), "the second pass, in the new epoch, left nothing: {reset:?}");
+
+    sale::persist_all(&conns, P).await;
+    let end = reading(&conns).await;
+    assert_eq!((end.status, end.drift), (DriftStatus::Ok, Some(0)), "{end:?}");
+    assert_eq!(sale::db_stock(&pool, P).await, 20_000 - 8 - bought as i64);
+    assert_eq!(failed_orders(&pool).await, 0);
+    eprintln!("reset under live sales: {during} units sold while it ran, delta {}", reset.delta);
 }
 
 #[sqlx::test(migrations = "./migrations")]

@@ -20,19 +20,19 @@ pub struct RedisServer {
 impl RedisServer {
     /// A server that keeps nothing on disk: a restart comes back empty.
     pub async fn start() -> Self {
-        Self::spawn(super::free_port(), None, false, tempfile::tempdir().unwrap()).await
+        Self::spawn_on_a_free_port(None, false).await
     }
 
     /// A server that syncs every write to its append-only file before answering: killed
     /// ([`Self::kill`]) and started again ([`Self::start_again`]), it has all it had, as a
     /// server configured for durability does after a crash.
     pub async fn start_durable() -> Self {
-        Self::spawn(super::free_port(), None, true, tempfile::tempdir().unwrap()).await
+        Self::spawn_on_a_free_port(None, true).await
     }
 
     /// A replica of `master`, synchronised before this returns.
     pub async fn replica_of(master: &RedisServer) -> Self {
-        let replica = Self::spawn(super::free_port(), Some(master.port), false, tempfile::tempdir().unwrap()).await;
+        let replica = Self::spawn_on_a_free_port(Some(master.port), false).await;
         replica.wait_synced().await;
         master.wait_replica_online(replica.port).await;
         replica
@@ -52,6 +52,29 @@ impl RedisServer {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         panic!("the master on port {} never counted its replica on port {port} online within 10 s", self.port);
+    }
+
+    /// [`Self::spawn`] on a port nobody holds. A free port is only free until someone binds it:
+    /// another test of the same run can be handed the same one and start its own server there
+    /// first, and then ours fails to bind while theirs answers our PING. So the server that
+    /// answers must be ours (its process id), or we try another port.
+    async fn spawn_on_a_free_port(replica_of: Option<u16>, durable: bool) -> Self {
+        for _ in 0..5 {
+            let server = Self::spawn(super::free_port(), replica_of, durable, tempfile::tempdir().unwrap()).await;
+            if server.answers_as_itself().await {
+                return server;
+            }
+        }
+        panic!("five free ports in a row were taken by other servers before ours could bind them");
+    }
+
+    /// Whether the server answering on our port is our child process.
+    async fn answers_as_itself(&self) -> bool {
+        let Some(child) = self.child.as_ref() else { return false };
+        let info: String =
+            redis::cmd("INFO").arg("server").query_async(&mut self.conn().await).await.unwrap_or_default();
+        info.lines().find_map(|l| l.strip_prefix("process_id:")).and_then(|p| p.trim().parse::<u32>().ok())
+            == Some(child.id())
     }
 
     async fn spawn(port: u16, replica_of: Option<u16>, durable: bool, dir: tempfile::TempDir) -> Self {
@@ -120,6 +143,7 @@ impl RedisServer {
         // The port is ours again once the old process is gone; a fresh folder holds no
         // data (a durable server's append-only file stays behind in the old one).
         let fresh = Self::spawn(self.port, self.replica_of, self.durable, tempfile::tempdir().unwrap()).await;
+        assert!(fresh.answers_as_itself().await, "port {} was taken by another server while ours was down", self.port);
         *self = fresh;
     }
 
@@ -129,6 +153,7 @@ impl RedisServer {
         assert!(self.child.is_none(), "start_again: the server on port {} is still running", self.port);
         let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
         *self = Self::spawn(self.port, self.replica_of, self.durable, dir).await;
+        assert!(self.answers_as_itself().await, "port {} was taken by another server while ours was down", self.port);
     }
 
     /// Promotes a replica: it stops following its master and takes writes, with whatever it

@@ -67,15 +67,20 @@ pub async fn open_sale(conns: &Connections, product_id: u64, stock: i64, per_use
     put_on_sale(&conns.mysql, &mut conns.redis.clone(), &conns.keys, product_id, (stock, stock), per_user_limit).await;
 }
 
-/// Runs the consumers over `product` until nothing is in flight (50 passes at most).
-pub async fn persist_all(conns: &Connections, product: u64) {
-    use stockguard_engine::engine::consumer::{self, ConsumerConfig};
-    let cfg = ConsumerConfig {
-        name: "tests".into(),
+/// A test's consumer named `name`: batches of 50, orders left unpaid for ten minutes.
+pub fn consumer_config(name: &str) -> stockguard_engine::engine::consumer::ConsumerConfig {
+    stockguard_engine::engine::consumer::ConsumerConfig {
+        name: name.into(),
         batch_size: 50,
         claim_min_idle: std::time::Duration::from_secs(60),
         payment_timeout: std::time::Duration::from_secs(600),
-    };
+    }
+}
+
+/// Runs the consumers over `product` until nothing is in flight (50 passes at most).
+pub async fn persist_all(conns: &Connections, product: u64) {
+    use stockguard_engine::engine::consumer;
+    let cfg = consumer_config("tests");
     let mut r = conns.redis.clone();
     consumer::ensure_group(&mut r, &conns.keys, product).await.unwrap();
     for _ in 0..50 {

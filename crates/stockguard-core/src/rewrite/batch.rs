@@ -17,6 +17,11 @@
 //! are selected by it. The audit rows carry the same key in their details (`batch`), which
 //! ties a batch's runs and records together for a reader too.
 //!
+//! Two things the single rewrite does are not done here: the second pass after a reset (the
+//! guided exit pauses sales while it rebuilds, so nothing is reserved after the cut and a
+//! reset lands exactly), and the look for a forked history ([`crate::recon::fork`]: a scan of
+//! each product's orders, too much for thousands of products).
+//!
 //! On a Redis Cluster every pipeline goes through [`crate::redis_link`]: one pipeline per
 //! hash slot, since a product's keys (and its lock) share the slot of its tag `{P}`.
 

@@ -5,11 +5,15 @@
 //!    fence in Redis (`claim.lua`: `fence = max(fence, F)`) *before* reading, settle older
 //!    runs of the product that never reported (`ABANDONED`), and write the audit row of the
 //!    intent (`rewrite.begin`), so a write that lands after its client gave up is on record.
-//! 3. Take an exact reading (`crate::recon`): observed O, expected E.
+//! 3. Take an exact reading (`crate::recon`): observed O, expected E. A history a failover
+//!    forked (two orders of one number, [`crate::recon::fork`]) is taken as lost.
 //! 4. Apply in one script (`apply.lua`), only while the fence is still F: `INCRBY` the delta
 //!    E - O (keeping reservations made since the reading) within the cut's epoch; a missing
-//!    key is rebuilt with `SET E`; a product whose Redis history was lost (`HISTORY_LOST`) is
-//!    reset with `SET E` only if nothing moved since the cut. Both SETs start a new epoch (F).
+//!    key is rebuilt with `SET E`, which starts a new epoch (F). A product whose Redis
+//!    history was lost (`HISTORY_LOST`) is reset: its E counts every order the DB holds, with
+//!    no after-cut correction, so the `INCRBY` lands at or below the truth (never above), and
+//!    the same script starts a new epoch; the rewrite then reads again, in that epoch, where
+//!    the numbers are Redis's own, and applies what is left as a delta.
 //!    When Redis moved under the reading, read again (a few times) under the same lock.
 //! 5. Read back; record before, after, delta, drift after and the outcome, and an audit row.
 //! 6. Release the lock by compare-and-delete.
@@ -269,9 +273,22 @@ async fn start_run(conns: &Connections, req: &RewriteRequest) -> Result<(u64, bo
 
 /// Step 3: the exact reading.
 pub async fn read(conns: &Connections, holder: &Holder) -> Result<Reading, RewriteError> {
+    reading_of(conns, holder.request.product_id).await
+}
+
+/// The reading a rewrite (or its dry run) goes by: the exact reading of `product`, with a
+/// history a failover forked taken as lost, which the reading alone cannot see once the
+/// promoted master has passed the dead one's numbers ([`crate::recon::fork`]).
+async fn reading_of(conns: &Connections, product: u64) -> Result<Reading, RewriteError> {
     let mut redis = conns.redis.clone();
-    let mut readings = read_products(&conns.mysql, &mut redis, &conns.keys, &[holder.request.product_id]).await?;
-    Ok(readings.remove(0))
+    let reading = read_products(&conns.mysql, &mut redis, &conns.keys, &[product]).await?.remove(0);
+    if reading.redis_stock.is_none() || reading.history_lost {
+        return Ok(reading);
+    }
+    let forked = crate::recon::fork::forked(&conns.mysql, product, reading.cut_epoch)
+        .await
+        .step("looking for a forked Redis history")?;
+    Ok(if forked { reading.with_history_lost() } else { reading })
 }
 
 /// The span of one product's rewrite (or of its last steps, [`finish`]): the fencing token,
@@ -363,22 +380,43 @@ pub async fn finish(conns: &Connections, holder: Holder, reading: Reading) -> Re
     let span = span(&holder.request, Some(holder.fence_token));
     async {
         let outcome = apply(conns, &holder, &reading).await?;
-        record(conns, holder, reading, outcome).await
+        record(conns, holder, reading, outcome, 0).await
     }
     .instrument(span)
     .await
 }
 
-/// Steps 5 and 6. Runs inside [`span`].
+/// After a reset: its delta took no after-cut correction, so Redis may be below the truth by
+/// what was reserved since its cut. Read again, now in the reset's own epoch, and apply that
+/// as a delta under the same fence. The units applied (0 when nothing was left, or Redis
+/// moved on every try: the run's drift after then says what is left).
+async fn settle_after_reset(conns: &Connections, holder: &Holder) -> Result<i64, RewriteError> {
+    for _ in 0..ATTEMPTS {
+        let reading = read(conns, holder).await?;
+        if reading.history_lost || !needs_write(&reading) {
+            return Ok(0);
+        }
+        match apply(conns, holder, &reading).await? {
+            Outcome::Applied => return Ok(reading.expected_redis - reading.redis_stock.unwrap_or(0)),
+            Outcome::Changed => continue,
+            _ => return Ok(0),
+        }
+    }
+    Ok(0)
+}
+
+/// Steps 5 and 6. Runs inside [`span`]. `settled`: units a second pass applied after a
+/// reset ([`settle_after_reset`]), recorded in the run's delta with the first.
 async fn record(
     conns: &Connections,
     holder: Holder,
     reading: Reading,
     outcome: Outcome,
+    settled: i64,
 ) -> Result<RewriteResult, RewriteError> {
     let mut redis = conns.redis.clone();
     let p = holder.request.product_id;
-    let delta = reading.expected_redis - reading.redis_stock.unwrap_or(0);
+    let delta = reading.expected_redis - reading.redis_stock.unwrap_or(0) + settled;
     let after_reading = if holder.request.dry_run { None } else { Some(read(conns, &holder).await?) };
     let mut result = RewriteResult {
         product_id: p,
@@ -443,8 +481,7 @@ pub async fn rewrite(conns: &Connections, req: &RewriteRequest) -> Result<Rewrit
 /// write: a viewer or a read-only profile may ask.
 pub async fn preview(conns: &Connections, req: &RewriteRequest) -> Result<RewriteResult, RewriteError> {
     check_allowed(conns, req)?;
-    let mut redis = conns.redis.clone();
-    let reading = read_products(&conns.mysql, &mut redis, &conns.keys, &[req.product_id]).await?.remove(0);
+    let reading = reading_of(conns, req.product_id).await?;
     let delta = reading.expected_redis - reading.redis_stock.unwrap_or(0);
     let writes = needs_write(&reading);
     let result = RewriteResult {
@@ -485,8 +522,21 @@ async fn rewrite_steps(conns: &Connections, req: &RewriteRequest) -> Result<Rewr
             Err(e) => break Err(e),
         }
     };
+    let steps = match steps {
+        // The reset wrote: a second pass that fails leaves it on record all the same, with the
+        // drift after saying what is left.
+        Ok((reading, Outcome::Rebuilt)) if reading.history_lost && reading.redis_stock.is_some() => {
+            let settled = settle_after_reset(conns, &holder).await.unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "the second pass after a reset");
+                0
+            });
+            Ok((reading, Outcome::Rebuilt, settled))
+        }
+        Ok((reading, outcome)) => Ok((reading, outcome, 0)),
+        Err(e) => Err(e),
+    };
     match steps {
-        Ok((reading, outcome)) => record(conns, holder, reading, outcome).await,
+        Ok((reading, outcome, settled)) => record(conns, holder, reading, outcome, settled).await,
         Err(e) => {
             Span::current().record("outcome", "FAILED");
             abort(conns, &holder, &e).await;
