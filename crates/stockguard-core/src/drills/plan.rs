@@ -145,6 +145,9 @@ pub struct Load {
     pub duration_s: u64,
     /// Seeds the request schedule: buyer order, engine per request, pay/cancel decisions.
     pub seed: u64,
+    /// Requests outstanding at most. Buyers do not wait for each other's answers (the load
+    /// sends each request at its time), so this is a safety cap, not a pace: at the drill's
+    /// rate, a fault that holds each request until its 5 s timeout needs rate x 5 of them.
     #[serde(default = "default_concurrency")]
     pub concurrency: usize,
     /// Share of accepted orders the buyer pays (the rest wait, or cancel).
@@ -156,7 +159,7 @@ pub struct Load {
 }
 
 fn default_concurrency() -> usize {
-    128
+    10_000
 }
 
 /// Where a fault lands.

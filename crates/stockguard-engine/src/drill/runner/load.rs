@@ -68,7 +68,8 @@ pub struct FollowUps {
 pub struct LoadRun {
     stop: watch::Sender<bool>,
     seconds: Arc<Mutex<BTreeMap<u64, SecondAcc>>>,
-    workers: Vec<tokio::task::JoinHandle<Vec<Sent>>>,
+    /// Sends the schedule, then waits for every answer, and returns them.
+    dispatcher: tokio::task::JoinHandle<Vec<Sent>>,
     follow: tokio::task::JoinHandle<()>,
     pub follow_ups: Arc<FollowUps>,
     /// Every answer's latency, merged from the seconds taken out.
@@ -98,94 +99,35 @@ pub struct Targets {
 
 impl LoadRun {
     /// Starts sending `schedule` now, `concurrency` requests outstanding at most.
+    ///
+    /// Buyers do not wait for each other: each request goes out at its time on a connection
+    /// of its own (an idle keep-alive one to its engine, or a new one), whatever the requests
+    /// before it are still waiting for. A fixed set of workers, each sending its next request
+    /// only once its last was answered, fell behind as soon as a fault made answers slow (an
+    /// engine cut off holds each request until its 5 s timeout): CI's drills sent 72-81% of
+    /// their schedule. `concurrency` is a safety cap on what is outstanding, not a pace.
     pub fn start(schedule: &Schedule, targets: Targets, concurrency: usize) -> Self {
         let (stop, stopped) = watch::channel(false);
         let seconds = Arc::new(Mutex::new(BTreeMap::new()));
         let follow_ups = Arc::new(FollowUps::default());
         let (follow_tx, follow_rx) = mpsc::unbounded_channel::<(Instant, Sent, Then)>();
-        let requests: Arc<Vec<Request>> = Arc::new(schedule.requests.clone());
-        let targets = Arc::new(targets);
-        let next = Arc::new(AtomicUsize::new(0));
         let sent = Arc::new(AtomicUsize::new(0));
         let started = Instant::now();
-        let authorities: Arc<Vec<String>> =
-            Arc::new(targets.engines.iter().map(|u| u.trim_start_matches("http://").to_string()).collect());
-        let workers = (0..concurrency.max(1))
-            .map(|_| {
-                let (requests, targets, next, sent, seconds, stopped, follow_tx, authorities) = (
-                    requests.clone(),
-                    targets.clone(),
-                    next.clone(),
-                    sent.clone(),
-                    seconds.clone(),
-                    stopped.clone(),
-                    follow_tx.clone(),
-                    authorities.clone(),
-                );
-                tokio::spawn(async move {
-                    let mut conns: Vec<Conn> =
-                        authorities.iter().map(|a| Conn::new(a.clone(), REQUEST_TIMEOUT)).collect();
-                    let mut answers = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(req) = requests.get(i) else { return answers };
-                        let due = started + req.at;
-                        if due > Instant::now() {
-                            tokio::time::sleep_until(due.into()).await;
-                        }
-                        if *stopped.borrow() {
-                            return answers;
-                        }
-                        // Behind the schedule by more than LATE: every connection is busy
-                        // with slow answers. Sending it now would bunch late requests into a
-                        // burst the schedule never had; it is counted as skipped instead.
-                        if Instant::now() > due + LATE {
-                            let second = started.elapsed().as_secs();
-                            seconds.lock().expect("load seconds").entry(second).or_insert_with(SecondAcc::new).figures.skipped += 1;
-                            continue;
-                        }
-                        let user_id = targets.first_user + req.buyer;
-                        let product_id = targets.products[req.product];
-                        let body = format!(
-                            r#"{{"user_id":{user_id},"product_id":{product_id},"qty":1,"idempotency_key":"drill-{}-{i}"}}"#,
-                            targets.tag
-                        );
-                        sent.fetch_add(1, Ordering::Relaxed);
-                        let t = Instant::now();
-                        let (status, body) = match conns[req.engine as usize].post_json("/orders", body).await {
-                            Ok((status, body)) => (status, serde_json::from_slice::<Body>(&body).ok()),
-                            Err(_) => (0, None),
-                        };
-                        let latency = t.elapsed();
-                        let error = body.as_ref().and_then(|b| b.error.clone());
-                        let order_no = body.and_then(|b| b.order_no);
-                        let second = started.elapsed().as_secs();
-                        {
-                            let mut all = seconds.lock().expect("load seconds");
-                            let acc = all.entry(second).or_insert_with(SecondAcc::new);
-                            acc.figures.sent += 1;
-                            let _ = acc.latency_us.record((latency.as_micros() as u64).max(1));
-                            match (status, error.as_deref()) {
-                                (202, _) => acc.figures.accepted += 1,
-                                (409, Some("SOLD_OUT" | "LIMIT_REACHED")) => acc.figures.refused += 1,
-                                (0, _) => *acc.figures.errors.entry("no_answer".into()).or_default() += 1,
-                                (s, e) => *acc.figures.errors.entry(e.map_or_else(|| s.to_string(), str::to_string)).or_default() += 1,
-                            }
-                        }
-                        let answer = Sent { user_id, product_id, status, order_no };
-                        if status == 202 {
-                            let _ = follow_tx.send((Instant::now() + FOLLOW_UP_AFTER, answer.clone(), req.then));
-                        }
-                        answers.push(answer);
-                    }
-                })
-            })
-            .collect();
-        drop(follow_tx);
-        let follow = tokio::spawn(follow_up(follow_rx, targets.engines.clone(), follow_ups.clone()));
         let total = schedule.requests.len();
+        let sender = Sender {
+            targets: Arc::new(targets),
+            idle: Arc::new(Mutex::new(Vec::new())),
+            seconds: seconds.clone(),
+            sent: sent.clone(),
+            follow_tx,
+            started,
+        };
+        let engines = sender.targets.engines.clone();
+        let requests = schedule.requests.clone();
+        let dispatcher = tokio::spawn(sender.dispatch(requests, concurrency.max(1), stopped));
+        let follow = tokio::spawn(follow_up(follow_rx, engines, follow_ups.clone()));
         let total_us = Mutex::new(SecondAcc::new().latency_us);
-        Self { stop, seconds, workers, follow, follow_ups, total_us, started, sent, total }
+        Self { stop, seconds, dispatcher, follow, follow_ups, total_us, started, sent, total }
     }
 
     /// Requests sent so far, of the schedule's.
@@ -194,7 +136,7 @@ impl LoadRun {
     }
 
     pub fn finished(&self) -> bool {
-        self.workers.iter().all(|w| w.is_finished())
+        self.dispatcher.is_finished()
     }
 
     /// The figures of every whole second before `now_s`, taken out of the record.
@@ -221,16 +163,124 @@ impl LoadRun {
 
     /// Waits for the schedule to be sent and answered.
     pub async fn finish(mut self) -> Finished {
-        let mut answers = Vec::new();
-        for w in std::mem::take(&mut self.workers) {
-            answers.extend(w.await.unwrap_or_default());
-        }
+        let answers = (&mut self.dispatcher).await.unwrap_or_default();
         let rest = self.take_seconds(u64::MAX);
-        // The follow-ups end when the workers' senders are gone and the queue is worked off.
+        // The follow-ups end when the dispatcher's sender is gone and the queue is worked off.
         let _ = tokio::time::timeout(Duration::from_secs(15), &mut self.follow).await;
         let total = self.total_us.lock().expect("load latency");
         let ms = |q: f64| total.value_at_quantile(q) as f64 / 1000.0;
         Finished { answers, rest, p50_ms: ms(0.5), p99_ms: ms(0.99), follow_ups: self.follow_ups.clone() }
+    }
+}
+
+/// What the requests of a run share: where they go, the idle connections per engine, and
+/// where their answers are counted.
+struct Sender {
+    targets: Arc<Targets>,
+    /// Keep-alive connections not in use, per engine (by index).
+    idle: Arc<Mutex<Vec<Vec<Conn>>>>,
+    seconds: Arc<Mutex<BTreeMap<u64, SecondAcc>>>,
+    sent: Arc<AtomicUsize>,
+    follow_tx: mpsc::UnboundedSender<(Instant, Sent, Then)>,
+    started: Instant,
+}
+
+impl Sender {
+    /// Sends each request at its time, each as a task of its own, at most `cap` outstanding;
+    /// then waits for the answers.
+    async fn dispatch(self, requests: Vec<Request>, cap: usize, stopped: watch::Receiver<bool>) -> Vec<Sent> {
+        let this = Arc::new(self);
+        let permits = Arc::new(tokio::sync::Semaphore::new(cap));
+        let mut out = tokio::task::JoinSet::new();
+        let mut answers = Vec::with_capacity(requests.len());
+        for (i, req) in requests.into_iter().enumerate() {
+            let due = this.started + req.at;
+            if due > Instant::now() {
+                tokio::time::sleep_until(due.into()).await;
+            }
+            if *stopped.borrow() {
+                break;
+            }
+            // Only when `cap` requests are out (or this task was starved of the CPU) can a
+            // request be late: sent now it would bunch late requests into a burst the
+            // schedule never had, so it is counted as skipped instead.
+            let permit = permits.clone().acquire_owned().await.expect("the semaphore stays open");
+            if Instant::now() > due + LATE {
+                let second = this.started.elapsed().as_secs();
+                this.seconds
+                    .lock()
+                    .expect("load seconds")
+                    .entry(second)
+                    .or_insert_with(SecondAcc::new)
+                    .figures
+                    .skipped += 1;
+                continue;
+            }
+            let one = this.clone();
+            out.spawn(async move {
+                let answer = one.send(i, req).await;
+                drop(permit);
+                answer
+            });
+            while let Some(done) = out.try_join_next() {
+                answers.extend(done.ok());
+            }
+        }
+        while let Some(done) = out.join_next().await {
+            answers.extend(done.ok());
+        }
+        answers
+    }
+
+    /// Sends request `i` on an idle connection to its engine (or a new one), records the
+    /// answer in its second, and gives the connection back.
+    async fn send(&self, i: usize, req: Request) -> Sent {
+        let targets = &self.targets;
+        let engine = req.engine as usize;
+        let user_id = targets.first_user + req.buyer;
+        let product_id = targets.products[req.product];
+        let body = format!(
+            r#"{{"user_id":{user_id},"product_id":{product_id},"qty":1,"idempotency_key":"drill-{}-{i}"}}"#,
+            targets.tag
+        );
+        let mut conn = {
+            let mut idle = self.idle.lock().expect("idle connections");
+            if idle.len() < targets.engines.len() {
+                idle.resize_with(targets.engines.len(), Vec::new);
+            }
+            idle[engine].pop()
+        }
+        .unwrap_or_else(|| {
+            Conn::new(targets.engines[engine].trim_start_matches("http://").to_string(), REQUEST_TIMEOUT)
+        });
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        let t = Instant::now();
+        let (status, body) = match conn.post_json("/orders", body).await {
+            Ok((status, body)) => (status, serde_json::from_slice::<Body>(&body).ok()),
+            Err(_) => (0, None),
+        };
+        let latency = t.elapsed();
+        self.idle.lock().expect("idle connections")[engine].push(conn);
+        let error = body.as_ref().and_then(|b| b.error.clone());
+        let order_no = body.and_then(|b| b.order_no);
+        let second = self.started.elapsed().as_secs();
+        {
+            let mut all = self.seconds.lock().expect("load seconds");
+            let acc = all.entry(second).or_insert_with(SecondAcc::new);
+            acc.figures.sent += 1;
+            let _ = acc.latency_us.record((latency.as_micros() as u64).max(1));
+            match (status, error.as_deref()) {
+                (202, _) => acc.figures.accepted += 1,
+                (409, Some("SOLD_OUT" | "LIMIT_REACHED")) => acc.figures.refused += 1,
+                (0, _) => *acc.figures.errors.entry("no_answer".into()).or_default() += 1,
+                (s, e) => *acc.figures.errors.entry(e.map_or_else(|| s.to_string(), str::to_string)).or_default() += 1,
+            }
+        }
+        let answer = Sent { user_id, product_id, status, order_no };
+        if status == 202 {
+            let _ = self.follow_tx.send((Instant::now() + FOLLOW_UP_AFTER, answer.clone(), req.then));
+        }
+        answer
     }
 }
 
