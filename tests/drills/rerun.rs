@@ -39,9 +39,16 @@ async fn a_rerun_sends_the_same_schedule_and_extra_db_latency_is_flagged_in_the_
     let slow = drills::show(&pool, rerun.run_id, Duration::from_secs(5)).await.unwrap();
     let compared = compare(&baseline, &slow, 0.2);
     assert!(compared.same_plan && compared.same_schedule, "{}", compared.table());
-    for figure in ["p99_ms", "recovery_s"] {
-        assert!(compared.regressions.contains(&figure), "{figure} is flagged:\n{}", compared.table());
-    }
+    assert!(compared.regressions.contains(&"recovery_s"), "recovery_s is flagged:\n{}", compared.table());
+    // What the buyers felt: slower answers, or more of them failed. The p99 alone does not
+    // always tell: the load sends every request at its time (open loop), so while Redis is
+    // down both runs hold answers up to the 5 s request timeout (4.8 s and 5.0 s in one CI
+    // run, where the slow run's error rate went from 7% to 79% instead).
+    assert!(
+        ["p99_ms", "buyer_error_rate"].iter().any(|f| compared.regressions.contains(f)),
+        "the buyers' p99 or error rate is flagged:\n{}",
+        compared.table()
+    );
     for figure in ["oversold_units", "lost", "duplicated"] {
         assert!(!compared.regressions.contains(&figure), "{figure} did not get worse:\n{}", compared.table());
     }
