@@ -10,7 +10,7 @@
 //! - [`chart`]: the burn-down drawn with `plotters` (SVG for the window, PNG files).
 //! - [`verdict`]: the first line: exact, or how many products are oversold or drifting.
 //! - [`over_adapter`]: the same overview of a sale read over its adapter (no engine of ours
-//!   to scrape: units from the reading, orders per second from the sale's own table).
+//!   to scrape: units, order rows and their rate, all from the tick's reading).
 //!
 //! The caller keeps the previous [`FleetScrape`] and hands it back: the desktop app's feed
 //! does so every tick, the CLI scrapes twice a second apart ([`once`]).
