@@ -4,21 +4,29 @@
 //! vouched for it or the engine wrote the order to the DB itself, in a batch with the other
 //! orders no replica vouched for ([`super::write_through`]).
 //!
+//! While a master's replicas lag (a `WAIT` of its ran out its timeout), an order does not wait
+//! for its own `WAIT` to fail before it is written: the write starts beside the `WAIT` (at
+//! once, or as soon as the lag begins) and whichever keeps the order first answers the buyer.
+//! A stalled replica then costs an order about one DB batch write, and the orders caught at
+//! the stall's onset one timeout more, not two.
+//!
 //! The gate's types know nothing of the engine state; this is where the two meet.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use stockguard_core::redis_link::product_slot;
 
 use super::persist::PersistError;
+use super::replicas::node::Node;
 use super::replicas::{Masters, ReplicaGate};
 use super::state::{EngineState, RedisCallError};
 use super::write_through::{WriteThroughError, Written};
 
 impl ReplicaGate {
-    /// Reserves on the product's master over the gate's link to it, then waits for that
-    /// master's group `WAIT`. Returns the outcome, the message of a new reservation and
-    /// whether replicas vouched for it. A reservation a cluster redirects (`MOVED`: its slot
+    /// Reserves on the product's master over the gate's link to it. Returns the outcome, the
+    /// message of a new reservation and where it was made, for that master's group `WAIT` to
+    /// vouch for ([`Pending::vouch`]). A reservation a cluster redirects (`MOVED`: its slot
     /// moved, so the script did not run) is made again once on the master the re-read table
     /// names.
     async fn reserve(
@@ -26,17 +34,13 @@ impl ReplicaGate {
         state: &EngineState,
         reserver: &super::reserve::Reserver,
         request: &super::reserve::ReserveRequest,
-    ) -> Result<Reserved, RedisCallError> {
+    ) -> Result<Reserved<'_>, RedisCallError> {
         let slot = product_slot(request.product_id);
         let mut redirected = false;
         loop {
-            let cluster_node;
             let node = match &self.masters {
-                Masters::Single(node) => node,
-                Masters::Cluster(cluster) => {
-                    cluster_node = state.redis_call(cluster.owner(slot)).await?;
-                    &*cluster_node
-                }
+                Masters::Single(node) => NodeRef::Single(node),
+                Masters::Cluster(cluster) => NodeRef::Cluster(state.redis_call(cluster.owner(slot)).await?),
             };
             let link = match state.redis_call(node.link()).await {
                 Ok(link) => link,
@@ -70,16 +74,52 @@ impl ReplicaGate {
                     return Err(e);
                 }
             };
-            if message.is_none() {
-                return Ok((outcome, None, true));
-            }
-            let vouched = node.vouch(link.generation).await;
-            return Ok((outcome, message, vouched));
+            return Ok((outcome, message, Pending { node, generation: link.generation }));
         }
     }
 }
 
-type Reserved = (super::ReserveOutcome, Option<stockguard_core::reservation::ReservationMessage>, bool);
+type Reserved<'a> = (super::ReserveOutcome, Option<stockguard_core::reservation::ReservationMessage>, Pending<'a>);
+
+/// The master a reservation was made on, as the gate holds it.
+enum NodeRef<'a> {
+    Single(&'a Node),
+    Cluster(Arc<Node>),
+}
+
+/// A reservation made, not yet vouched for: the master and the link generation it was made on.
+struct Pending<'a> {
+    node: NodeRef<'a>,
+    generation: u64,
+}
+
+impl std::ops::Deref for NodeRef<'_> {
+    type Target = Node;
+
+    fn deref(&self) -> &Node {
+        match self {
+            Self::Single(node) => node,
+            Self::Cluster(node) => node,
+        }
+    }
+}
+
+impl Pending<'_> {
+    fn node(&self) -> &Node {
+        &self.node
+    }
+
+    /// Whether the master's replicas have it, by its group `WAIT`.
+    async fn vouch(&self) -> bool {
+        self.node().vouch(self.generation).await
+    }
+}
+
+/// Where an accepted reservation is kept before its buyer is told.
+enum Kept {
+    OnReplica,
+    Written(Result<Written, WriteThroughError>),
+}
 
 /// Why a vouched reservation got no answer.
 #[derive(Debug, thiserror::Error)]
@@ -106,18 +146,48 @@ pub async fn reserve_vouched(
     reserver: &super::reserve::Reserver,
     request: &super::reserve::ReserveRequest,
 ) -> Result<super::ReserveOutcome, VouchedError> {
-    let (outcome, message, vouched) = gate.reserve(state, reserver, request).await?;
+    let (outcome, message, pending) = gate.reserve(state, reserver, request).await?;
     let Some(message) = message else {
         return Ok(outcome);
     };
-    gate.written_through.store(!vouched, Ordering::Relaxed);
-    if vouched {
-        return Ok(outcome);
-    }
-    super::metrics::get().written_through.inc();
     let order_no = message.order_no.clone();
-    tracing::debug!(%order_no, "no replica acknowledged in time: writing the order to the DB");
-    match state.write_through.write(message).await? {
+    let vouch = pending.vouch();
+    tokio::pin!(vouch);
+    let kept = if pending.node().lagging() {
+        // Its replicas lag: the `WAIT` will likely run out its timeout. The order is written
+        // to the DB at once, beside the `WAIT`, and whichever keeps it first answers.
+        race(vouch, state.write_through.write(message)).await
+    } else {
+        enum First {
+            Vouched(bool),
+            LagBegan,
+        }
+        // And should another `WAIT` of its master run out meanwhile (this order's own one is
+        // then likely stuck too), the write starts then, not once its own `WAIT` gave up.
+        let first = tokio::select! {
+            biased;
+            vouched = &mut vouch => First::Vouched(vouched),
+            () = pending.node().lag_begins() => First::LagBegan,
+        };
+        match first {
+            First::Vouched(true) => Kept::OnReplica,
+            First::Vouched(false) => {
+                tracing::debug!(%order_no, "no replica acknowledged in time: writing the order to the DB");
+                Kept::Written(state.write_through.write(message).await)
+            }
+            First::LagBegan => race(vouch, state.write_through.write(message)).await,
+        }
+    };
+    let written = match kept {
+        Kept::OnReplica => {
+            gate.written_through.store(false, Ordering::Relaxed);
+            return Ok(outcome);
+        }
+        Kept::Written(written) => written,
+    };
+    gate.written_through.store(true, Ordering::Relaxed);
+    super::metrics::get().written_through.inc();
+    match written? {
         Written::Stored => Ok(outcome),
         // Refused. A buyer retrying after a failover to a replica that never had their first
         // reservation (it was written here, not replicated) holds an order under this key
@@ -133,6 +203,39 @@ pub async fn reserve_vouched(
             },
         ),
         Written::Clashed => Err(VouchedError::Clashed(order_no)),
+    }
+}
+
+/// The group `WAIT` (`vouch`) and the order's write to the DB, side by side: kept on a
+/// replica when the `WAIT` vouches before the write ends (the write still goes on, and is
+/// harmless: the consumer's write is idempotent), else what the write did. A write that
+/// failed leaves the `WAIT` to answer.
+async fn race(
+    mut vouch: std::pin::Pin<&mut impl std::future::Future<Output = bool>>,
+    write: impl std::future::Future<Output = Result<Written, WriteThroughError>>,
+) -> Kept {
+    tokio::pin!(write);
+    enum First {
+        Written(Result<Written, WriteThroughError>),
+        Vouched(bool),
+    }
+    // `biased`: the write is polled first, so it is queued before anything else can end.
+    let first = tokio::select! {
+        biased;
+        written = &mut write => First::Written(written),
+        vouched = &mut vouch => First::Vouched(vouched),
+    };
+    match first {
+        First::Written(Err(e)) => {
+            if vouch.await {
+                Kept::OnReplica
+            } else {
+                Kept::Written(Err(e))
+            }
+        }
+        First::Written(written) => Kept::Written(written),
+        First::Vouched(true) => Kept::OnReplica,
+        First::Vouched(false) => Kept::Written(write.await),
     }
 }
 

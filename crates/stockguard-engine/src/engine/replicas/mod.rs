@@ -18,8 +18,8 @@
 //! that one `WAIT` per master vouches for every reservation answered on it before the `WAIT`
 //! was sent (group commit). On Redis Cluster the gate finds the product's master in the node
 //! table it reads itself ([`cluster`], [`topology`]): a lagging replica delays only its own
-//! master's orders (each by about one timeout and a quarter, not a queue of them: see
-//! [`node`]).
+//! master's orders (at most about one timeout each, not a queue of them: see [`node`]; and
+//! while they lag, orders are written to the DB beside their `WAIT`: see [`super::vouched`]).
 //!
 //! These are the gate's own types, and they know nothing of the engine's state: a
 //! reservation made through the gate, under the order path's timeout and breaker, is

@@ -19,13 +19,13 @@
 //! timeout, on a connection of its own: an order waits about its own `WAIT` and a quarter
 //! timeout.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 use redis::AsyncConnectionConfig;
-use tokio::sync::{mpsc, oneshot, Mutex};
+use tokio::sync::{mpsc, oneshot, watch, Mutex};
 
 /// How long connecting to a master may take: a dead one is given up on quickly, and the gate
 /// reads the topology again.
@@ -65,6 +65,8 @@ impl Links {
 pub struct Node {
     links: Arc<Links>,
     queue: mpsc::UnboundedSender<Waiter>,
+    /// Whether the last `WAIT` ran out its timeout (the replicas lag), until one keeps up.
+    lagging: Arc<watch::Sender<bool>>,
 }
 
 impl Node {
@@ -74,8 +76,23 @@ impl Node {
         let client = redis::Client::open(info)?;
         let links = Arc::new(Links { client, current: Mutex::new(None), generations: AtomicU64::new(0) });
         let (queue, waiting) = mpsc::unbounded_channel();
-        tokio::spawn(vouch_in_groups(links.clone(), waiting, replicas, timeout));
-        Ok(Self { links, queue })
+        let lagging = Arc::new(watch::Sender::new(false));
+        tokio::spawn(vouch_in_groups(links.clone(), waiting, replicas, timeout, lagging.clone()));
+        Ok(Self { links, queue, lagging })
+    }
+
+    /// Whether this master's replicas lag: its last `WAIT` ran out its timeout and none has
+    /// kept up since. An order made now will likely not be vouched for in time.
+    pub fn lagging(&self) -> bool {
+        *self.lagging.borrow()
+    }
+
+    /// Ends once this master's replicas lag (at once if they do now): a `WAIT` ran out its
+    /// timeout, so the one an order waits for will likely run out too.
+    pub async fn lag_begins(&self) {
+        let mut lag = self.lagging.subscribe();
+        // The sender lives as long as `self`.
+        let _ = lag.wait_for(|lagging| *lagging).await;
     }
 
     /// The current link, connecting a new one when there is none.
@@ -116,8 +133,8 @@ async fn vouch_in_groups(
     mut waiting: mpsc::UnboundedReceiver<Waiter>,
     replicas: usize,
     timeout: Duration,
+    lagging: Arc<watch::Sender<bool>>,
 ) {
-    let lagging = Arc::new(AtomicBool::new(false));
     let pace = timeout / 4;
     while let Some(first) = waiting.recv().await {
         // The others answered with this one queue behind it meanwhile: let them join.
@@ -126,7 +143,7 @@ async fn vouch_in_groups(
         while let Ok(more) = waiting.try_recv() {
             group.push(more);
         }
-        let lag = lagging.load(Ordering::Relaxed);
+        let lag = *lagging.borrow();
         let link = {
             let mut current = links.current.lock().await;
             let link = current.clone();
@@ -157,7 +174,7 @@ async fn one_wait(
     group: Vec<Waiter>,
     replicas: usize,
     timeout: Duration,
-    lagging: Arc<AtomicBool>,
+    lagging: Arc<watch::Sender<bool>>,
 ) {
     // WAIT answers by its own timeout; this bound is for a master that does not answer at all.
     let patience = timeout + Duration::from_millis(500);
@@ -170,7 +187,7 @@ async fn one_wait(
             match tokio::time::timeout(patience, wait.query_async::<i64>(&mut conn)).await {
                 Ok(Ok(acked)) => {
                     let kept_up = acked >= replicas as i64;
-                    lagging.store(!kept_up, Ordering::Relaxed);
+                    lagging.send_if_modified(|lagging| std::mem::replace(lagging, !kept_up) == kept_up);
                     Some((link.generation, kept_up))
                 }
                 _ => {
