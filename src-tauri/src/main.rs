@@ -14,6 +14,8 @@
 //!   `window.rs` (the window brought up on a product).
 //! - `error.rs`: the typed error the window receives (`{ kind, code, params, message }`).
 //! - `logs.rs`: the app's log file, one a day in the OS log folder.
+//! - `page_watch.rs`: the window's page, loaded again (and the reason said) when WebKit's
+//!   process that draws it dies.
 //! - `window.rs`: one window (a second launch focuses the first), where the user left it, and
 //!   brought up on a product when a notification or a tray entry asks.
 //! - `types.rs`: the TypeScript declarations of everything above, generated into `ui/types.d.ts`.
@@ -28,6 +30,7 @@ mod drill_feed;
 mod error;
 mod logs;
 mod notify;
+mod page_watch;
 mod state;
 mod tray;
 #[cfg(test)]
@@ -56,6 +59,7 @@ fn main() {
             if let Err(e) = tray::build(app.handle(), alert_desk::firing_product) {
                 tracing::warn!(error = %e, "no tray icon");
             }
+            page_watch::watch(app.handle(), "main");
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![

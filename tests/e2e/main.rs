@@ -22,6 +22,7 @@ mod app;
 mod attach;
 mod desktop_bus;
 mod overview;
+mod page_death;
 
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -335,12 +336,19 @@ fn seed_sale(config_dir: &std::path::Path) {
 /// A config folder with the one profile a fresh `sandbox up` leaves, `sandbox`, on this test's
 /// database and Redis prefix, and the demo sale seeded there; and the database's URL.
 async fn seeded_sandbox(pool: &MySqlPool, redis: &TestRedis) -> (tempfile::TempDir, String) {
+    let (config, mysql_url) = sandbox_profile(pool, redis).await;
+    seed_sale(config.path());
+    (config, mysql_url)
+}
+
+/// A config folder whose `sandbox` profile reaches `pool`'s database and `redis`, and that
+/// database's URL; nothing seeded.
+async fn sandbox_profile(pool: &MySqlPool, redis: &TestRedis) -> (tempfile::TempDir, String) {
     let config = tempfile::tempdir().unwrap();
     let mysql_url = support::mysql_url_of(pool).await;
     let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
     store.upsert("sandbox", profile(EnvironmentKind::Sandbox, &mysql_url, redis)).unwrap();
     store.save().unwrap();
-    seed_sale(config.path());
     (config, mysql_url)
 }
 
@@ -939,11 +947,7 @@ async fn the_board_stays_usable_with_five_thousand_products(pool: MySqlPool) {
     }
     let _: () = pipe.query_async(&mut redis.conn().await).await.unwrap();
 
-    let config = tempfile::tempdir().unwrap();
-    let mysql_url = support::mysql_url_of(&pool).await;
-    let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
-    store.upsert("sandbox", profile(EnvironmentKind::Sandbox, &mysql_url, &redis)).unwrap();
-    store.save().unwrap();
+    let (config, _) = sandbox_profile(&pool, &redis).await;
 
     let _one_window = one_window_at_a_time().await;
     let (driver, client) = open_app(config.path(), "e2e-scale").await;
