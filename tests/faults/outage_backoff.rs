@@ -28,6 +28,7 @@ const OUTAGE: Duration = Duration::from_secs(10);
 /// The loops that touch Redis while no order comes in: the persist loop and the release
 /// relay (the closer, the product list, the switch and the heartbeat only use the DB).
 const LOOPS_ON_REDIS: u64 = 2;
+const REDIS_TASKS: [&str; LOOPS_ON_REDIS as usize] = ["persist pass", "release relay pass"];
 
 /// Every line the process logs, from the moment [`log`] is first called.
 #[derive(Clone, Default)]
@@ -154,10 +155,26 @@ async fn with_redis_down_for_ten_seconds_each_loop_warns_once_and_recovers_by_it
         started.elapsed().as_secs_f64(),
     );
     // The policy: the first failure of an outage, then one reminder per 30 s of it; counted
-    // from the kill until recovery was checked.
+    // from the kill until recovery was checked. The loops on Redis fail all through; any other
+    // loop may fail too on a loaded machine (a heartbeat write to the DB past its 400 ms, seen
+    // once while other suites ran beside this one), and is held to the same policy.
     let bound = LOOPS_ON_REDIS * most_warnings(window);
-    assert!(warned.len() as u64 <= bound, "{} warnings in {window:?}, at most {bound} expected", warned.len());
-    for task in ["persist pass", "release relay pass"] {
+    // (A warning of no loop counts with those of the loops on Redis, as all did before.)
+    let on_redis = warned
+        .iter()
+        .filter(|l| !l.contains("task=\"") || REDIS_TASKS.iter().any(|t| l.contains(&format!("task=\"{t}\""))))
+        .count();
+    assert!(
+        on_redis as u64 <= bound,
+        "{on_redis} warnings of the loops on Redis in {window:?}, at most {bound} expected"
+    );
+    let mut tasks: Vec<&str> = warned.iter().filter_map(|l| l.split("task=\"").nth(1)?.split('"').next()).collect();
+    tasks.sort_unstable();
+    for task in tasks.iter().copied().collect::<std::collections::BTreeSet<_>>() {
+        let said = tasks.iter().filter(|t| **t == task).count() as u64;
+        assert!(said <= most_warnings(window), "the {task} warned {said} times in {window:?}");
+    }
+    for task in REDIS_TASKS {
         let first = warned.iter().filter(|l| l.contains(&format!("{task} failed"))).count();
         assert_eq!(first, 1, "the {task} says once that it fails");
         assert!(recovered.iter().any(|l| l.contains(&format!("{task} recovered"))), "the {task} says it recovered");
