@@ -40,10 +40,13 @@ trap stop_traffic EXIT
 sleep 1
 # Buyers in rounds, one after another: each round checks its own answers against the DB when
 # it ends (in the log), and none holds more than a round's answers in memory. SIGTERM ends the
-# round under way, then the rounds.
+# round under way, then the rounds; so does Ctrl-C. The round runs with SIGINT ignored (a
+# script's background command does), but this loop, a bash of its own, gets the terminal's
+# SIGINT too and, untrapped, died of it and left its round running: a terminal that stays
+# open sends no SIGHUP to end it either.
 load_args=$($sg sandbox demo-args load)
 buy() {
-  trap 'kill -TERM $(jobs -p) 2>/dev/null; wait; exit 0' TERM
+  trap 'kill -TERM $(jobs -p) 2>/dev/null; wait; exit 0' TERM INT
   while :; do
     # shellcheck disable=SC2086 # the plan's arguments, split on purpose
     $sg --profile sandbox load --target "http://127.0.0.1:$port" $load_args &

@@ -80,6 +80,10 @@ impl Demo {
         // As a person's terminal has them: SIGINT and SIGQUIT at their defaults. A test run
         // started in the background of a script (CI's may be) inherits them ignored, and an
         // ignored disposition survives exec: Ctrl-C would then stop nothing, fix or no fix.
+        // And SIGHUP ignored: `script` closes its terminal once `make` exits, which hangs up
+        // whatever still runs in it, but a person's terminal stays open after Ctrl-C and hangs
+        // up nothing. The hang-up had been ending the demo's buyers here while in a terminal
+        // they ran on (seen from a run under `nohup`, which ignores SIGHUP).
         // SAFETY: between fork and exec only signal(2), which is async-signal-safe, runs.
         unsafe {
             use std::os::unix::process::CommandExt as _;
@@ -88,6 +92,7 @@ impl Demo {
                 for sig in [Signal::SIGINT, Signal::SIGQUIT] {
                     signal(sig, SigHandler::SigDfl).map_err(std::io::Error::from)?;
                 }
+                signal(Signal::SIGHUP, SigHandler::SigIgn).map_err(std::io::Error::from)?;
                 Ok(())
             });
         }
