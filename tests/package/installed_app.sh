@@ -25,6 +25,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo="$PWD"
+# dpkg runs ldconfig and start-stop-daemon from the system folders, which a user's (or a
+# bare CI job's) PATH may lack: it then refuses to install at all.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 say() { echo "package test: $*"; }
 fail() { echo "package test: FAILED: $*" >&2; exit 1; }
