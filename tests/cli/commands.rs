@@ -169,7 +169,7 @@ async fn a_rewrite_of_an_unknown_product_says_so_once(pool: sqlx::MySqlPool) {
     let env = a_sale_of_3000_products(&pool).await;
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let out = stockguard(&["rewrite", "--product", "99999", "--reason", "typo"], &env);
-    assert_one_line_error(&out, "unknown product 99999");
+    assert_one_line_error(&out, "no product 99999 in this sale");
 }
 
 #[sqlx::test(migrations = "./migrations")]

@@ -80,3 +80,18 @@ pub mod rewrite;
 pub mod roles;
 pub mod step;
 pub mod switch;
+
+#[cfg(test)]
+mod tests {
+    /// A product the sale does not have is said one way, whichever room found it.
+    #[test]
+    fn an_unknown_product_is_said_the_same_way_by_every_room() {
+        let said = [
+            crate::recon::ReconError::UnknownProduct(7).to_string(),
+            crate::adapter::AdapterError::UnknownProduct(7).to_string(),
+            crate::overview::OverviewError::NoSuchProduct(7).to_string(),
+            crate::compensation::CompensationError::NoSuchProduct(7).to_string(),
+        ];
+        assert!(said.iter().all(|s| s == "no product 7 in this sale"), "{said:?}");
+    }
+}

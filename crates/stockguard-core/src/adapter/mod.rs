@@ -90,7 +90,7 @@ pub enum AdapterError {
     /// Something the file names does not exist.
     #[error("{0}")]
     Missing(missing::Missing),
-    #[error("unknown product {0}")]
+    #[error("no product {0} in this sale")]
     UnknownProduct(u64),
     /// The console's state for an adapter sale lives in a database of its own.
     #[error(

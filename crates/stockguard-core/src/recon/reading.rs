@@ -178,7 +178,7 @@ pub enum ReconError {
     Db(#[from] sqlx::Error),
     #[error("reading Redis failed: {0}")]
     Redis(#[from] redis::RedisError),
-    #[error("unknown product {0}")]
+    #[error("no product {0} in this sale")]
     UnknownProduct(u64),
 }
 
