@@ -36,6 +36,36 @@ pub fn is_unique_violation(err: &sqlx::Error) -> bool {
     err.as_database_error().is_some_and(|e| e.is_unique_violation())
 }
 
+/// Whether InnoDB chose the statement as a deadlock's victim (SQLSTATE 40001, error 1213): the
+/// server rolled back the statement's transaction whole.
+pub fn is_deadlock(err: &sqlx::Error) -> bool {
+    err.as_database_error().and_then(|d| d.code()).as_deref() == Some("40001")
+}
+
+/// Sends a statement (or a whole transaction) again when InnoDB chose it as a deadlock's
+/// victim: the server rolled it back whole, so sending it again is safe. Writers that lock the
+/// same rows through triggers in different orders (two chunks of one guided exit on
+/// `rewrite_runs`' gap locks, two executors of one compensation case) meet this under a loaded
+/// machine; a handful of tries with a short, growing pause settle it.
+pub async fn again_on_deadlock<T, F, Fut>(mut statement: F) -> Result<T, sqlx::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, sqlx::Error>>,
+{
+    const TRIES: u32 = 5;
+    let mut tried = 1;
+    loop {
+        match statement().await {
+            Err(e) if tried < TRIES && is_deadlock(&e) => {
+                tracing::debug!(tried, "deadlock victim; sending the statement again");
+                tokio::time::sleep(std::time::Duration::from_millis(10 << tried)).await;
+                tried += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
 /// An error and its causes in one line, outermost first ("the exit failed: the database
 /// failed while ...: Lock wait timeout exceeded"). A cause whose words the line already holds
 /// (an error that prints its source itself) is not said twice.

@@ -25,7 +25,7 @@
 //! sale first (a conditional update: a retry finds it done) and the effect row records what it
 //! did; the executor checks and the once-per-line key are the same triggers'.
 
-use crate::step::{is_unique_violation, Step as _};
+use crate::step::{again_on_deadlock, is_deadlock, is_unique_violation, Step as _};
 use serde::Serialize;
 use sqlx::MySqlPool;
 
@@ -103,12 +103,16 @@ pub(super) async fn execute_at(
             "case {case_id} is {status}: only an approved case is executed"
         )));
     }
-    // The trigger checks the executor against the maker and the checkers.
-    sqlx::query("INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, 'EXECUTE', '')")
-        .bind(case_id)
-        .execute(pool)
-        .await
-        .map_err(CompensationError::from_db("recording the EXECUTE step (execute)"))?;
+    // The trigger checks the executor against the maker and the checkers. Two executors
+    // starting together lock the case and its steps through that trigger and can deadlock
+    // (seen in CI): the victim's statement was rolled back whole and is sent again.
+    again_on_deadlock(|| {
+        sqlx::query("INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, 'EXECUTE', '')")
+            .bind(case_id)
+            .execute(pool)
+    })
+    .await
+    .map_err(CompensationError::from_db("recording the EXECUTE step (execute)"))?;
     let rows: Vec<(String, Option<String>)> = sqlx::query_as(
         "SELECT order_no, CAST(action AS CHAR) FROM compensation_lines \
          WHERE case_id = ? AND outcome = 'PENDING' ORDER BY id",
@@ -142,10 +146,12 @@ pub(super) async fn execute_at(
         .step("reading compensation_cases (execute)")?;
     if left == 0 && status == "EXECUTING" {
         // Two executors finishing together: the second finds the case executed already.
-        let _ = sqlx::query("INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, 'EXECUTED', '')")
-            .bind(case_id)
-            .execute(pool)
-            .await;
+        let _ = again_on_deadlock(|| {
+            sqlx::query("INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, 'EXECUTED', '')")
+                .bind(case_id)
+                .execute(pool)
+        })
+        .await;
     }
     Ok(Execution { lines, after: stepped(pool, case_id, actor).await? })
 }
@@ -156,16 +162,55 @@ async fn run_line(
     line: &Pending,
     venue: Venue<'_>,
 ) -> Result<LineRun, CompensationError> {
-    let order_no = line.order_no.clone();
     // Over an adapter the effect happens in the sale first (idempotent: a retry finds it
     // done), then its row records what it did.
     let reported = match venue {
         Venue::Ledger => None,
         Venue::Adapter(sale) => Some(super::over_adapter::perform(sale, &line.order_no, line.action).await?),
     };
+    // A deadlock's victim was rolled back whole (its effect too): the line is tried again.
+    let mut tried = 1;
+    loop {
+        match key_line(pool, case_id, line, reported.as_ref()).await {
+            Err(KeyFailed::Deadlock(_)) if tried < LINE_TRIES => {
+                tokio::time::sleep(std::time::Duration::from_millis(10 << tried)).await;
+                tried += 1;
+            }
+            Err(KeyFailed::Deadlock(e)) => {
+                return Err(CompensationError::from_db("inserting the line's effect (run line)")(e))
+            }
+            Err(KeyFailed::Other(e)) => return Err(e),
+            Ok(run) => return Ok(run),
+        }
+    }
+}
+
+/// How often a line whose transaction InnoDB chose as a deadlock's victim is tried.
+const LINE_TRIES: u32 = 5;
+
+/// Why one try of a line did not settle it.
+enum KeyFailed {
+    Deadlock(sqlx::Error),
+    Other(CompensationError),
+}
+
+impl<E: Into<CompensationError>> From<E> for KeyFailed {
+    fn from(e: E) -> Self {
+        Self::Other(e.into())
+    }
+}
+
+/// One try of a line: its effect row in one transaction.
+async fn key_line(
+    pool: &MySqlPool,
+    case_id: u64,
+    line: &Pending,
+    reported: Option<&(&'static str, String)>,
+) -> Result<LineRun, KeyFailed> {
+    let order_no = line.order_no.clone();
     let mut tx = pool.begin().await.step("beginning a transaction (run line)")?;
     // The effect's trigger executes the line (see the module's doc) or says why not.
-    let keyed = match &reported {
+    let keyed = match reported {
         None => sqlx::query("INSERT INTO compensation_effects (case_id, order_no, action) VALUES (?, ?, ?)")
             .bind(case_id)
             .bind(&line.order_no)
@@ -187,6 +232,11 @@ async fn run_line(
             tx.rollback().await.step("rolling back (run line)")?;
             return Ok(LineRun::AlreadyDone { order_no });
         }
+        Err(e) if is_deadlock(&e) => {
+            // The server rolled the transaction back already.
+            drop(tx);
+            return Err(KeyFailed::Deadlock(e));
+        }
         Err(e) => {
             tx.rollback().await.step("rolling back (run line)")?;
             // Another executor ran this line, and finished the case meanwhile (the trigger
@@ -194,7 +244,7 @@ async fn run_line(
             if line_outcome(pool, case_id, &line.order_no).await?.is_some_and(|o| o != "PENDING") {
                 return Ok(LineRun::AlreadyDone { order_no });
             }
-            return Err(CompensationError::from_db("inserting the line's effect (run line)")(e));
+            return Err(KeyFailed::Other(CompensationError::from_db("inserting the line's effect (run line)")(e)));
         }
     }
     let (outcome, detail): (String, String) = sqlx::query_as(

@@ -39,7 +39,7 @@ use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
 use crate::recon::{read_products, Reading, ReconError};
 use crate::redis_link::{idempotent_script_per_item, product_slot, script_once_per_item};
-use crate::step::Step as _;
+use crate::step::{again_on_deadlock, Step as _};
 
 /// What became of one request of a batch when the locks were taken.
 #[derive(Debug)]
@@ -453,31 +453,4 @@ async fn fail_runs(conns: &Connections, batch: &str, error: &RewriteError) -> Re
     .execute(&conns.mysql)
     .await?;
     Ok(())
-}
-
-/// Sends a statement again when InnoDB chose it as a deadlock's victim (SQLSTATE 40001): an
-/// autocommitted statement is rolled back whole, so sending it again is safe. Two chunks of one
-/// guided exit write `rewrite_runs` at once and can take its gap locks in opposite orders
-/// (seen under a loaded CI machine); a handful of tries with a short pause settle it.
-async fn again_on_deadlock<T, F, Fut>(mut statement: F) -> Result<T, sqlx::Error>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, sqlx::Error>>,
-{
-    const TRIES: u32 = 5;
-    let mut tried = 1;
-    loop {
-        match statement().await {
-            Err(e) if tried < TRIES && is_deadlock(&e) => {
-                tracing::debug!(tried, "deadlock victim; sending the statement again");
-                tokio::time::sleep(std::time::Duration::from_millis(10 << tried)).await;
-                tried += 1;
-            }
-            done => return done,
-        }
-    }
-}
-
-fn is_deadlock(e: &sqlx::Error) -> bool {
-    e.as_database_error().and_then(|d| d.code()).as_deref() == Some("40001")
 }
