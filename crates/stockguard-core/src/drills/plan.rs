@@ -333,7 +333,48 @@ impl Plan {
             step.for_s *= f;
         }
         self.drain_s = scale_u(self.drain_s).max(10);
+        // The file's words give the full form's times ("300 ms for 8 s"): the report says
+        // beside them what this run did instead.
+        if f < 1.0 {
+            let (en, zh) = self.short_form_words(f);
+            self.description = format!("{} {en}", self.description.trim_end());
+            if let Some(words) = &mut self.description_zh {
+                *words = format!("{}{zh}", words.trim_end());
+            }
+        }
         self
+    }
+
+    /// What the short form at `f` runs, in English and Chinese: its load and each fault's
+    /// times, as scaled.
+    fn short_form_words(&self, f: f64) -> (String, String) {
+        let secs = |s: f64| {
+            let text = format!("{s:.1}");
+            text.strip_suffix(".0").map(str::to_string).unwrap_or(text)
+        };
+        let (l, mut en, mut zh) = (&self.load, Vec::new(), Vec::new());
+        for step in &self.faults {
+            let name_zh = step.name_zh.as_deref().unwrap_or(&step.name);
+            if step.for_s > 0.0 {
+                en.push(format!("{} at {} s for {} s", step.name, secs(step.at_s), secs(step.for_s)));
+                zh.push(format!("{name_zh}于第 {} 秒起持续 {} 秒", secs(step.at_s), secs(step.for_s)));
+            } else {
+                en.push(format!("{} at {} s", step.name, secs(step.at_s)));
+                zh.push(format!("{name_zh}于第 {} 秒", secs(step.at_s)));
+            }
+        }
+        let faults_en = if en.is_empty() { String::new() } else { format!("; {}", en.join("; ")) };
+        let faults_zh = if zh.is_empty() { String::new() } else { format!("；{}", zh.join("；")) };
+        (
+            format!(
+                "Run in its short form (x{f}): {} buyers at {}/s for {} s{faults_en}.",
+                l.buyers, l.rate, l.duration_s
+            ),
+            format!(
+                "（本次为短版，x{f}：{} 名买家，每秒 {} 个请求，持续 {} 秒{faults_zh}。）",
+                l.buyers, l.rate, l.duration_s
+            ),
+        )
     }
 
     fn validate(&self) -> Result<(), PlanError> {
@@ -466,6 +507,26 @@ mod tests {
                 plan.shortened(f).unwrap_or_else(|e| panic!("{name} --short {f}: {e}"));
             }
         }
+    }
+
+    #[test]
+    fn the_short_form_says_beside_the_files_words_what_it_ran() {
+        let (full, _) = Plan::builtin("redis-slow").unwrap();
+        assert!(!full.description.contains("short form"), "{}", full.description);
+        let short = full.clone().shortened(0.1).unwrap();
+        let fault = &short.faults[0];
+        assert!(short.description.starts_with(full.description.trim_end()), "{}", short.description);
+        let said = format!("at {:.1} s for {:.1} s", fault.at_s, fault.for_s);
+        assert!(
+            short.description.contains("short form (x0.1)") && short.description.contains(&said),
+            "{}",
+            short.description
+        );
+        assert!(short.description.contains(&format!("{} buyers at {}/s", short.load.buyers, short.load.rate)));
+        let zh = short.description_zh.as_deref().unwrap();
+        assert!(zh.contains("短版") && zh.contains(&format!("持续 {:.1} 秒", fault.for_s)), "{zh}");
+        // The full form is left as its file says.
+        assert_eq!(full.clone().shortened(1.0).unwrap().description, full.description);
     }
 
     #[test]
