@@ -8,6 +8,7 @@
 //! first accepted order after the kill are printed.
 
 use crate::cluster_failover::{owners, role, signal, Nodes};
+use crate::failover_sale::{buyers, felt, first_accepted, redis_stock, sold_down_to, STOCK};
 use crate::sale;
 use crate::support;
 
@@ -21,44 +22,10 @@ use stockguard_core::rewrite::{self, RewriteRequest};
 use stockguard_engine::engine::breaker::{BreakerConfig, CLUSTER_FAILOVER_GRACE};
 use stockguard_engine::engine::replicas::guarantee::Guarantee;
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
-use stockguard_engine::load::{self, LoadConfig};
+use stockguard_engine::load;
 use stockguard_engine::sandbox::cluster;
 
 const P: u64 = 1;
-const STOCK: i64 = 400;
-
-async fn redis_stock(conns: &stockguard_core::connect::Connections) -> Option<i64> {
-    let mut r = conns.redis.clone();
-    redis::cmd("GET").arg(conns.keys.stock(P)).query_async(&mut r).await.ok()
-}
-
-/// Waits until Redis holds at most `units` of the product.
-async fn sold_down_to(conns: &stockguard_core::connect::Connections, units: i64) {
-    let since = tokio::time::Instant::now();
-    while redis_stock(conns).await.is_none_or(|s| s > units) {
-        assert!(since.elapsed() < Duration::from_secs(30), "the stock did not fall to {units} within 30 s");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// Asks for one unit as a new buyer every 20 ms until one is accepted: how long that took,
-/// and the order number.
-async fn first_accepted(engine: String) -> (Duration, String) {
-    let http = reqwest::Client::new();
-    let since = tokio::time::Instant::now();
-    for user in 900_000u64.. {
-        let body = serde_json::json!({"user_id": user, "product_id": P, "qty": 1, "idempotency_key": "probe"});
-        if let Ok(answer) = http.post(format!("{engine}/orders")).json(&body).send().await {
-            if answer.status() == reqwest::StatusCode::ACCEPTED {
-                let body: serde_json::Value = answer.json().await.unwrap();
-                return (since.elapsed(), body["order_no"].as_str().unwrap().to_string());
-            }
-        }
-        assert!(since.elapsed() < Duration::from_secs(40), "no order accepted within 40 s of the kill");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    unreachable!()
-}
 
 #[sqlx::test(migrations = "./migrations")]
 async fn with_default_flags_a_killed_master_loses_no_accepted_order_and_the_sale_sells_on(pool: MySqlPool) {
@@ -80,15 +47,7 @@ async fn with_default_flags_a_killed_master_loses_no_accepted_order_and_the_sale
     let (engine, stop, handle) = sale::spawn_engine(state.clone()).await;
     assert_eq!(state.vouching().await.guarantee(), Guarantee::Replica, "it found the replicas by itself");
 
-    let cfg = LoadConfig {
-        target: engine.clone(),
-        products: vec![P],
-        buyers: 2_000,
-        rate: 200,
-        duration: Duration::from_secs(20),
-        concurrency: 32,
-        drain_timeout: Duration::from_secs(60),
-    };
+    let cfg = buyers(&engine, P);
     let load = {
         let pool = pool.clone();
         tokio::spawn(async move { load::run(&pool, &cfg, &|_, _| {}).await.expect("the load runs") })
@@ -96,17 +55,17 @@ async fn with_default_flags_a_killed_master_loses_no_accepted_order_and_the_sale
 
     // A third sold: the replica falls behind (stopped, its link dropped by the master), the
     // master sells ten more units that are its alone, and is killed; the replica goes on.
-    sold_down_to(&conns, STOCK * 2 / 3).await;
+    sold_down_to(&conns, P, STOCK * 2 / 3).await;
     signal(&replica, Signal::SIGSTOP);
     let mut on_master = crate::cluster_failover::node_conn(&master).await;
     let dropped: i64 =
         redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("replica").query_async(&mut on_master).await.unwrap();
     assert_eq!(dropped, 1, "the master had one replica to drop");
-    let cut_at = redis_stock(&conns).await.unwrap();
-    sold_down_to(&conns, cut_at - 10).await;
+    let cut_at = redis_stock(&conns, P).await.unwrap();
+    sold_down_to(&conns, P, cut_at - 10).await;
     signal(&master, Signal::SIGKILL);
     signal(&replica, Signal::SIGCONT);
-    let (first_after_kill, probe_order) = first_accepted(engine.clone()).await;
+    let (first_after_kill, probe_order) = first_accepted(&engine, P).await;
     assert_eq!(role(&replica).await, "master", "the replica took over");
 
     let report = load.await.unwrap();
@@ -139,15 +98,7 @@ async fn with_default_flags_a_killed_master_loses_no_accepted_order_and_the_sale
     let oversold: i64 = support::scalar(&pool, "SELECT COUNT(*) FROM inventory WHERE stock < 0").await;
     assert_eq!(oversold, 0);
 
-    eprintln!(
-        "cluster, default flags: {} requests, {} accepted, {} errors ({:.1}% of requests), {} failed back, \
-         first order accepted {first_after_kill:?} after the kill",
-        report.requests,
-        report.accepted,
-        report.errors,
-        100.0 * report.errors as f64 / report.requests.max(1) as f64,
-        v.failed_back,
-    );
+    eprintln!("cluster, default flags: {}", felt(&report, first_after_kill));
 }
 
 /// `buyers` ask at once for one unit of `product` through the engine's gate: how long until
