@@ -2,7 +2,8 @@
 //! the tick's reading, its confirmed drifts, the backlog and the engines' breakers, with the
 //! profile's thresholds), acknowledgements whose alert cleared or expired close themselves
 //! ([`acks::settle`], audited), and then:
-//! - the window gets one `alerts` event: every firing alert with its acknowledgement;
+//! - the window gets one `alerts` event: every firing alert with when it began (its first
+//!   tick, kept while it fires: [`alerts::Onsets`]) and its acknowledgement;
 //! - the tray shows how many fire unacknowledged (`tray.rs`), and a picked entry opens the
 //!   product of the alert if it still fires ([`firing_product`]);
 //! - an alert that starts firing unacknowledged raises one desktop notification
@@ -15,7 +16,7 @@ use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use stockguard_core::action::Action;
-use stockguard_core::alerts::{self, acks, Alert, AlertState, Signals};
+use stockguard_core::alerts::{self, acks, Alert, AlertState, Onsets, Signals};
 use stockguard_core::health::Health;
 use stockguard_core::lang::Lang;
 use stockguard_core::recon::sampler::Tick;
@@ -46,6 +47,8 @@ pub struct AlertDesk {
 
 struct Inner {
     firing: Vec<Alert>,
+    /// When each of them began firing (kept from tick to tick).
+    onsets: Onsets,
     latest: Option<AlertsUpdate>,
     /// Alerts notified while unacknowledged and still firing.
     notified: HashSet<String>,
@@ -61,6 +64,7 @@ impl Default for AlertDesk {
         Self {
             inner: Mutex::new(Inner {
                 firing: Vec::new(),
+                onsets: Onsets::default(),
                 latest: None,
                 notified: HashSet::new(),
                 tray_shown: None,
@@ -81,6 +85,14 @@ impl AlertDesk {
         self.lock().firing.clone()
     }
 
+    /// The alerts firing in the reading made `at`: what an acknowledgement may name, and when
+    /// each began.
+    fn saw(&self, firing: &[Alert], at: DateTime<Utc>) {
+        let mut inner = self.lock();
+        inner.firing = firing.to_vec();
+        inner.onsets.observe(firing, at);
+    }
+
     pub fn latest(&self) -> Option<AlertsUpdate> {
         self.lock().latest.clone()
     }
@@ -93,6 +105,7 @@ impl AlertDesk {
     pub fn reset(&self) {
         let mut inner = self.lock();
         inner.firing.clear();
+        inner.onsets = Onsets::default();
         inner.latest = None;
         inner.notified.clear();
     }
@@ -112,7 +125,7 @@ pub async fn on_tick(app: &AppHandle, live: &Live, tick: &Tick, health: Option<&
         breakers_open: health.map(|h| h.breakers_open.clone()).unwrap_or_default(),
     };
     let firing = alerts::evaluate(&tick.readings, &tick.confirmed, &signals, &live.settings.thresholds);
-    app.state::<AlertDesk>().lock().firing = firing.clone();
+    app.state::<AlertDesk>().saw(&firing, tick.at);
     let mut error = None;
     // Closing is a write: only a profile that may acknowledge does it (the headless watcher
     // with --settle-acknowledgements does it for everyone else).
@@ -131,14 +144,14 @@ pub async fn on_tick(app: &AppHandle, live: &Live, tick: &Tick, health: Option<&
 
 /// Reads the acknowledgements of `firing`, then tells the window, the tray and the desktop.
 pub async fn publish(app: &AppHandle, live: &Live, at: DateTime<Utc>, firing: Vec<Alert>, error: Option<String>) {
-    let unacknowledged = |firing: Vec<Alert>| firing.into_iter().map(|alert| AlertState { alert, acknowledged: None });
+    let onsets = app.state::<AlertDesk>().lock().onsets.clone();
     let (alerts, error) = match live.alert_acks() {
-        Some(desk) => match acks::states_at(desk, &firing).await {
+        Some(desk) => match acks::states_at(desk, &firing, &onsets).await {
             Ok(states) => (states, error),
-            Err(e) => (unacknowledged(firing).collect(), Some(format!("acknowledgements could not be read: {e}"))),
+            Err(e) => (onsets.unacknowledged(&firing), Some(format!("acknowledgements could not be read: {e}"))),
         },
         None => (
-            unacknowledged(firing).collect(),
+            onsets.unacknowledged(&firing),
             Some("acknowledgements need the state database: this adapter sale has none".to_string()),
         ),
     };

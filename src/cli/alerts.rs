@@ -76,7 +76,8 @@ async fn answer(args: AlertsArgs, desk: acks::Desk<'_>, firing: &[alerts::Alert]
             for (ack, why) in acks::settle_at(desk, firing).await? {
                 eprintln!("acknowledgement of {} by {} closed: {why}", ack.alert_key, ack.acked_by);
             }
-            print_states(&acks::states_at(desk, firing).await?, args.json);
+            let onsets = alerts::Onsets::once(firing, chrono::Utc::now());
+            print_states(&acks::states_at(desk, firing, &onsets).await?, args.json);
         }
     }
     Ok(())
@@ -114,8 +115,7 @@ async fn over_adapter(args: AlertsArgs, profile: Option<&str>, opts: &AdapterOpt
         if args.command.is_some() {
             return Err(stockguard_core::adapter::AdapterError::NoStateDb.into());
         }
-        let states: Vec<AlertState> =
-            firing.into_iter().map(|alert| AlertState { alert, acknowledged: None }).collect();
+        let states: Vec<AlertState> = alerts::Onsets::once(&firing, chrono::Utc::now()).unacknowledged(&firing);
         print_states(&states, args.json);
         return Ok(());
     };

@@ -1,7 +1,9 @@
 // The alerts panel: what fires now (one `alerts` event per board tick, from Rust's
 // alert_desk.rs), acknowledging an alert with a reason and an end, and opening a product when
 // a notification or the tray asks (`open-product`). The count in the banner is what nobody
-// took: the same number the tray shows.
+// took: the same number the tray shows. Each alert says what its value measures, how long it
+// has fired (since its first reading, kept by Rust's alerts::Onsets) and, on hover, what it
+// means and what to do; the overview's alert list says the same through these helpers.
 import { invoke, listen } from "../api.js";
 import { t, onLanguageChange, currentLanguage, clock } from "../i18n.js";
 import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
@@ -11,6 +13,7 @@ import { openProduct } from "./board.js";
 
 /** @typedef {import("../types").AlertsUpdate} AlertsUpdate */
 /** @typedef {import("../types").AlertState} AlertState */
+/** @typedef {import("../types").Alert} Alert */
 /** @typedef {import("../main.js").ScreenContext} ScreenContext */
 
 const panel = byId("alerts-panel");
@@ -32,12 +35,52 @@ function localTime(naive) {
   return clock(new Date(`${naive}Z`));
 }
 
-/** @param {AlertState} s */
-function row(s) {
+/**
+ * What the alert's value measures, in words ("drift 3", "gap 4", "3 units beyond stock",
+ * "backlog 120", "2 engines"); null when it has none.
+ * @param {Alert} a
+ */
+export function alertFigure(a) {
+  const n = a.value;
+  if (n === null) return a.kind === "KEY_MISSING" ? t("av_KEY_MISSING") : null;
+  if (n === 1 && a.kind === "OVERSOLD") return t("av_OVERSOLD_one");
+  if (n === 1 && a.kind === "BREAKER_OPEN") return t("av_BREAKER_OPEN_one");
+  return t(`av_${a.kind}`, { n });
+}
+
+/**
+ * How long an alert has fired, from when it began to `now` ("for 3 min").
+ * @param {string} since when it began (Rust's time)
+ * @param {string} now the time of the update that carries it (Rust's time too)
+ */
+export function firingFor(since, now) {
+  const secs = Math.max(0, Math.floor((Date.parse(now) - Date.parse(since)) / 1000));
+  if (secs < 60) return t("firingForS", { n: secs });
+  const min = Math.floor(secs / 60);
+  if (min < 60) return t("firingForMin", { n: min });
+  return t("firingForH", { h: Math.floor(min / 60), m: min % 60 });
+}
+
+/**
+ * What an alert of `kind` means and what to do next: its hover text.
+ * @param {Alert["kind"]} kind
+ */
+export function alertWhy(kind) {
+  return t(`why_${kind}`);
+}
+
+/**
+ * @param {AlertState} s
+ * @param {string} now
+ */
+function row(s, now) {
   const tr = document.createElement("tr");
   tr.dataset.key = s.alert.key;
   tr.className = s.acknowledged ? "acked" : "firing";
-  tr.append(cell(t(s.alert.kind)), cell(s.alert.product_id), cell(s.alert.value));
+  const kind = cell(`${t(s.alert.kind)} · ${firingFor(s.since, now)}`, "kind");
+  kind.dataset.kind = s.alert.kind;
+  kind.title = alertWhy(s.alert.kind);
+  tr.append(kind, cell(s.alert.product_id), cell(alertFigure(s.alert), "value"));
   const ack = s.acknowledged;
   tr.append(
     cell(
@@ -78,7 +121,8 @@ function render() {
   byId("alerts-empty").hidden = alerts.length > 0;
   byId("alerts-table").hidden = alerts.length === 0;
   byId("alerts-error").textContent = latest?.error ?? "";
-  tbody.replaceChildren(...alerts.map(row));
+  const now = latest?.at ?? new Date().toISOString();
+  tbody.replaceChildren(...alerts.map((s) => row(s, now)));
 }
 
 /** @param {boolean} open */

@@ -7,6 +7,7 @@ import { t, wordOf, BREAKER_STATES, onLanguageChange, clock } from "../i18n.js";
 import { showError, clearFeedback, cell } from "../feedback.js";
 import { onConnect } from "../session.js";
 import { byId, query } from "../dom.js";
+import { alertFigure, alertWhy, firingFor } from "./alerts.js";
 
 /** @typedef {import("../types").Overview} Overview */
 /** @typedef {import("../types").EngineFigures} EngineFigures */
@@ -129,14 +130,18 @@ function render() {
   query("#ov-engines tbody").replaceChildren(...o.engines.map(engineRow));
   byId("ov-alerts").replaceChildren(
     ...(o.alerts.length
-      ? o.alerts.map(({ alert: a, acknowledged: ack }) => {
+      ? o.alerts.map(({ alert: a, since, acknowledged: ack }) => {
           const li = document.createElement("li");
           li.dataset.alert = a.key;
           li.className = ack ? "acked" : "firing";
           const taken = ack ? t("ovAckedBy", { who: ack.acked_by, why: ack.reason }) : t("ovNotAcked");
-          // The alert in words (its kind, its product), not its key: a key is not a sentence.
+          // The alert in words (its kind, its product), not its key: a key is not a sentence;
+          // then what its value measures and how long it has fired; on hover, what to do.
           const what = a.product_id === null ? t(a.kind) : `${t(a.kind)} ${a.product_id}`;
-          li.textContent = `${what} (${a.value ?? "-"}): ${taken}`;
+          const figure = alertFigure(a);
+          const about = [...(figure === null ? [] : [figure]), firingFor(since, o.at)].join(t("listSep"));
+          li.textContent = t("ovAlertLine", { what, about, taken });
+          li.title = alertWhy(a.kind);
           return li;
         })
       : [emptyItem(t("ovNoAlerts"))]),

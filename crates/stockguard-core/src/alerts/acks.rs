@@ -6,10 +6,11 @@
 //! empty name; a sale read over an adapter keeps them in the state database under the
 //! adapter sale's name, so two sales in one state database never share one.
 
-use chrono::NaiveDateTime;
+use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Serialize;
 
 use super::conditions::Alert;
+use super::onsets::Onsets;
 use super::AlertError;
 use crate::action::Action;
 use crate::audit::{self, AuditEntry};
@@ -53,11 +54,14 @@ pub struct Acknowledgement {
     pub until_at: Option<NaiveDateTime>,
 }
 
-/// An alert with its open acknowledgement, if any.
+/// An alert, when it began firing, and its open acknowledgement, if any.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AlertState {
     pub alert: Alert,
+    /// When it began firing: the first reading it was seen in, kept while it fires; once it
+    /// cleared, a new incident begins again ([`Onsets`]).
+    pub since: DateTime<Utc>,
     pub acknowledged: Option<Acknowledgement>,
 }
 
@@ -185,19 +189,22 @@ pub async fn settle_at(desk: Desk<'_>, firing: &[Alert]) -> Result<Vec<(Acknowle
     Ok(closed)
 }
 
-/// The firing alerts with their open acknowledgements.
+/// The firing alerts of a one-off reading with their open acknowledgements: each began in
+/// that reading, now.
 pub async fn states(conns: &Connections, firing: &[Alert]) -> Result<Vec<AlertState>, AlertError> {
-    states_at(Desk::ours(conns), firing).await
+    states_at(Desk::ours(conns), firing, &Onsets::once(firing, Utc::now())).await
 }
 
-/// [`states`] at any [`Desk`].
-pub async fn states_at(desk: Desk<'_>, firing: &[Alert]) -> Result<Vec<AlertState>, AlertError> {
+/// The firing alerts at any [`Desk`], each with when it began (from `onsets`, which saw the
+/// reading of `firing`) and its open acknowledgement.
+pub async fn states_at(desk: Desk<'_>, firing: &[Alert], onsets: &Onsets) -> Result<Vec<AlertState>, AlertError> {
     let open = open_at(desk).await?;
-    Ok(firing
-        .iter()
-        .map(|alert| AlertState {
-            alert: alert.clone(),
-            acknowledged: open.iter().find(|a| a.alert_key == alert.key).cloned(),
+    Ok(onsets
+        .unacknowledged(firing)
+        .into_iter()
+        .map(|mut state| {
+            state.acknowledged = open.iter().find(|a| a.alert_key == state.alert.key).cloned();
+            state
         })
         .collect())
 }

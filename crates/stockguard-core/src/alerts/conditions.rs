@@ -14,8 +14,10 @@ use crate::recon::{DriftStatus, Reading};
 pub enum AlertKind {
     /// Two readings in a row agree on a drift between Redis and the ledger.
     DriftConfirmed,
-    /// More live orders than initial stock: compensation, not a rewrite.
+    /// More live orders than initial stock (or DB stock below zero): compensation, not a
+    /// rewrite.
     Oversold,
+    /// The DB's own identity is off: initial stock is not DB stock plus live orders.
     LedgerMismatch,
     /// No stock key in Redis: the product cannot sell.
     KeyMissing,
@@ -46,7 +48,16 @@ pub struct Alert {
     pub key: String,
     pub kind: AlertKind,
     pub product_id: Option<u64>,
-    /// The drift, the backlog, or the number of open breakers.
+    /// What the alert measures, by kind:
+    /// - `DRIFT_CONFIRMED`: the confirmed drift, Redis less what it should hold (on a lost
+    ///   history, what the untrusted cut shows);
+    /// - `OVERSOLD`: the units beyond stock, by whichever line the status crossed (live
+    ///   orders above initial stock, DB stock below zero), the larger of the two;
+    /// - `LEDGER_MISMATCH`: the ledger's gap, `initial - DB stock - live orders`
+    ///   ([`Reading::ledger_gap`], the figure recon's ledger gaps keep);
+    /// - `KEY_MISSING`: none (no key, no figure);
+    /// - `BACKLOG`: the reservations waiting to be persisted;
+    /// - `BREAKER_OPEN`: the live engines whose breaker is open.
     pub value: Option<i64>,
 }
 
@@ -69,20 +80,18 @@ pub fn evaluate(
 ) -> Vec<Alert> {
     let mut alerts = Vec::new();
     for r in readings {
-        let kind = match r.status {
-            DriftStatus::Oversold => Some(AlertKind::Oversold),
-            DriftStatus::LedgerMismatch => Some(AlertKind::LedgerMismatch),
-            DriftStatus::KeyMissing => Some(AlertKind::KeyMissing),
-            _ => None,
+        let (kind, value) = match r.status {
+            DriftStatus::Oversold => (AlertKind::Oversold, Some(beyond_stock(r))),
+            DriftStatus::LedgerMismatch => (AlertKind::LedgerMismatch, Some(r.ledger_gap())),
+            DriftStatus::KeyMissing => (AlertKind::KeyMissing, None),
+            _ => continue,
         };
-        if let Some(kind) = kind {
-            alerts.push(Alert {
-                key: format!("{}:{}", kind.as_str().to_lowercase(), r.product_id),
-                kind,
-                product_id: Some(r.product_id),
-                value: r.drift,
-            });
-        }
+        alerts.push(Alert {
+            key: format!("{}:{}", kind.as_str().to_lowercase(), r.product_id),
+            kind,
+            product_id: Some(r.product_id),
+            value,
+        });
     }
     for c in confirmed.iter().filter(|c| c.drift.is_some_and(|d| d != 0) || c.status == DriftStatus::HistoryLost) {
         alerts.push(Alert {
@@ -105,6 +114,13 @@ pub fn evaluate(
         });
     }
     alerts
+}
+
+/// How far an `OVERSOLD` reading is beyond stock: past each of the two lines
+/// [`DriftStatus::classify`] draws (live orders above initial stock, DB stock below zero),
+/// the larger overshoot.
+fn beyond_stock(r: &Reading) -> i64 {
+    (r.live_orders_qty - r.initial_stock).max(-r.db_stock)
 }
 
 #[cfg(test)]
@@ -142,6 +158,41 @@ mod tests {
         let keys: Vec<String> =
             evaluate(&readings, &[], &Signals::default(), &Thresholds::default()).into_iter().map(|a| a.key).collect();
         assert_eq!(keys, ["oversold:1", "ledger_mismatch:2", "key_missing:3"]);
+    }
+
+    /// A reading of `initial` units, `db` of them in the DB's stock and `live` in live orders,
+    /// Redis matching the DB, classified as a reading is.
+    fn ledger(product_id: u64, initial: i64, db: i64, live: i64) -> Reading {
+        let status = DriftStatus::classify(initial, db, live, Some(db), db, false);
+        Reading {
+            db_stock: db,
+            live_orders_qty: live,
+            redis_stock: Some(db),
+            expected_redis: db,
+            status,
+            ..Reading::exact(product_id, initial, live)
+        }
+    }
+
+    #[test]
+    fn a_ledger_mismatch_is_valued_at_its_gap_not_at_the_drift() {
+        // 10 units, 5 in live orders, 1 in the DB's stock: 4 are nowhere, and Redis agrees
+        // with the DB (drift 0).
+        let r = ledger(2, 10, 1, 5);
+        assert_eq!((r.status, r.drift), (DriftStatus::LedgerMismatch, Some(0)));
+        let alerts = evaluate(&[r], &[], &Signals::default(), &Thresholds::default());
+        assert_eq!((alerts[0].kind, alerts[0].value), (AlertKind::LedgerMismatch, Some(4)));
+        let over = evaluate(&[ledger(3, 10, 9, 5)], &[], &Signals::default(), &Thresholds::default());
+        assert_eq!(over[0].value, Some(-4), "more units accounted for than there were: a gap below zero");
+    }
+
+    #[test]
+    fn an_oversold_product_is_valued_at_the_units_beyond_its_stock() {
+        let alerts =
+            evaluate(&[ledger(1, 10, -3, 13), ledger(2, 10, -2, 8)], &[], &Signals::default(), &Thresholds::default());
+        assert!(alerts.iter().all(|a| a.kind == AlertKind::Oversold));
+        let values: Vec<_> = alerts.iter().map(|a| a.value).collect();
+        assert_eq!(values, [Some(3), Some(2)], "3 live units above initial stock; stock 2 below zero");
     }
 
     #[test]

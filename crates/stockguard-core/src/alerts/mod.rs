@@ -1,10 +1,12 @@
 //! Alerts with acknowledgement: what fires (a confirmed drift, an oversold product, a ledger
-//! that disagrees with itself, a missing stock key, a backlog past its threshold) and who took
-//! it, why and until when.
+//! that disagrees with itself, a missing stock key, a backlog past its threshold, open
+//! breakers), since when, and who took it, why and until when.
 //!
 //! - [`conditions`]: which alerts a reading raises (a pure function shared by the CLI, the
 //!   headless watcher and the desktop app).
 //! - [`now`]: the alerts firing now, for a one-off command (two readings, the backlog).
+//! - [`onsets`]: when each alert began firing (its first reading, kept by its key while it
+//!   fires), so every alert has an age.
 //! - [`acks`]: acknowledging one (the account is the server's word), and settling: an
 //!   acknowledgement closes by itself once its alert clears or its time is up, so a forgotten
 //!   acknowledgement never hides the next incident. Every acknowledgement and every close
@@ -13,10 +15,12 @@
 pub mod acks;
 pub mod conditions;
 pub mod now;
+pub mod onsets;
 
 pub use crate::profile::thresholds::Thresholds;
 pub use acks::{Acknowledgement, AlertState};
 pub use conditions::{evaluate, Alert, AlertKind, Signals};
+pub use onsets::Onsets;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AlertError {

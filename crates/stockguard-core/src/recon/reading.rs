@@ -100,6 +100,13 @@ fn settled_by_default() -> bool {
 }
 
 impl Reading {
+    /// How far the ledger's identity is off: `initial - db_stock - live`, zero when it adds
+    /// up (not zero: `LEDGER_MISMATCH`, unless an oversell outranks it). The figure
+    /// [`LedgerGaps`] keeps.
+    pub fn ledger_gap(&self) -> i64 {
+        self.initial_stock - self.db_stock - self.live_orders_qty
+    }
+
     /// This reading with its Redis history taken as lost ([`super::fork`]): no after-cut
     /// correction, status `HISTORY_LOST`. Its expected value then counts every order the DB
     /// holds, those reserved after the cut included, so it is never above what Redis should
@@ -158,11 +165,7 @@ pub struct LedgerGaps {
 impl LedgerGaps {
     /// The gaps of the products a full reading covered (derived readings are skipped).
     pub fn from_readings(readings: &[Reading]) -> Self {
-        let gaps = readings
-            .iter()
-            .filter(|r| !r.live_derived)
-            .map(|r| (r.product_id, r.initial_stock - r.db_stock - r.live_orders_qty))
-            .collect();
+        let gaps = readings.iter().filter(|r| !r.live_derived).map(|r| (r.product_id, r.ledger_gap())).collect();
         Self { gaps }
     }
 
