@@ -399,6 +399,12 @@ readings: Array<Reading>,
  */
 confirmed: Array<ConfirmedDrift>, 
 /**
+ * The products a rewrite repairs (`rewrite::repairs`), most severe first: what the
+ * rewrite form is filled with when nothing is picked. `None` over an adapter, whose sale
+ * the window's rewrite refuses.
+ */
+repairable: Array<number> | null, 
+/**
  * How long the reading took.
  */
 took_ms: number, 
@@ -432,7 +438,16 @@ export type AlertKind = "DRIFT_CONFIRMED" | "OVERSOLD" | "LEDGER_MISMATCH" | "KE
 
 export type Alert = { key: string, kind: AlertKind, product_id: number | null, 
 /**
- * The drift, the backlog, or the number of open breakers.
+ * What the alert measures, by kind:
+ * - `DRIFT_CONFIRMED`: the confirmed drift, Redis less what it should hold (on a lost
+ *   history, what the untrusted cut shows);
+ * - `OVERSOLD`: the units beyond stock, by whichever line the status crossed (live
+ *   orders above initial stock, DB stock below zero), the larger of the two;
+ * - `LEDGER_MISMATCH`: the ledger's gap, `initial - DB stock - live orders`
+ *   ([`Reading::ledger_gap`], the figure recon's ledger gaps keep);
+ * - `KEY_MISSING`: none (no key, no figure);
+ * - `BACKLOG`: the reservations waiting to be persisted;
+ * - `BREAKER_OPEN`: the live engines whose breaker is open.
  */
 value: number | null, };
 
@@ -442,7 +457,12 @@ export type AlertAcknowledgement = { id: number, alert_key: string, kind: string
  */
 acked_by: string, reason: string, acked_at: string, until_at: string | null, };
 
-export type AlertState = { alert: Alert, acknowledged: AlertAcknowledgement | null, };
+export type AlertState = { alert: Alert, 
+/**
+ * When it began firing: the first reading it was seen in, kept while it fires; once it
+ * cleared, a new incident begins again ([`Onsets`]).
+ */
+since: string, acknowledged: AlertAcknowledgement | null, };
 
 export type AlertsUpdate = { at: string, 
 /**

@@ -18,6 +18,7 @@ use stockguard_core::health::{self, Health};
 use stockguard_core::recon::drift::ConfirmedDrift;
 use stockguard_core::recon::sampler::Tick;
 use stockguard_core::recon::Reading;
+use stockguard_core::rewrite;
 use tauri::{AppHandle, Emitter as _};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -35,6 +36,10 @@ pub struct BoardTick {
     pub readings: Vec<Reading>,
     /// Drifts two consecutive readings agree on.
     pub confirmed: Vec<ConfirmedDrift>,
+    /// The products a rewrite repairs (`rewrite::repairs`), most severe first: what the
+    /// rewrite form is filled with when nothing is picked. `None` over an adapter, whose sale
+    /// the window's rewrite refuses.
+    pub repairable: Option<Vec<u64>>,
     /// How long the reading took.
     pub took_ms: f64,
     /// `None` when a server did not answer the health probe (`health_error` says why).
@@ -109,6 +114,10 @@ pub fn spawn(app: AppHandle, live: Weak<Live>, mut feeds: Feeds) {
 }
 
 async fn emit_tick(app: &AppHandle, live: &Live, tick: &Arc<Tick>) {
+    let repairable = match &live.sale {
+        Sale::Ours { .. } => Some(rewrite::repairable(&tick.readings)),
+        Sale::Adapter { .. } => None,
+    };
     let (health, health_error, adapter) = match &live.sale {
         Sale::Ours { conns, .. } => match health::probe(conns, &tick.readings).await {
             Ok(h) => (Some(h), None, None),
@@ -120,6 +129,7 @@ async fn emit_tick(app: &AppHandle, live: &Live, tick: &Arc<Tick>) {
         at: tick.at,
         readings: tick.readings.clone(),
         confirmed: tick.confirmed.clone(),
+        repairable,
         took_ms: tick.took_ms,
         health,
         health_error,

@@ -279,11 +279,31 @@ async fn tick(client: &Client, css: &str) {
     }
 }
 
+/// Types `text` into the field `css` names, in place of what it held, and waits until the
+/// field holds exactly that: a field not yet interactable (its screen still being drawn, a
+/// dialog opening) or redrawn under the keys is found and typed into again.
 async fn type_into(client: &Client, css: &str, text: &str) {
-    let input =
-        client.wait().at_most(STEP).for_element(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}"));
-    input.clear().await.unwrap();
-    input.send_keys(text).await.unwrap();
+    let deadline = tokio::time::Instant::now() + STEP;
+    loop {
+        app::check_current();
+        let input =
+            client.wait().at_most(STEP).for_element(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}"));
+        let typed = async {
+            input.clear().await?;
+            input.send_keys(text).await?;
+            input.prop("value").await
+        }
+        .await;
+        match typed {
+            Ok(Some(value)) if value == text => return,
+            Ok(value) => assert!(tokio::time::Instant::now() < deadline, "{css} holds {value:?}, not {text:?}"),
+            Err(e) if tokio::time::Instant::now() < deadline => {
+                eprintln!("typing into {css}: {e}; trying again");
+            }
+            Err(e) => panic!("typing into {css}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Sets a `<select>` the way a user's pick does: value, then a change event.
@@ -469,6 +489,17 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         assert_eq!(reading.status, stockguard_core::recon::DriftStatus::RedisHigh, "{reading:?}");
         reading.drift.expect("a REDIS_HIGH product has a drift")
     };
+    // The products the rewrite form is filled with when nothing is picked: those a rewrite
+    // repairs, by the core's rule on its own reading (the seeded REDIS_HIGH, REDIS_LOW and
+    // KEY_MISSING products; not the OVERSOLD or LEDGER_MISMATCH ones).
+    let drifting = {
+        let mut r = conns.redis.clone();
+        let all = stockguard_core::recon::read_products(&conns.mysql, &mut r, &conns.keys, &[]).await.unwrap();
+        let mut ids = stockguard_core::rewrite::repairable(&all);
+        ids.sort_unstable();
+        ids
+    };
+    assert_eq!(drifting, [1016, 1017, 1018], "the seeded drifts");
     let png_export = config.path().join("export").join("drift-1016.png");
 
     let _one_window = one_window_at_a_time().await;
@@ -562,6 +593,18 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
         // 5. Pick the product again on the production board and dry-run its rewrite.
         wait_text(c, &format!("{row} td.drift"), "the production board streams", |t| t == seeded_drift.to_string())
             .await;
+        // Nothing is picked on the new connection: the rewrite form opens filled with the
+        // products that drift, and says so above the field.
+        click(c, "#nav [data-screen=repair]").await;
+        let line = wait_text(c, "#rw-prefill", "the form says what it was filled with", |t| {
+            t.starts_with("Filled with the 3 products that drift: ")
+        })
+        .await;
+        let field = form_products(c).await.unwrap_or_default();
+        assert_eq!(line, format!("Filled with the 3 products that drift: {field}"));
+        let mut filled: Vec<u64> = field.split(", ").map(|id| id.parse().unwrap()).collect();
+        filled.sort_unstable();
+        assert_eq!(filled, drifting, "the form holds the products that drift: {field}");
         // The board redraws every tick: a pick can land on a row about to be replaced (or find
         // the box already ticked). Wait for the state: the box ticked and the form filled.
         // A try that missed leaves the window on the rewrite form (the board hidden, its boxes
@@ -577,11 +620,26 @@ async fn an_on_call_engineer_finds_rewrites_and_audits_the_redis_high_product(po
             }
             assert!(tokio::time::Instant::now() < deadline, "the rewrite form never got the pick: {picked:?}");
         }
+        assert_eq!(text_of(c, "#rw-prefill").await.as_deref(), Some(""), "a pick wins, and needs no line");
         type_into(c, "#rw-reason", "e2e: seeded Redis drift").await;
         click(c, "#dry-run").await;
         let result = format!("#rewrite-results tbody tr[data-product-id=\"{p}\"]");
         wait_text(c, &format!("{result} td.outcome"), "the dry run answers", |t| t == "DRY_RUN").await;
         assert_eq!(text_of(c, &format!("{result} td.delta")).await.unwrap(), (-seeded_drift).to_string());
+        // It shows the value it would write and the drift it would leave, and took no token.
+        let before: i64 = text_of(c, &format!("{result} td.before")).await.unwrap().parse().unwrap();
+        let would_write = before - seeded_drift;
+        assert_eq!(text_of(c, &format!("{result} td.after")).await.unwrap(), would_write.to_string());
+        assert_eq!(text_of(c, &format!("{result} td.drift-after")).await.unwrap(), "0");
+        assert_eq!(text_of(c, &format!("{result} td.fence")).await.unwrap(), "-", "a dry run takes no fencing token");
+        assert_eq!(
+            text_of(c, &format!("#dry-run-said li[data-product-id=\"{p}\"]")).await.unwrap(),
+            format!(
+                "Dry run of {p}: would write {would_write} over {before} ({}), leaving drift 0. \
+                 Nothing was written; no lock or fencing token taken.",
+                -seeded_drift
+            )
+        );
         screenshot(c, "dry-run").await;
 
         // 6. The rewrite on production asks for the product id typed again.

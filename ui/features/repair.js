@@ -1,10 +1,12 @@
 // Reconcile and rewrite: the ledger check with its progress, then dry runs and fenced
-// rewrites of the products picked on the board. On production every product id must be
-// typed again before a rewrite is sent (and the core refuses it otherwise).
+// rewrites of the products picked on the board, or, with nothing picked, of the products the
+// latest board tick says a rewrite repairs (the core's rule, `rewrite::repairs`). A dry run
+// says what it would write and the drift it would leave. On production every product id must
+// be typed again before a rewrite is sent (and the core refuses it otherwise).
 import { invoke, listen } from "../api.js";
 import { t, onLanguageChange } from "../i18n.js";
 import { showError, clearFeedback, cell, errorNodes } from "../feedback.js";
-import { selection, connection } from "../session.js";
+import { selection, connection, onConnect } from "../session.js";
 import { byId, query } from "../dom.js";
 import { invalid } from "../messages.js";
 
@@ -18,6 +20,14 @@ const progress = /** @type {HTMLProgressElement} */ (byId("ledger-progress"));
 const dialog = /** @type {HTMLDialogElement} */ (byId("confirm-dialog"));
 /** @type {LedgerReport | null} */
 let lastReport = null;
+/** The products the latest board tick says a rewrite repairs; null before the first tick, and over an adapter (whose sale the rewrite refuses). @type {number[] | null} */
+let repairable = null;
+/** What the form last put in the field itself (a pick, or the products that drift): refilled on opening while the field still shows it. */
+let filled = "";
+/** How many products that drift `filled` holds; null when it holds a pick (no line above the field then). @type {number | null} */
+let filledFromDrift = null;
+/** Whether the person has been in the field since the form opened: a tick then fills nothing (an emptied field is theirs to type into). */
+let touched = false;
 
 function parseIds() {
   const text = productsInput.value.trim();
@@ -34,6 +44,7 @@ let lastItems = [];
 /** @param {RewriteItem[]} items */
 function renderResults(items) {
   lastItems = items;
+  renderDryRunSaid(items);
   resultsBody.replaceChildren(
     ...items.map((item) => {
       const r = item.result;
@@ -47,8 +58,9 @@ function renderResults(items) {
         cell(r?.after, "num after"),
         cell(r?.delta, "num delta"),
         cell(r?.drift_after, "num drift-after"),
-        cell(r?.fence_token, "num fence"),
-        cell(r?.audit_id, "num audit"),
+        // 0: no run started (a dry run, a busy lock), so no token and no row of its own.
+        cell(r?.fence_token || null, "num fence"),
+        cell(r?.audit_id || null, "num audit"),
         cell("", "problem"),
       );
       // The refusal in the window's language (messages.js), its server detail apart.
@@ -56,6 +68,54 @@ function renderResults(items) {
       return tr;
     }),
   );
+}
+
+/**
+ * What each dry run would do, in a sentence: the value it would write over Redis's, and the
+ * drift it would leave (as the CLI's `rewrite --dry-run` says it).
+ * @param {RewriteItem[]} items
+ */
+function renderDryRunSaid(items) {
+  const list = byId("dry-run-said");
+  const dry = items.flatMap((item) => (item.result?.outcome === "DRY_RUN" ? [item.result] : []));
+  list.replaceChildren(
+    ...dry.map((r) => {
+      const li = document.createElement("li");
+      li.dataset.productId = String(r.product_id);
+      const vars = { id: r.product_id, before: r.before ?? "-", after: r.after ?? "-", delta: signed(r.delta), drift: r.drift_after ?? "-" };
+      // The kinds of write the core's plan names (rebuild, reset, delta), or none.
+      const would = r.before === null
+        ? t("dryRunRebuild", vars)
+        : r.reading?.history_lost
+          ? t("dryRunReset", vars)
+          : r.before === r.after
+            ? t("dryRunNothing", vars)
+            : t("dryRunWrite", vars);
+      li.textContent = `${would} ${t("dryRunTookNothing")}`;
+      return li;
+    }),
+  );
+  list.hidden = dry.length === 0;
+}
+
+/** @param {number} n */
+function signed(n) {
+  return n > 0 ? `+${n}` : String(n);
+}
+
+/**
+ * The line above the products: what the form was filled with, when it was filled from the
+ * products that drift (nothing picked on the board).
+ */
+function renderPrefill() {
+  const line = byId("rw-prefill");
+  const n = productsInput.value === filled ? filledFromDrift : null;
+  line.hidden = n === null;
+  line.textContent = n === null
+    ? ""
+    : n === 0
+      ? t("rwNothingDrifts")
+      : t(n === 1 ? "rwPrefilledOne" : "rwPrefilled", { n, ids: filled });
 }
 
 /**
@@ -191,8 +251,45 @@ export function init() {
   onLanguageChange(renderLedger);
   onLanguageChange(renderProgress);
   onLanguageChange(() => renderResults(lastItems));
+  onLanguageChange(renderPrefill);
+  listen("board-tick", (tick) => {
+    repairable = tick.repairable;
+    // Opened before a tick said what drifts (at start, or on a new connection): filled now,
+    // once; a list already shown is not changed under the user's hands.
+    const unfilled = !touched && filled === "" && filledFromDrift === null && productsInput.value === "";
+    if (repairable && unfilled && !selection.size && !byId("screen-repair").hidden) {
+      fill(repairable.join(", "), repairable.length);
+      renderPrefill();
+    }
+  });
+  // Another connection, maybe another sale: what the form filled in itself goes.
+  onConnect(() => {
+    repairable = null;
+    if (productsInput.value === filled) fill("", null);
+    renderPrefill();
+  });
+  productsInput.addEventListener("input", renderPrefill);
+  for (const event of ["focus", "input"]) productsInput.addEventListener(event, () => (touched = true));
 }
 
 export function show() {
-  if (selection.size) productsInput.value = [...selection].join(", ");
+  touched = false;
+  // A pick on the board wins; with none, the products a rewrite repairs, unless the field
+  // holds ids typed by hand (a value the form did not fill in itself).
+  if (selection.size) {
+    fill([...selection].join(", "), null);
+  } else if (repairable && (productsInput.value === "" || productsInput.value === filled)) {
+    fill(repairable.join(", "), repairable.length);
+  }
+  renderPrefill();
+}
+
+/**
+ * @param {string} ids
+ * @param {number | null} fromDrift how many products that drift `ids` are; null for a pick
+ */
+function fill(ids, fromDrift) {
+  productsInput.value = ids;
+  filled = ids;
+  filledFromDrift = fromDrift;
 }

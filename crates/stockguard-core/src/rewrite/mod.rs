@@ -26,6 +26,9 @@
 //! [`batch`] takes the same steps for many products at once (each still its own lock, token,
 //! fence and audit rows), a round trip per step instead of per product and step: the guided
 //! exit's rebuild of thousands of products.
+//!
+//! [`repairs`] says which statuses a rewrite repairs (Redis's drift, a missing key, a lost
+//! history; not the DB's incidents): the window fills its rewrite form with those products.
 
 pub mod batch;
 pub mod lock;
@@ -44,7 +47,7 @@ use crate::action::Action;
 use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
 use crate::profile::EnvironmentKind;
-use crate::recon::{read_products, Reading, ReconError};
+use crate::recon::{read_products, DriftStatus, Reading, ReconError};
 use crate::step::Step as _;
 use lock::LockGuard;
 
@@ -336,6 +339,23 @@ fn needs_write(reading: &Reading) -> bool {
     reading.redis_stock.is_none() || reading.history_lost || reading.expected_redis != reading.redis_stock.unwrap_or(0)
 }
 
+/// Whether a rewrite repairs a product in `status`: a drift either way (its delta), a missing
+/// key (rebuilt), a lost history (reset under a new epoch) are Redis's, and setting Redis from
+/// the DB ends them. An oversell or a broken ledger is the DB's: a rewrite sets Redis from that
+/// very DB and leaves the incident as it was. `OK` needs nothing; `UNSETTLED` (a reading over an
+/// adapter) is no verdict yet.
+pub fn repairs(status: DriftStatus) -> bool {
+    matches!(
+        status,
+        DriftStatus::RedisHigh | DriftStatus::RedisLow | DriftStatus::KeyMissing | DriftStatus::HistoryLost
+    )
+}
+
+/// The products among `readings` a rewrite repairs ([`repairs`]), in the readings' order.
+pub fn repairable(readings: &[Reading]) -> Vec<u64> {
+    readings.iter().filter(|r| repairs(r.status)).map(|r| r.product_id).collect()
+}
+
 /// The `apply.lua` call of a planned write, under the holder's fence.
 fn apply_call<'a>(keys: &crate::keys::Keys, holder: &Holder, reading: &Reading, plan: &Plan) -> ScriptInvocation<'a> {
     let p = holder.request.product_id;
@@ -559,4 +579,57 @@ pub async fn rewrite_many(
         out.push(rewrite(conns, &req).await);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Product `id` (100 units, 40 of them sold) with Redis at `redis`, its history lost or
+    /// not, classified as the reading classifies it.
+    fn reading(id: u64, redis: Option<i64>, history_lost: bool) -> Reading {
+        let mut r = Reading::exact(id, 100, 40);
+        r.redis_stock = redis;
+        r.drift = redis.map(|v| v - r.expected_redis);
+        r.history_lost = history_lost;
+        r.status = DriftStatus::classify(
+            r.initial_stock,
+            r.db_stock,
+            r.live_orders_qty,
+            redis,
+            r.expected_redis,
+            history_lost,
+        );
+        r
+    }
+
+    #[test]
+    fn a_rewrite_repairs_redis_drift_a_missing_key_and_a_lost_history_and_writes_for_each() {
+        for r in [
+            reading(1, Some(67), false),
+            reading(1, Some(55), false),
+            reading(1, None, false),
+            reading(1, Some(60), true),
+        ] {
+            assert!(repairs(r.status), "{:?}", r.status);
+            assert!(needs_write(&r), "a status a rewrite repairs calls for a write: {:?}", r.status);
+        }
+    }
+
+    #[test]
+    fn a_rewrite_repairs_no_db_incident_and_nothing_that_is_ok_or_unsettled() {
+        for status in [DriftStatus::Oversold, DriftStatus::LedgerMismatch, DriftStatus::Ok, DriftStatus::Unsettled] {
+            assert!(!repairs(status), "{status:?}");
+        }
+    }
+
+    #[test]
+    fn the_repairable_products_keep_the_readings_order() {
+        let mut oversold = reading(1020, Some(60), false);
+        oversold.live_orders_qty = 103;
+        oversold.status = DriftStatus::Oversold;
+        let readings =
+            [reading(1018, None, false), oversold, reading(1016, Some(67), false), reading(1001, Some(60), false)];
+        assert_eq!(repairable(&readings), vec![1018, 1016]);
+    }
 }
