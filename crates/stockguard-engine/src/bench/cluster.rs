@@ -57,7 +57,7 @@ pub async fn run(
                 .await
                 .map_err(|e| BenchError::Engine(e.to_string()))?;
             let on_cluster = Connections { mysql, redis, settings, keys: conns.keys.clone() };
-            let report = measure(&single, &on_cluster, engine_exe, &plan, progress).await;
+            let report = measure(&single, &on_cluster, &started, engine_exe, &plan, progress).await;
             single.mysql.close().await;
             report
         }
@@ -74,6 +74,7 @@ pub async fn run(
 async fn measure(
     single: &Connections,
     on_cluster: &Connections,
+    started: &cluster::Cluster,
     engine_exe: &Path,
     plan: &Plan,
     progress: &mut (dyn FnMut(&str) + Send),
@@ -158,7 +159,12 @@ async fn measure(
     // Vouching's price on the cluster: the engine above vouches (the default, which finds the
     // replicas); the same engine with the opt-out beside it.
     let off_cluster =
-        engines_with(on_cluster, engine_exe, 1, plan.http_orders, &["--replica-acks", "0"], progress).await?;
+        engines_with(on_cluster, engine_exe, 1, plan.http_orders, &["--replica-acks", "0"], None, progress).await?;
+    // And with one replica stalled (SIGSTOP once the engine has decided to vouch): the orders
+    // on its master are written through, each within about one timeout; fewer of them, as in
+    // `bench engine`.
+    let stalled_orders = (plan.http_orders / 20).max(SPREAD as u64 * 5);
+    let stalled = engines_with(on_cluster, engine_exe, 1, stalled_orders, &[], Some(started), progress).await?;
     figures.push(Figure::new("one server, one engine: accepted orders/s", one_server.0, "orders/s"));
     figures.push(Figure::new("one server, one engine: p99", one_server.1, "ms"));
     figures.push(Figure::new("cluster, one engine: accepted orders/s", one_cluster.0, "orders/s"));
@@ -183,6 +189,23 @@ async fn measure(
         one_cluster.1 / off_cluster.1,
         "",
     ));
+    figures.push(Figure::new(
+        "cluster, one engine, vouching on, one replica stalled (SIGSTOP): accepted orders/s",
+        stalled.0,
+        "orders/s",
+    ));
+    figures.push(Figure::new("cluster, one engine, vouching on, one replica stalled (SIGSTOP): p99", stalled.1, "ms"));
+    ratios.push(Figure::new(
+        "cluster, one engine: one replica stalled / vouching off, accepted orders/s",
+        stalled.0 / off_cluster.0,
+        "",
+    ));
+    let timeout_ms = crate::engine::state::EngineConfig::default().replica_ack_timeout.as_secs_f64() * 1000.0;
+    ratios.push(Figure::new(
+        &format!("cluster, one engine, one replica stalled: p99 / the {timeout_ms:.0} ms acknowledgement timeout"),
+        stalled.1 / timeout_ms,
+        "",
+    ));
 
     Ok(BenchReport {
         bench: "cluster".into(),
@@ -200,10 +223,13 @@ async fn measure(
             "the cluster is three masters with a replica each, on loopback; a production cluster spreads its masters \
              over machines"
                 .into(),
-            "engines on the cluster run with the default --replica-acks auto, which finds the replicas and vouches \
-             for every reservation (one WAIT per master); the vouching-off figures run the same engine with \
-             --replica-acks 0. No stalled-replica figure here: see `bench engine`"
-                .into(),
+            format!(
+                "engines on the cluster run with the default --replica-acks auto, which finds the replicas and \
+                 vouches for every reservation (one WAIT per master); the vouching-off figures run the same engine \
+                 with --replica-acks 0; the stalled-replica figures stop one replica (SIGSTOP) once the engine has \
+                 decided to vouch, so the orders of the products on its master meet WAITs that run out, and send \
+                 {stalled_orders} orders"
+            ),
             "no redis-benchmark ceiling on the cluster: with --cluster it replaces `{tag}` in keys with hash tags of \
              its own, so it cannot aim at one product's keys"
                 .into(),
@@ -274,7 +300,7 @@ async fn engines(
     orders: u64,
     progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<(f64, f64), BenchError> {
-    engines_with(conns, exe, count, orders, &[], progress).await
+    engines_with(conns, exe, count, orders, &[], None, progress).await
 }
 
 /// [`engines`] served with more `engine serve` flags.
@@ -284,6 +310,7 @@ async fn engines_with(
     count: usize,
     orders: u64,
     flags: &[&str],
+    stall: Option<&cluster::Cluster>,
     progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<(f64, f64), BenchError> {
     progress(&format!(
@@ -300,6 +327,20 @@ async fn engines_with(
     for _ in 0..count {
         running.push(EngineProcess::start_with(exe, conns, flags).await?);
     }
+    // The replica stalls once each engine has decided to vouch (its `/health` says so).
+    let stalled = match stall {
+        Some(cluster) => {
+            for engine in &running {
+                let (guarantee, _, _) = super::vouching::engine_says(&engine.url).await;
+                if guarantee != "replica" {
+                    return Err(BenchError::Engine(format!("the engine says `{guarantee}`: it does not vouch")));
+                }
+            }
+            progress("one replica stalled (SIGSTOP)");
+            Some(cluster::stall_a_replica(cluster).await.map_err(|e| BenchError::Engine(e.to_string()))?)
+        }
+        None => None,
+    };
     let per_engine = ids.len() / count;
     let loads = running.iter().enumerate().map(|(i, engine)| {
         let cfg = LoadConfig {
@@ -315,8 +356,20 @@ async fn engines_with(
         async move { load::run(&pool, &cfg, &|_, _| {}).await }
     });
     let reports = futures_util::future::join_all(loads).await;
+    let mut written_through = 0;
+    for engine in &running {
+        written_through += super::vouching::engine_says(&engine.url).await.1;
+    }
     for engine in running {
         engine.stop().await;
+    }
+    if let (Some(cluster), Some(node)) = (stall, stalled) {
+        cluster::resume_replica(cluster, node)
+            .await
+            .map_err(|e| BenchError::Engine(format!("the stalled replica did not catch up: {e}")))?;
+        if written_through == 0 {
+            return Err(BenchError::Engine("no order was written through: the replica did not stall".into()));
+        }
     }
     for p in products {
         p.drop_keys(conns).await?;

@@ -186,7 +186,7 @@ async fn one_run(
 /// The guarantee the engine's `/health` names, its count of orders written through
 /// (`stockguard_written_through_total` of `/metrics`) and the batches `/health` says they were
 /// written in; what it did not say is left blank/0.
-async fn engine_says(url: &str) -> (String, u64, u64) {
+pub(super) async fn engine_says(url: &str) -> (String, u64, u64) {
     let health: Option<serde_json::Value> = match reqwest::get(format!("{url}/health")).await {
         Ok(r) => r.json().await.ok(),
         Err(_) => None,

@@ -146,6 +146,35 @@ async fn health(cluster: &Cluster) -> redis::RedisResult<Option<String>> {
     Ok((masters_with_replica < MASTERS).then(|| format!("{masters_with_replica} of {MASTERS} masters have a replica")))
 }
 
+/// Stops a replica (SIGSTOP), as a replica that stalls: its master's `WAIT`s run out their
+/// timeout while the cluster goes on serving (a replica marked failing takes no slot with it).
+/// The node is found by its role now, as a failover can swap roles.
+pub async fn stall_a_replica(cluster: &Cluster) -> Result<&StartedServer, SandboxError> {
+    for node in cluster.nodes.iter().filter(|n| process::is_alive(n.pid)) {
+        let role = async {
+            let client = redis::Client::open(format!("redis://127.0.0.1:{}/", node.port))?;
+            let mut conn = client.get_multiplexed_async_connection().await?;
+            redis::cmd("INFO").arg("replication").query_async::<String>(&mut conn).await
+        };
+        if role.await.is_ok_and(|info| info.contains("role:slave")) {
+            super::replicated::signal(node, nix::sys::signal::Signal::SIGSTOP)?;
+            return Ok(node);
+        }
+    }
+    Err(SandboxError::StartFailed {
+        what: "Redis Cluster",
+        reason: "no replica to stall".into(),
+        log: cluster.nodes.first().map(|n| n.log.display().to_string()).unwrap_or_default(),
+    })
+}
+
+/// Continues a replica [`stall_a_replica`] stopped and waits until the cluster is healthy
+/// again (the replica synced with its master).
+pub async fn resume_replica(cluster: &Cluster, node: &StartedServer) -> Result<(), SandboxError> {
+    super::replicated::signal(node, nix::sys::signal::Signal::SIGCONT)?;
+    wait_healthy(cluster, Duration::from_secs(60)).await
+}
+
 /// Stops every node we started; true when any was running.
 pub async fn stop(cluster: &Cluster) -> Result<bool, SandboxError> {
     let mut any = false;

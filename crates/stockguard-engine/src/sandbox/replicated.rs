@@ -140,7 +140,7 @@ async fn replication(client: &redis::Client) -> redis::RedisResult<(u64, Option<
     Ok((master, replica))
 }
 
-fn signal(server: &StartedServer, signal: Signal) -> Result<(), SandboxError> {
+pub(crate) fn signal(server: &StartedServer, signal: Signal) -> Result<(), SandboxError> {
     if !process::is_ours(server) {
         return Err(SandboxError::Signal { pid: server.pid, signal: signal.as_str(), reason: "not running".into() });
     }
