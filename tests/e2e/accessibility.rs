@@ -208,11 +208,15 @@ impl Checks {
 
     /// The dialog `css`, open: looked at, then closed by Escape.
     async fn dialog(&mut self, c: &Client, css: &str, at: &str) {
-        c.wait()
-            .at_most(STEP)
-            .for_element(Locator::Css(&format!("{css}[open]")))
-            .await
-            .unwrap_or_else(|e| panic!("{at}: {e}"));
+        if let Err(e) = c.wait().at_most(STEP).for_element(Locator::Css(&format!("{css}[open]"))).await {
+            // What the window said instead (a refusal, a missing field), for the failure.
+            let said = text_of(c, "#error").await.unwrap_or_default();
+            let notice = text_of(c, "#notice").await.unwrap_or_default();
+            if let Ok(png) = c.screenshot().await {
+                let _ = std::fs::write("/tmp/stockguard-e2e-failure.png", png);
+            }
+            panic!("{at}: {e}; the window said {said:?} {notice:?} (window: /tmp/stockguard-e2e-failure.png)");
+        }
         self.look(c, at).await;
         press(c, &[], char::from(Key::Escape)).await;
         assert!(!dialog_open(c, css).await, "{at}: Escape closes {css}");
