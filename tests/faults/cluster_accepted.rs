@@ -8,7 +8,10 @@
 //! first accepted order after the kill are printed.
 
 use crate::cluster_failover::{owners, role, signal, Nodes};
-use crate::failover_sale::{buyers, felt, first_accepted, redis_stock, sold_down_to, STOCK};
+use crate::failover_sale::{
+    assert_every_accepted_answer_kept, drop_the_replica, felt, first_accepted, redis_stock, sold_down_to, start_buyers,
+    STOCK,
+};
 use crate::sale;
 use crate::support;
 
@@ -22,7 +25,6 @@ use stockguard_core::rewrite::{self, RewriteRequest};
 use stockguard_engine::engine::breaker::{BreakerConfig, CLUSTER_FAILOVER_GRACE};
 use stockguard_engine::engine::replicas::guarantee::Guarantee;
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
-use stockguard_engine::load;
 use stockguard_engine::sandbox::cluster;
 
 const P: u64 = 1;
@@ -47,20 +49,13 @@ async fn with_default_flags_a_killed_master_loses_no_accepted_order_and_the_sale
     let (engine, stop, handle) = sale::spawn_engine(state.clone()).await;
     assert_eq!(state.vouching().await.guarantee(), Guarantee::Replica, "it found the replicas by itself");
 
-    let cfg = buyers(&engine, P);
-    let load = {
-        let pool = pool.clone();
-        tokio::spawn(async move { load::run(&pool, &cfg, &|_, _| {}).await.expect("the load runs") })
-    };
+    let load = start_buyers(&pool, &engine, P);
 
     // A third sold: the replica falls behind (stopped, its link dropped by the master), the
     // master sells ten more units that are its alone, and is killed; the replica goes on.
     sold_down_to(&conns, P, STOCK * 2 / 3).await;
     signal(&replica, Signal::SIGSTOP);
-    let mut on_master = crate::cluster_failover::node_conn(&master).await;
-    let dropped: i64 =
-        redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("replica").query_async(&mut on_master).await.unwrap();
-    assert_eq!(dropped, 1, "the master had one replica to drop");
+    drop_the_replica(&mut crate::cluster_failover::node_conn(&master).await).await;
     let cut_at = redis_stock(&conns, P).await.unwrap();
     sold_down_to(&conns, P, cut_at - 10).await;
     signal(&master, Signal::SIGKILL);
@@ -69,17 +64,7 @@ async fn with_default_flags_a_killed_master_loses_no_accepted_order_and_the_sale
     assert_eq!(role(&replica).await, "master", "the replica took over");
 
     let report = load.await.unwrap();
-    let v = &report.verdict;
-    assert_eq!(v.lost, 0, "every ACCEPTED answer is an order row or a FAILED record: {report:?}");
-    assert_eq!(v.oversold_units, 0, "{report:?}");
-    assert!(v.drained, "{report:?}");
-    assert!(v.duplicated <= report.errors, "an order no answer announced can only be an errored request: {report:?}");
-    let probe_rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE order_no = ?")
-        .bind(&probe_order)
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    assert_eq!(probe_rows, 1, "the first order accepted after the kill is a row");
+    assert_every_accepted_answer_kept(&pool, &report, &probe_order).await;
     let _ = stop.send(());
     let _ = handle.await;
 

@@ -1,12 +1,14 @@
 //! What the two failover runs of issue 30 share (`cluster_accepted` on a cluster,
 //! `one_server_failover` on one server with a replica): the product's stock as Redis holds it,
-//! the wait for the sale to sell down, the load of 2,000 buyers for 400 units, the probe for
-//! the first order accepted after the kill, and the line each run prints.
+//! the wait for the sale to sell down, the load of 2,000 buyers for 400 units, the replica cut
+//! off from its master, the probe for the first order accepted after the kill, what the
+//! buyers' answers must add up to, and the line each run prints.
 
 use std::time::Duration;
 
+use sqlx::MySqlPool;
 use stockguard_core::connect::Connections;
-use stockguard_engine::load::{LoadConfig, LoadReport};
+use stockguard_engine::load::{self, LoadConfig, LoadReport};
 
 /// The product's units on sale, and the buyers that ask for them.
 pub const STOCK: i64 = 400;
@@ -36,6 +38,38 @@ pub fn buyers(engine: &str, product: u64) -> LoadConfig {
         concurrency: 32,
         drain_timeout: Duration::from_secs(60),
     }
+}
+
+/// The buyers of [`buyers`] sent to `engine`, in a task of their own: its report once they
+/// are done and every accepted order is drained.
+pub fn start_buyers(pool: &MySqlPool, engine: &str, product: u64) -> tokio::task::JoinHandle<LoadReport> {
+    let (pool, cfg) = (pool.clone(), buyers(engine, product));
+    tokio::spawn(async move { load::run(&pool, &cfg, &|_, _| {}).await.expect("the load runs") })
+}
+
+/// The master drops its one replica's link (`CLIENT KILL TYPE replica`): what it writes from
+/// now on is its alone.
+pub async fn drop_the_replica(on_master: &mut redis::aio::MultiplexedConnection) {
+    let dropped: i64 =
+        redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("replica").query_async(on_master).await.unwrap();
+    assert_eq!(dropped, 1, "the master had one replica to drop");
+}
+
+/// Every ACCEPTED answer of `report` is an order row or a FAILED record, nothing oversold,
+/// everything drained, and the probe's order (`probe_order`, the first accepted after the
+/// kill) is a row.
+pub async fn assert_every_accepted_answer_kept(pool: &MySqlPool, report: &LoadReport, probe_order: &str) {
+    let v = &report.verdict;
+    assert_eq!(v.lost, 0, "every ACCEPTED answer is an order row or a FAILED record: {report:?}");
+    assert_eq!(v.oversold_units, 0, "{report:?}");
+    assert!(v.drained, "{report:?}");
+    assert!(v.duplicated <= report.errors, "an order no answer announced can only be an errored request: {report:?}");
+    let probe_rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE order_no = ?")
+        .bind(probe_order)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(probe_rows, 1, "the first order accepted after the kill is a row");
 }
 
 /// Asks for one unit as a new buyer every 20 ms until one is accepted: how long that took,

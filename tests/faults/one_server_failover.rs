@@ -12,7 +12,10 @@
 //! the buyers' error rate and the time to the first accepted order after the kill are
 //! printed.
 
-use crate::failover_sale::{buyers, felt, first_accepted, redis_stock, sold_down_to, STOCK};
+use crate::failover_sale::{
+    assert_every_accepted_answer_kept, drop_the_replica, felt, first_accepted, redis_stock, sold_down_to, start_buyers,
+    STOCK,
+};
 use crate::sale;
 use crate::support;
 
@@ -26,7 +29,6 @@ use stockguard_core::switch::{self, ExitOptions, Mode, Scope};
 use stockguard_engine::drill::link::Link;
 use stockguard_engine::engine::replicas::guarantee::Guarantee;
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
-use stockguard_engine::load;
 use support::redis_server::RedisServer;
 use support::waits::wait_for;
 
@@ -50,20 +52,13 @@ async fn with_default_settings_a_master_killed_mid_sale_on_one_server_loses_no_a
     let (engine, stop, handle) = sale::spawn_engine(state.clone()).await;
     assert_eq!(state.vouching().await.guarantee(), Guarantee::Replica, "it found the replica by itself");
 
-    let cfg = buyers(&engine, P);
-    let load = {
-        let pool = pool.clone();
-        tokio::spawn(async move { load::run(&pool, &cfg, &|_, _| {}).await.expect("the load runs") })
-    };
+    let load = start_buyers(&pool, &engine, P);
 
     // A third sold: the replica falls behind (stopped, its link dropped by the master), the
     // master sells ten more units that are its alone, and is killed.
     sold_down_to(&conns, P, STOCK * 2 / 3).await;
     replica.pause();
-    let mut on_master = master.conn().await;
-    let dropped: i64 =
-        redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("replica").query_async(&mut on_master).await.unwrap();
-    assert_eq!(dropped, 1, "the master had one replica to drop");
+    drop_the_replica(&mut master.conn().await).await;
     let cut_at = redis_stock(&conns, P).await.unwrap();
     sold_down_to(&conns, P, cut_at - 10).await;
     master.kill();
@@ -75,14 +70,7 @@ async fn with_default_settings_a_master_killed_mid_sale_on_one_server_loses_no_a
     let (first_after_kill, probe_order) = first_accepted(&engine, P).await;
 
     let report = load.await.unwrap();
-    let v = &report.verdict;
-    assert_eq!(v.lost, 0, "every ACCEPTED answer is an order row or a FAILED record: {report:?}");
-    assert_eq!(v.oversold_units, 0, "{report:?}");
-    assert!(v.drained, "{report:?}");
-    assert!(v.duplicated <= report.errors, "an order no answer announced can only be an errored request: {report:?}");
-    let probe_rows =
-        support::scalar(&pool, &format!("SELECT COUNT(*) FROM orders WHERE order_no = '{probe_order}'")).await;
-    assert_eq!(probe_rows, 1, "the first order accepted after the kill is a row");
+    assert_every_accepted_answer_kept(&pool, &report, &probe_order).await;
 
     // The repair. The promoted replica lacks the master's last deductions (REDIS_HIGH). If
     // the breaker took the sale to the DB path, the guided exit brings it back and sets what
