@@ -168,25 +168,19 @@ async fn run_line(
         Venue::Ledger => None,
         Venue::Adapter(sale) => Some(super::over_adapter::perform(sale, &line.order_no, line.action).await?),
     };
-    // A deadlock's victim was rolled back whole (its effect too): the line is tried again.
-    let mut tried = 1;
-    loop {
-        match key_line(pool, case_id, line, reported.as_ref()).await {
-            Err(KeyFailed::Deadlock(_)) if tried < LINE_TRIES => {
-                tokio::time::sleep(std::time::Duration::from_millis(10 << tried)).await;
-                tried += 1;
-            }
-            Err(KeyFailed::Deadlock(e)) => {
-                return Err(CompensationError::from_db("inserting the line's effect (run line)")(e))
-            }
-            Err(KeyFailed::Other(e)) => return Err(e),
-            Ok(run) => return Ok(run),
+    // A deadlock's victim was rolled back whole (its effect too): the line is tried again,
+    // as any statement is ([`again_on_deadlock`]); whatever else ends the try is its answer.
+    let reported = reported.as_ref();
+    let tried = again_on_deadlock(move || async move {
+        match key_line(pool, case_id, line, reported).await {
+            Err(KeyFailed::Deadlock(e)) => Err(e),
+            Err(KeyFailed::Other(e)) => Ok(Err(e)),
+            Ok(run) => Ok(Ok(run)),
         }
-    }
+    })
+    .await;
+    tried.map_err(CompensationError::from_db("inserting the line's effect (run line)"))?
 }
-
-/// How often a line whose transaction InnoDB chose as a deadlock's victim is tried.
-const LINE_TRIES: u32 = 5;
 
 /// Why one try of a line did not settle it.
 enum KeyFailed {
