@@ -180,18 +180,28 @@ async fn a_drift_notifies_badges_the_tray_and_its_acknowledgement_closes_itself_
         }
 
         // 6. The audit log shows both, in the window.
+        // The screen may show the rows it had before its own read comes back: wait until the
+        // list holds the acknowledgement, then count.
         click(c, "#nav [data-screen=audit]").await;
-        wait_text(c, "#audit tbody tr td.target", "the audit lists its rows", |_| true).await;
-        let actions: Vec<String> = serde_json::from_value(
-            c.execute("return [...document.querySelectorAll('#audit tbody tr')].map(r => r.innerText);", vec![])
-                .await
-                .unwrap(),
-        )
-        .unwrap();
-        let about =
-            |what: &str| actions.iter().filter(|a| a.contains(&format!("drift:{PRODUCT}")) && a.contains(what)).count();
-        assert_eq!(about("ACKNOWLEDGED"), 1, "{actions:#?}");
-        assert_eq!(about("CLOSED"), 1, "{actions:#?}");
+        let about = |actions: &[String], what: &str| {
+            actions.iter().filter(|a| a.contains(&format!("drift:{PRODUCT}")) && a.contains(what)).count()
+        };
+        let deadline = tokio::time::Instant::now() + STEP;
+        let actions = loop {
+            let actions: Vec<String> = serde_json::from_value(
+                c.execute("return [...document.querySelectorAll('#audit tbody tr')].map(r => r.innerText);", vec![])
+                    .await
+                    .unwrap(),
+            )
+            .unwrap();
+            if about(&actions, "ACKNOWLEDGED") > 0 && about(&actions, "CLOSED") > 0 {
+                break actions;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "the audit never listed both: {actions:#?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert_eq!(about(&actions, "ACKNOWLEDGED"), 1, "{actions:#?}");
+        assert_eq!(about(&actions, "CLOSED"), 1, "{actions:#?}");
 
         // 7. A burst (six products drifting at once) is one notification saying how many.
         let before = desktop.notes().len();
