@@ -50,17 +50,23 @@ async fn the_engine_benchmark_measures_vouching_off_healthy_and_stalled_and_drop
 ) {
     let redis = TestRedis::new("bench2").await;
     let report = bench(&pool, &redis, "engine").await;
-    assert_eq!(report["ratios"].as_array().unwrap().len(), 2 + 4, "ceiling, persist, and vouching's four");
+    assert_eq!(report["ratios"].as_array().unwrap().len(), 2 + 6, "ceiling, persist, and vouching's six");
     assert_positive_figures(&report);
-    // Vouching off, on with a healthy replica, on with it stalled: each sold something, and
-    // the stalled run wrote its orders to the DB before answering (its note says how many).
+    // Vouching off, on with a healthy replica, on with it stalled: each sold something, end to
+    // end too (its orders in the DB), at a CPU cost the machine measured, and the stalled run
+    // wrote its orders to the DB before answering (its note says how many).
     let figures = report["figures"].as_array().unwrap();
     for case in ["vouching off", "vouching on, replica healthy", "vouching on, replica stalled"] {
-        let accepted = figures
-            .iter()
-            .find(|f| f["name"].as_str().unwrap().starts_with(case) && f["unit"] == "orders/s")
-            .unwrap_or_else(|| panic!("no accepted orders/s row for {case}: {figures:?}"));
-        assert!(accepted["value"].as_f64().unwrap() > 0.0, "{accepted}");
+        for (what, unit) in [("accepted orders/s", "orders/s"), ("end to end", "orders/s"), ("machine CPU", "us")] {
+            let row = figures
+                .iter()
+                .find(|f| {
+                    let name = f["name"].as_str().unwrap();
+                    name.starts_with(case) && name.contains(what) && f["unit"] == unit
+                })
+                .unwrap_or_else(|| panic!("no {what} row for {case}: {figures:?}"));
+            assert!(row["value"].as_f64().unwrap() > 0.0, "{row}");
+        }
     }
     let stalled_note = report["notes"]
         .as_array()

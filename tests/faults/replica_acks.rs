@@ -184,3 +184,30 @@ async fn orders_a_stalled_replica_did_not_vouch_for_are_written_through_in_batch
     let _ = stop.send(());
     let _ = handle.await;
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn an_order_vouched_for_is_on_the_replica_when_its_buyer_is_told_even_once_the_master_forgot_the_script(
+    pool: MySqlPool,
+) {
+    let master = RedisServer::start().await;
+    let replica = RedisServer::replica_of(&master).await;
+    let conns = support::connections_to(&pool, &master.url(), "racks4").await;
+    sale::open_sale(&conns, P, 100, 1).await;
+    let state = engine(&pool, &conns, &master);
+    let (mut on_master, mut on_replica) = (master.conn().await, replica.conn().await);
+
+    for user in 1..=20u64 {
+        // Halfway, the master forgets the script (a restart, a SCRIPT FLUSH): the call is
+        // refused (NOSCRIPT, nothing ran), the script is loaded again on the gate's link and
+        // the reservation made there, and the group WAIT on that link vouches for it.
+        if user == 11 {
+            let _: () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut on_master).await.unwrap();
+        }
+        assert_eq!(buy(&state, user..user + 1).await.len(), 1, "buyer {user} accepted");
+        let on_the_replica: i64 =
+            redis::cmd("GET").arg(conns.keys.stock(P)).query_async(&mut on_replica).await.unwrap();
+        assert_eq!(on_the_replica, 100 - user as i64, "the replica holds buyer {user}'s unit when they are told");
+    }
+    assert!(order_rows(&pool).await.is_empty(), "every order vouched for by the replica, none written through");
+    assert_eq!(state.replicas().unwrap().guarantee(), stockguard_core::guarantee::Guarantee::Replica);
+}

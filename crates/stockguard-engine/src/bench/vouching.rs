@@ -91,6 +91,12 @@ struct Run {
     guarantee: String,
     /// Mean wait for one of the engine's DB connections (its `/metrics`, over the run).
     db_wait_ms: Option<f64>,
+    /// Accepted orders a second from the first request until every accepted order was in the
+    /// DB and checked: what the sale ran at with its DB writes counted, wherever they fell.
+    end_to_end_per_sec: f64,
+    /// The machine's busy CPU over the same span, per accepted order (every process: engine,
+    /// Redis and its replica, MariaDB, the load generator and its checks).
+    cpu_us_per_order: Option<f64>,
 }
 
 /// The three cases measured `plan.rounds` times on a private replicated Redis started under a
@@ -160,15 +166,17 @@ async fn one_run(
             concurrency: CLIENTS,
             drain_timeout: Duration::from_secs(120),
         };
+        let (cpu_before, started) = (busy_cpu(), std::time::Instant::now());
         let report = load::run(&conns.mysql, &cfg, &|_, _| {}).await?;
+        let (took, cpu) = (started.elapsed(), busy_cpu().zip(cpu_before).map(|(after, before)| after - before));
         let said = engine_says(&engine.url).await;
-        Ok::<_, BenchError>((report, said))
+        Ok::<_, BenchError>((report, took, cpu, said))
     }
     .await;
     let resumed = if case == Case::Stalled { pair.resume().await.map_err(|e| e.to_string()) } else { Ok(()) };
     engine.stop().await;
     product.drop_keys(conns).await?;
-    let (report, (guarantee, written_through, write_batches)) = measured?;
+    let (report, took, cpu, (guarantee, written_through, write_batches)) = measured?;
     resumed.map_err(|e| BenchError::Engine(format!("the stalled replica did not catch up: {e}")))?;
     check(case, &report, &guarantee, written_through)?;
     Ok(Run {
@@ -180,7 +188,32 @@ async fn one_run(
         write_batches,
         guarantee,
         db_wait_ms: report.db_pool_wait_mean_ms,
+        end_to_end_per_sec: report.accepted as f64 / took.as_secs_f64(),
+        cpu_us_per_order: cpu
+            .filter(|_| report.accepted > 0)
+            .map(|busy| busy.as_secs_f64() * 1e6 / report.accepted as f64),
     })
+}
+
+/// The machine's busy CPU time so far, all cores (`/proc/stat`: user, nice, system, irq,
+/// softirq and steal); `None` where there is no `/proc/stat`.
+fn busy_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let ticks = busy_ticks(stat.lines().next()?)?;
+    Some(Duration::from_secs_f64(ticks as f64 / USER_HZ))
+}
+
+/// The unit of `/proc/stat`'s times: USER_HZ, 100 a second in Linux's ABI on every
+/// architecture it runs this on, whatever the kernel's own tick.
+const USER_HZ: f64 = 100.0;
+
+/// The busy ticks of `/proc/stat`'s first line (`cpu  user nice system idle iowait irq
+/// softirq steal ...`).
+fn busy_ticks(line: &str) -> Option<u64> {
+    let fields: Vec<u64> =
+        line.strip_prefix("cpu ")?.split_whitespace().map(|f| f.parse().ok()).collect::<Option<_>>()?;
+    let at = |i: usize| fields.get(i).copied().unwrap_or(0);
+    (fields.len() >= 4).then(|| at(0) + at(1) + at(2) + at(5) + at(6) + at(7))
 }
 
 /// The guarantee the engine's `/health` names, its count of orders written through
@@ -246,6 +279,8 @@ fn report(runs: &[(Case, Run)], plan: &VouchingPlan) -> (Vec<Figure>, Vec<Figure
     };
     let rate = |case| of(case, |r| r.accepted_per_sec);
     let p99 = |case| of(case, |r| r.p99_ms);
+    let end_to_end = |case| of(case, |r| r.end_to_end_per_sec);
+    let cpu = |case| of(case, |r| r.cpu_us_per_order.unwrap_or(f64::NAN));
     let mut figures = Vec::new();
     for case in Case::ALL {
         let label = case.label();
@@ -256,11 +291,27 @@ fn report(runs: &[(Case, Run)], plan: &VouchingPlan) -> (Vec<Figure>, Vec<Figure
         ));
         figures.push(Figure::new(&format!("{label}: latency p50"), of(case, |r| r.p50_ms), "ms"));
         figures.push(Figure::new(&format!("{label}: latency p99"), p99(case), "ms"));
+        figures.push(Figure::new(
+            &format!("{label}: end to end (accepted and in the DB)"),
+            end_to_end(case),
+            "orders/s",
+        ));
+        figures.push(Figure::new(&format!("{label}: machine CPU per accepted order"), cpu(case), "us"));
     }
     let timeout_ms = DEFAULT_ACK_TIMEOUT.as_secs_f64() * 1000.0;
     let ratios = vec![
         Figure::new("vouching on, replica healthy / off: accepted orders/s", rate(Case::Healthy) / rate(Case::Off), ""),
         Figure::new("vouching on, replica healthy / off: p99", p99(Case::Healthy) / p99(Case::Off), ""),
+        Figure::new(
+            "vouching on, replica healthy / off: end to end orders/s",
+            end_to_end(Case::Healthy) / end_to_end(Case::Off),
+            "",
+        ),
+        Figure::new(
+            "vouching on, replica healthy / off: machine CPU per order",
+            cpu(Case::Healthy) / cpu(Case::Off),
+            "",
+        ),
         Figure::new("vouching on, replica stalled / off: accepted orders/s", rate(Case::Stalled) / rate(Case::Off), ""),
         Figure::new(
             &format!("vouching on, replica stalled: p99 / the {timeout_ms:.0} ms acknowledgement timeout"),
@@ -276,12 +327,15 @@ fn report(runs: &[(Case, Run)], plan: &VouchingPlan) -> (Vec<Figure>, Vec<Figure
     )];
     for (case, r) in runs {
         notes.push(format!(
-            "vouching run, {}: {:.0} accepted/s, p50 {:.2} ms, p99 {:.2} ms; {} of {} accepted written through to \
-             the DB before their answer, in {} batch(es); mean wait for a DB connection {}; /health said {}",
+            "vouching run, {}: {:.0} accepted/s, p50 {:.2} ms, p99 {:.2} ms, end to end {:.0}/s, machine CPU {} an \
+             order; {} of {} accepted written through to the DB before their answer, in {} batch(es); mean wait for \
+             a DB connection {}; /health said {}",
             case.label(),
             r.accepted_per_sec,
             r.p50_ms,
             r.p99_ms,
+            r.end_to_end_per_sec,
+            r.cpu_us_per_order.map_or("not measured".into(), |us| format!("{us:.0} us")),
             r.written_through,
             r.accepted,
             r.write_batches,
@@ -295,6 +349,13 @@ fn report(runs: &[(Case, Run)], plan: &VouchingPlan) -> (Vec<Figure>, Vec<Figure
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn busy_cpu_counts_user_nice_system_irq_softirq_and_steal_but_not_idle_or_iowait() {
+        assert_eq!(busy_ticks("cpu  100 2 30 5000 40 6 7 8 0 0"), Some(100 + 2 + 30 + 6 + 7 + 8));
+        assert_eq!(busy_ticks("cpu0 100 2 30 5000"), None, "a core's line, not the machine's");
+        assert_eq!(busy_ticks("cpu  x 2 30 5000"), None);
+    }
 
     #[test]
     fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
