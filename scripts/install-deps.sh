@@ -40,12 +40,13 @@ else
   echo "install-deps: system packages present"
 fi
 
+# rustup's cargo lives in ~/.cargo/bin, which a shell that read no profile (cron, a bare CI
+# job, `env -i`) does not have on its PATH.
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 if ! command -v cargo >/dev/null; then
-  echo "install-deps: cargo not found; install the Rust toolchain (rustup) first" >&2
+  echo "install-deps: cargo not found in PATH or ${CARGO_HOME:-$HOME/.cargo}/bin; install the Rust toolchain (rustup) first" >&2
   exit 1
 fi
-
-export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 # `make test` checks formatting and lints before it tests.
 if command -v rustup >/dev/null; then
   for c in rustfmt clippy; do
