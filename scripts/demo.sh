@@ -3,6 +3,8 @@
 # console opened against it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# rustup's cargo, for a shell that read no profile (as scripts/install-deps.sh says).
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 # STOCKGUARD_DEMO_NO_BUILD=1: the binaries are built already (the test that presses Ctrl-C on
 # `make demo` runs inside `cargo test`, which holds the build directory).
