@@ -50,20 +50,21 @@ pub async fn start(dir: &Path) -> Result<Cluster, SandboxError> {
         let log = data_dir.join("redis.log");
         // The cluster bus needs a port of its own; `cluster-port` names it (by default it is
         // the client port + 10000, which can be past 65535 for an ephemeral port).
-        let port = process::free_port().map_err(io_err(&data_dir))?;
-        let bus = process::free_port().map_err(io_err(&data_dir))?;
-        let mut cmd = Command::new(&server);
-        cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-            .args(["--cluster-enabled", "yes", "--cluster-port", &bus.to_string()])
-            .args(["--cluster-node-timeout", &NODE_TIMEOUT_MS.to_string()])
-            // A replica's first sync starts at once (the default waits 5 s for more replicas).
-            .args(["--repl-diskless-sync-delay", "0"])
-            .args(["--cluster-config-file", "nodes.conf", "--daemonize", "no"])
-            .arg("--dir")
-            .arg(&data_dir);
-        let pid = process::spawn_detached(cmd, &log, "redis-server (cluster node)")?;
-        process::wait_for_port(port, pid, "redis-server (cluster node)", &log, 20).await?;
-        nodes.push(StartedServer { pid, port, data_dir, log });
+        let (pid, ports) = process::spawn_listening("redis-server (cluster node)", &log, 2, 20, |ports| {
+            let (port, bus) = (ports[0], ports[1]);
+            let mut cmd = Command::new(&server);
+            cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+                .args(["--cluster-enabled", "yes", "--cluster-port", &bus.to_string()])
+                .args(["--cluster-node-timeout", &NODE_TIMEOUT_MS.to_string()])
+                // A replica's first sync starts at once (the default waits 5 s for more replicas).
+                .args(["--repl-diskless-sync-delay", "0"])
+                .args(["--cluster-config-file", "nodes.conf", "--daemonize", "no"])
+                .arg("--dir")
+                .arg(&data_dir);
+            cmd
+        })
+        .await?;
+        nodes.push(StartedServer { pid, port: ports[0], data_dir, log });
     }
     let cluster = Cluster { nodes };
     let log = root.join("create.log");

@@ -45,6 +45,41 @@ pub(crate) fn spawn_detached(mut cmd: Command, log: &Path, what: &'static str) -
     Ok(child.id())
 }
 
+/// How many times [`spawn_listening`] starts a server on fresh ports before it gives up.
+const PORT_TRIES: usize = 3;
+
+/// Starts a server on `ports` ports picked free just before (`build` makes its command from
+/// them; the first is the one it listens on) and waits up to `secs` until it accepts
+/// connections. A server that exits before it listens is started again on new ports, three
+/// tries in all: a port free when picked can be taken before the server binds it, since a
+/// picked port and the source port of any outgoing connection on the machine come from one
+/// ephemeral range (a loaded CI machine lost a cluster node to this). Returns the pid and the
+/// ports it runs on.
+pub(crate) async fn spawn_listening(
+    what: &'static str,
+    log: &Path,
+    ports: usize,
+    secs: u64,
+    build: impl Fn(&[u16]) -> Command,
+) -> Result<(u32, Vec<u16>), SandboxError> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let picked = (0..ports).map(|_| free_port()).collect::<std::io::Result<Vec<u16>>>().map_err(io_err(log))?;
+        let pid = spawn_detached(build(&picked), log, what)?;
+        match wait_for_port(picked[0], pid, what, log, secs).await {
+            Ok(()) => return Ok((pid, picked)),
+            Err(SandboxError::StartFailed { .. }) if tries < PORT_TRIES => {
+                tracing::warn!(
+                    "{what} exited before listening on port {} (try {tries} of {PORT_TRIES}); trying new ports",
+                    picked[0]
+                );
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Waits until something accepts TCP connections on the port, or the process dies.
 pub(crate) async fn wait_for_port(
     port: u16,
@@ -58,6 +93,10 @@ pub(crate) async fn wait_for_port(
         if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
             return Ok(());
         }
+        // Reap it if it is our own child that exited: a zombie still looks alive, and the
+        // wait would run its whole time and say "not ready" instead of "exited".
+        let _ =
+            nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid as i32), Some(nix::sys::wait::WaitPidFlag::WNOHANG));
         if !is_alive(pid) {
             return Err(SandboxError::StartFailed {
                 what,
@@ -102,20 +141,21 @@ pub async fn start_mariadb(sandbox_dir: &Path) -> Result<StartedServer, SandboxE
         }
     }
 
-    let port = free_port().map_err(io_err(&data_dir))?;
-    let mut cmd = Command::new(mariadbd);
-    cmd.arg("--no-defaults")
-        .arg(format!("--datadir={}", data_dir.display()))
-        .arg(format!("--port={port}"))
-        .arg("--bind-address=127.0.0.1")
-        .arg(format!("--socket={}", data_dir.join("mysqld.sock").display()))
-        .arg(format!("--pid-file={}", data_dir.join("mysqld.pid").display()))
-        .arg(format!("--user={user}"))
-        .arg("--max-connections=500")
-        .arg("--innodb-buffer-pool-size=256M");
-    let pid = spawn_detached(cmd, &log, "mariadbd")?;
-    wait_for_port(port, pid, "mariadbd", &log, 60).await?;
-    Ok(StartedServer { pid, port, data_dir, log })
+    let (pid, ports) = spawn_listening("mariadbd", &log, 1, 60, |ports| {
+        let mut cmd = Command::new(&mariadbd);
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", data_dir.display()))
+            .arg(format!("--port={}", ports[0]))
+            .arg("--bind-address=127.0.0.1")
+            .arg(format!("--socket={}", data_dir.join("mysqld.sock").display()))
+            .arg(format!("--pid-file={}", data_dir.join("mysqld.pid").display()))
+            .arg(format!("--user={user}"))
+            .arg("--max-connections=500")
+            .arg("--innodb-buffer-pool-size=256M");
+        cmd
+    })
+    .await?;
+    Ok(StartedServer { pid, port: ports[0], data_dir, log })
 }
 
 /// Starts a private Redis that keeps nothing on disk.
@@ -124,15 +164,16 @@ pub async fn start_redis(sandbox_dir: &Path) -> Result<StartedServer, SandboxErr
     let data_dir = std::path::absolute(sandbox_dir.join("redis")).map_err(io_err(sandbox_dir))?;
     let log = std::path::absolute(sandbox_dir.join("redis.log")).map_err(io_err(sandbox_dir))?;
     std::fs::create_dir_all(&data_dir).map_err(io_err(&data_dir))?;
-    let port = free_port().map_err(io_err(&data_dir))?;
-    let mut cmd = Command::new(binary);
-    cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-        .arg("--dir")
-        .arg(&data_dir)
-        .args(["--daemonize", "no"]);
-    let pid = spawn_detached(cmd, &log, "redis-server")?;
-    wait_for_port(port, pid, "redis-server", &log, 20).await?;
-    Ok(StartedServer { pid, port, data_dir, log })
+    let (pid, ports) = spawn_listening("redis-server", &log, 1, 20, |ports| {
+        let mut cmd = Command::new(&binary);
+        cmd.args(["--bind", "127.0.0.1", "--port", &ports[0].to_string(), "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&data_dir)
+            .args(["--daemonize", "no"]);
+        cmd
+    })
+    .await?;
+    Ok(StartedServer { pid, port: ports[0], data_dir, log })
 }
 
 /// True when a process with this pid exists.
@@ -177,4 +218,50 @@ pub async fn stop(server: &StartedServer) -> Result<bool, SandboxError> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     Err(SandboxError::Stop { pid: server.pid, reason: "still running 30 s after SIGTERM".into() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_server_that_exits_at_once_is_reported_as_exited_without_waiting_out_its_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("exits.log");
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "exit 3"]);
+        let pid = spawn_detached(cmd, &log, "a shell that exits").unwrap();
+        let port = free_port().unwrap();
+        let started = std::time::Instant::now();
+        let err = wait_for_port(port, pid, "a shell that exits", &log, 20).await.unwrap_err();
+        assert!(matches!(err, SandboxError::StartFailed { .. }), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(20), "it waited out its time: {err:?}");
+    }
+
+    #[tokio::test]
+    async fn a_server_whose_port_was_taken_before_it_bound_it_is_started_on_new_ports() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("redis.log");
+        let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+        let taken_port = taken.local_addr().unwrap().port();
+        let redis = find_binary("redis-server").expect("redis-server is installed (make test installs it)");
+        let tries = std::cell::Cell::new(0);
+        let (pid, ports) = spawn_listening("redis-server", &log, 1, 20, |ports| {
+            tries.set(tries.get() + 1);
+            // The first try is handed the port someone else holds, as a race would.
+            let port = if tries.get() == 1 { taken_port } else { ports[0] };
+            let mut cmd = Command::new(&redis);
+            cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+                .arg("--dir")
+                .arg(dir.path());
+            cmd
+        })
+        .await
+        .expect("the second try starts");
+        let server = StartedServer { pid, port: ports[0], data_dir: dir.path().to_path_buf(), log: log.clone() };
+        assert_eq!(tries.get(), 2);
+        assert_ne!(ports[0], taken_port);
+        assert!(std::fs::read_to_string(&log).unwrap().contains("Address already in use"));
+        assert!(stop(&server).await.unwrap(), "the server on the new port was ours and stopped");
+    }
 }

@@ -55,16 +55,17 @@ pub async fn start(dir: &Path) -> Result<Replicated, SandboxError> {
 async fn server(binary: &Path, data_dir: &Path, extra: &[&str]) -> Result<StartedServer, SandboxError> {
     std::fs::create_dir_all(data_dir).map_err(io_err(data_dir))?;
     let log = data_dir.join("redis.log");
-    let port = process::free_port().map_err(io_err(data_dir))?;
-    let mut cmd = Command::new(binary);
-    cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-        .args(extra)
-        .args(["--daemonize", "no"])
-        .arg("--dir")
-        .arg(data_dir);
-    let pid = process::spawn_detached(cmd, &log, "redis-server (replicated)")?;
-    process::wait_for_port(port, pid, "redis-server (replicated)", &log, SYNC_SECS).await?;
-    Ok(StartedServer { pid, port, data_dir: data_dir.to_path_buf(), log })
+    let (pid, ports) = process::spawn_listening("redis-server (replicated)", &log, 1, SYNC_SECS, |ports| {
+        let mut cmd = Command::new(binary);
+        cmd.args(["--bind", "127.0.0.1", "--port", &ports[0].to_string(), "--save", "", "--appendonly", "no"])
+            .args(extra)
+            .args(["--daemonize", "no"])
+            .arg("--dir")
+            .arg(data_dir);
+        cmd
+    })
+    .await?;
+    Ok(StartedServer { pid, port: ports[0], data_dir: data_dir.to_path_buf(), log })
 }
 
 impl Replicated {

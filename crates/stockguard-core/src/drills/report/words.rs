@@ -266,7 +266,7 @@ const RUNNER_PHRASES: &[(&str, &str)] = &[
     ("looks answered not found", "次查询答复未找到"),
     ("not reached", "未达到"),
     (" units beyond stock", " 件超出库存"),
-    (" products below zero in Redis", " 个商品的 Redis 库存为负"),
+    (" products below zero in Redis beyond the releases owed", " 个商品的 Redis 库存低于零（超出待归还的释放）"),
     (" against ", "，要求 "),
     ("drift ", "漂移 "),
     ("never", "从未"),

@@ -157,7 +157,10 @@ impl Record {
         }
         if negative > 0 {
             self.redis_negative_ticks += 1;
-            broken.push(("redis_stock_negative".into(), format!("{negative} products below zero in Redis")));
+            broken.push((
+                "redis_stock_negative".into(),
+                format!("{negative} products below zero in Redis beyond the releases owed"),
+            ));
         }
         // Drift is judged one tick late: a fault that began just before this tick's reading
         // is announced after it (the timeline is another task), with its true start.
