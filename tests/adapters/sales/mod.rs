@@ -229,6 +229,20 @@ async fn remove_leftovers(prefix: &str, database: bool, queue: Option<&str>) {
     if database {
         let name = database_name(prefix);
         let admin = admin_pool(&mysql_admin_url(), 1).await;
+        // A connection of the sale still open in a transaction (a consumer stopped mid-write
+        // whose rollback was only queued) holds a metadata lock, and the DROP waited on it
+        // without end: a fresh-clone run here hung 80 minutes. The sale is over: its
+        // connections are ended, and a lock still held fails the DROP within a minute.
+        let stragglers: Vec<u64> =
+            sqlx::query_scalar("SELECT CAST(id AS UNSIGNED) FROM information_schema.PROCESSLIST WHERE db = ?")
+                .bind(&name)
+                .fetch_all(&admin)
+                .await
+                .expect("the sale's connections are listed");
+        for id in stragglers {
+            let _ = admin.execute(format!("KILL CONNECTION {id}").as_str()).await;
+        }
+        admin.execute("SET SESSION lock_wait_timeout = 60").await.expect("the DROP's lock wait is bounded");
         for statement in [
             format!("DROP DATABASE IF EXISTS `{name}`"),
             format!("DROP USER IF EXISTS '{}'@'%'", select_only_user(&name)),
