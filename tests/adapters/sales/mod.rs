@@ -229,10 +229,11 @@ async fn remove_leftovers(prefix: &str, database: bool, queue: Option<&str>) {
     if database {
         let name = database_name(prefix);
         let admin = admin_pool(&mysql_admin_url(), 1).await;
-        // A connection of the sale still open in a transaction (a consumer stopped mid-write
-        // whose rollback was only queued) holds a metadata lock, and the DROP waited on it
-        // without end: a fresh-clone run here hung 80 minutes. The sale is over: its
-        // connections are ended, and a lock still held fails the DROP within a minute.
+        // A connection still on the sale's database with a transaction open holds a metadata
+        // lock, and the DROP waited on it without end (MariaDB's lock wait is a year): a
+        // fresh-clone run here hung 80 minutes; which handle left it open is not known. The
+        // sale is over: its connections are ended, and a lock still held fails the DROP
+        // within a minute instead of hanging the run.
         let stragglers: Vec<u64> =
             sqlx::query_scalar("SELECT CAST(id AS UNSIGNED) FROM information_schema.PROCESSLIST WHERE db = ?")
                 .bind(&name)

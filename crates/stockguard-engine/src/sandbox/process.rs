@@ -53,8 +53,8 @@ const PORT_TRIES: usize = 3;
 /// connections. A server that exits before it listens is started again on new ports, three
 /// tries in all: a port free when picked can be taken before the server binds it, since a
 /// picked port and the source port of any outgoing connection on the machine come from one
-/// ephemeral range (a loaded CI machine lost a cluster node to this). Returns the pid and the
-/// ports it runs on.
+/// ephemeral range (the likely reason a cluster node on a loaded CI machine never listened).
+/// Returns the pid and the ports it runs on.
 pub(crate) async fn spawn_listening(
     what: &'static str,
     log: &Path,
