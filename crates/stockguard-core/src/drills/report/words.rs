@@ -267,6 +267,8 @@ const RUNNER_PHRASES: &[(&str, &str)] = &[
     ("not reached", "未达到"),
     (" units beyond stock", " 件超出库存"),
     (" products below zero in Redis beyond the releases owed", " 个商品的 Redis 库存低于零（超出待归还的释放）"),
+    // How a report stored before the releases owed were counted says it.
+    (" products below zero in Redis", " 个商品的 Redis 库存低于零"),
     (" against ", "，要求 "),
     ("drift ", "漂移 "),
     ("never", "从未"),
@@ -419,6 +421,33 @@ impl Words {
                 "{}: measured {} against {}. Find the cause and fix it before the next run.",
                 check.name, check.figure, check.bound
             )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runners_redis_below_zero_phrase_is_chinese_in_both_its_old_and_its_new_wording() {
+        let zh = of(Lang::Zh);
+        assert_eq!(
+            zh.runner_text("redis_stock_negative: 2 products below zero in Redis beyond the releases owed"),
+            "redis_stock_negative: 2 个商品的 Redis 库存低于零（超出待归还的释放）"
+        );
+        assert_eq!(
+            zh.runner_text("redis_stock_negative: 2 products below zero in Redis"),
+            "redis_stock_negative: 2 个商品的 Redis 库存低于零"
+        );
+    }
+
+    #[test]
+    fn the_runners_phrases_are_longest_first_so_no_phrase_is_cut_by_a_part_of_it() {
+        for (i, (earlier, _)) in RUNNER_PHRASES.iter().enumerate() {
+            for (later, _) in &RUNNER_PHRASES[i + 1..] {
+                assert!(!later.contains(earlier), "{earlier:?} comes before {later:?}, which holds it");
+            }
         }
     }
 }
