@@ -298,9 +298,11 @@ async fn type_into(client: &Client, css: &str, text: &str) {
             Ok(Some(value)) if value == text => return,
             Ok(value) => assert!(tokio::time::Instant::now() < deadline, "{css} holds {value:?}, not {text:?}"),
             Err(e) if tokio::time::Instant::now() < deadline => {
-                eprintln!("typing into {css}: {e}; trying again");
+                eprintln!("typing into {css}: {e:?}; trying again");
             }
-            Err(e) => panic!("typing into {css}: {e}"),
+            // WebKitWebDriver's refusals can come without a message: the kind says which, and
+            // whether the field was shown says whether its screen was open.
+            Err(e) => panic!("typing into {css}: {e:?} (shown: {:?})", input.is_displayed().await),
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

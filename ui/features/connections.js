@@ -65,7 +65,9 @@ function render() {
       actions.append(
         button("connectBtn", "connect", () => run(async () => {
           await connect(p.name);
-          ctx.showScreen("board");
+          // The board follows a connect only if the person is still here: a screen opened
+          // meanwhile (the banner turns before the account's rights are read) stays open.
+          if (!byId("screen-connections").hidden) ctx.showScreen("board");
         })),
         button("edit", "edit", () => fill(p)),
         button("test", "test", () => run(async () => {
