@@ -26,6 +26,7 @@ use stockguard_engine::engine::breaker::{BreakerConfig, CLUSTER_FAILOVER_GRACE};
 use stockguard_engine::engine::replicas::guarantee::Guarantee;
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
 use stockguard_engine::sandbox::cluster;
+use stockguard_engine::sandbox::state::StartedServer;
 
 const P: u64 = 1;
 
@@ -108,6 +109,20 @@ async fn all_at_once(state: &EngineState, product: u64, buyers: std::ops::Range<
     (since.elapsed(), accepted)
 }
 
+/// How many `HGET`s `replica` answered: the gate's reads back (a replica runs no other; the
+/// master's writes reach it as writes).
+async fn replica_reads(replica: &StartedServer) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut crate::cluster_failover::node_conn(replica).await)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_hget:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
 #[sqlx::test(migrations = "./migrations")]
 async fn a_stalled_replica_costs_its_masters_orders_one_timeout_together_and_other_masters_nothing(pool: MySqlPool) {
     let dir = tempfile::tempdir().unwrap();
@@ -128,17 +143,23 @@ async fn a_stalled_replica_costs_its_masters_orders_one_timeout_together_and_oth
         let list = order_nos.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(",");
         format!("SELECT COUNT(*) FROM orders WHERE order_no IN ({list})")
     };
-    // Warm: the gate's connection to each master is open, and each master's replica keeps up
-    // (a fresh cluster's replica can miss the timeout at first, and a master whose last `WAIT`
-    // ran out sends its next groups as a lagging one's): a warm-up order is vouched for by its
-    // replica, not written through.
+    // Warm: the gate's connection to each master is open, it reads its reservations back from
+    // each master's replica (it finds them in the background: `engine/replicas/readback.rs`),
+    // and each replica keeps up (a fresh cluster's replica can miss the timeout at first, and a
+    // master whose last round ran out sends its next groups as a lagging one's): a warm-up
+    // order is vouched for by its replica, not written through.
     let mut warm_up = 1_000..;
     for p in [1, other] {
-        support::waits::wait_for("a replica vouches for a warm-up order", Duration::from_secs(30), async || {
-            let user = warm_up.next().unwrap();
-            let (_, accepted) = all_at_once(&state, p, user..user + 1).await;
-            support::scalar(&pool, &rows(&accepted)).await == 0
-        })
+        let (_, replica) = owners(&nodes.0, product_slot(p)).await;
+        support::waits::wait_for(
+            "a replica read back vouches for a warm-up order",
+            Duration::from_secs(30),
+            async || {
+                let user = warm_up.next().unwrap();
+                let (_, accepted) = all_at_once(&state, p, user..user + 1).await;
+                support::scalar(&pool, &rows(&accepted)).await == 0 && replica_reads(&replica).await > 0
+            },
+        )
         .await;
     }
     signal(&stalled, Signal::SIGSTOP);

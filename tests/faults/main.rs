@@ -19,3 +19,4 @@ mod outage_backoff;
 mod proxy_service;
 mod redis_faults;
 mod replica_acks;
+mod replica_readback;

@@ -225,9 +225,10 @@ async fn measure(
                 .into(),
             format!(
                 "engines on the cluster run with the default --replica-acks auto, which finds the replicas and \
-                 vouches for every reservation (one WAIT per master); the vouching-off figures run the same engine \
-                 with --replica-acks 0; the stalled-replica figures stop one replica (SIGSTOP) once the engine has \
-                 decided to vouch, so the orders of the products on its master meet WAITs that run out, and send \
+                 vouches for every reservation (a group read of the replicas, or one WAIT, per master); the \
+                 vouching-off figures run the same engine with --replica-acks 0; the stalled-replica figures stop \
+                 one replica (SIGSTOP) once the engine has decided to vouch, so the orders of the products on its \
+                 master meet reads that run out, and send \
                  {stalled_orders} orders"
             ),
             "no redis-benchmark ceiling on the cluster: with --cluster it replaces `{tag}` in keys with hash tags of \

@@ -17,6 +17,13 @@ pub struct ReserveRequest {
     pub per_user_limit: i64,
 }
 
+impl ReserveRequest {
+    /// The field of the product's idempotency hash that holds this request's order number.
+    pub fn idempotency_field(&self) -> String {
+        format!("{}:{}", self.user_id, self.idempotency_key)
+    }
+}
+
 /// What Redis answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReserveOutcome {
@@ -163,7 +170,7 @@ impl Reserver {
             .arg(req.user_id)
             .arg(req.qty)
             .arg(req.per_user_limit)
-            .arg(format!("{}:{}", req.user_id, req.idempotency_key))
+            .arg(req.idempotency_field())
             .arg(reservation::body(&order_no, req.user_id, p, req.qty, now_ms, &req.idempotency_key));
         let (code, order_no, seq, epoch) = call.invoke_async(conn).await?;
         Ok(Answer { code, order_no, seq, epoch, at_ms: now_ms })

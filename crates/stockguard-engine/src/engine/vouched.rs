@@ -19,6 +19,7 @@ use stockguard_core::redis_link::product_slot;
 
 use super::persist::PersistError;
 use super::replicas::node::Node;
+use super::replicas::readback::Proof;
 use super::replicas::{Masters, ReplicaGate};
 use super::state::{EngineState, RedisCallError};
 use super::write_through::{WriteThroughError, Written};
@@ -109,9 +110,10 @@ impl Pending<'_> {
         &self.node
     }
 
-    /// Whether the master's replicas have it, by its group `WAIT`.
-    async fn vouch(&self) -> bool {
-        self.node().vouch(self.generation).await
+    /// Whether the master's replicas have the reservation `proof` shows, read back from them
+    /// or by its group `WAIT`.
+    async fn vouch(&self, proof: Proof) -> bool {
+        self.node().vouch(self.generation, proof).await
     }
 }
 
@@ -151,7 +153,12 @@ pub async fn reserve_vouched(
         return Ok(outcome);
     };
     let order_no = message.order_no.clone();
-    let vouch = pending.vouch();
+    let proof = Proof {
+        key: state.keys.idempotency(request.product_id),
+        field: request.idempotency_field(),
+        order_no: order_no.clone(),
+    };
+    let vouch = pending.vouch(proof);
     tokio::pin!(vouch);
     let kept = if pending.node().lagging() {
         // Its replicas lag: the `WAIT` will likely run out its timeout. The order is written

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use redis::{ConnectionAddr, ConnectionInfo};
+use redis::ConnectionInfo;
 use tokio::time::Instant;
 
 use super::node::Node;
@@ -69,14 +69,7 @@ impl ClusterNodes {
 
     /// How to reach `host:port`: the first seed's credentials and database, that address.
     fn reach(&self, host: &str, port: u16) -> ConnectionInfo {
-        let mut info = self.seeds[0].clone();
-        info.addr = match info.addr {
-            ConnectionAddr::TcpTls { insecure, tls_params, .. } => {
-                ConnectionAddr::TcpTls { host: host.to_string(), port, insecure, tls_params }
-            }
-            _ => ConnectionAddr::Tcp(host.to_string(), port),
-        };
-        info
+        super::reach(&self.seeds[0], host, port)
     }
 
     /// Reads the node table again, unless it was read within [`REREAD_EVERY`]. Nodes no

@@ -5,21 +5,22 @@
 //! replica had not yet received, and with them the stream messages that were the only record
 //! of orders already answered "accepted" (the `redis-failover-loss` drill lost 6 this way).
 //! With a replica gate, a new reservation is answered "accepted" only once `n` replicas have
-//! it (`WAIT n timeout`), or, when they do not say so in time, once the engine has written
-//! the order to the DB itself with the consumer's own idempotent write
-//! ([`super::persist::write_batch`]). Either way the order survives the master; what the
+//! it (read back from them, [`readback`], or where the gate cannot reach them, `WAIT n
+//! timeout`), or, when they do not say so in time, once the engine has written the order to
+//! the DB itself with the consumer's own idempotent write ([`super::persist::write_batch`]). Either way the order survives the master; what the
 //! promoted replica then lacks is a deduction, which the reading sees as `REDIS_HIGH` and a
 //! fenced rewrite repairs.
 //!
 //! The gate is on by default: an engine that finds replicas behind its Redis vouches for
 //! every new reservation ([`guarantee`]); `--replica-acks 0` is the logged opt-out.
 //!
-//! Reservations are made on connections of the gate's own, one per master ([`node`]), so
-//! that one `WAIT` per master vouches for every reservation answered on it before the `WAIT`
-//! was sent (group commit). On Redis Cluster the gate finds the product's master in the node
-//! table it reads itself ([`cluster`], [`topology`]): a lagging replica delays only its own
-//! master's orders (at most about one timeout each, not a queue of them: see [`node`]; and
-//! while they lag, orders are written to the DB beside their `WAIT`: see [`super::vouched`]).
+//! Reservations are made on connections of the gate's own, one per master ([`node`]), and
+//! vouched for in groups (group commit): one read of the replicas, or one `WAIT` per master
+//! for every reservation answered on it before the `WAIT` was sent. On Redis Cluster the gate
+//! finds the product's master in the node table it reads itself ([`cluster`], [`topology`]):
+//! a lagging replica delays only its own master's orders (at most about one timeout each, not
+//! a queue of them: see [`node`]; and while they lag, orders are written to the DB beside
+//! their round: see [`super::vouched`]).
 //!
 //! These are the gate's own types, and they know nothing of the engine's state: a
 //! reservation made through the gate, under the order path's timeout and breaker, is
@@ -29,6 +30,7 @@
 pub mod cluster;
 pub mod guarantee;
 pub mod node;
+pub mod readback;
 pub mod topology;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,6 +88,19 @@ impl ReplicaGate {
             Guarantee::Replica
         }
     }
+}
+
+/// How to reach the node at `host:port`: `info`'s credentials and database, that address (a
+/// cluster's other masters, a master's replicas).
+fn reach(info: &redis::ConnectionInfo, host: &str, port: u16) -> redis::ConnectionInfo {
+    let mut info = info.clone();
+    info.addr = match info.addr {
+        redis::ConnectionAddr::TcpTls { insecure, tls_params, .. } => {
+            redis::ConnectionAddr::TcpTls { host: host.to_string(), port, insecure, tls_params }
+        }
+        _ => redis::ConnectionAddr::Tcp(host.to_string(), port),
+    };
+    info
 }
 
 /// Whether this engine vouches for its reservations, decided once from its configuration and

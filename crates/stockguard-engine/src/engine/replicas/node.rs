@@ -1,6 +1,13 @@
 //! One master as the replica gate sees it: a connection of our own, under a generation
-//! number, on which reservations are made and one `WAIT` at a time vouches for all of them
-//! (group commit).
+//! number, on which reservations are made, and the group rounds that vouch for them (group
+//! commit): reads of the reservations back from the master's replicas when the gate reaches
+//! them ([`super::readback`]), else one `WAIT` at a time.
+//!
+//! Reading back is the first choice: it is one round trip to a replica, blocks nothing on the
+//! master, and the rounds need not wait for each other (BENCHMARKS.md, "What vouching costs",
+//! run 12). The gate looks for the replicas in the background when it first vouches and again
+//! whenever the master's link breaks or a replica fails to answer as a replica should; until
+//! it has them it sends `WAIT`, as follows.
 //!
 //! `WAIT` vouches for the writes of the connection it is sent on, so a reservation and its
 //! `WAIT` share a connection that never reconnects behind our back: a plain multiplexed
@@ -26,10 +33,17 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 use redis::AsyncConnectionConfig;
 use tokio::sync::{mpsc, oneshot, watch, Mutex};
+use tokio::time::Instant;
+
+use super::readback::{Proof, Readers, ReadersError};
 
 /// How long connecting to a master may take: a dead one is given up on quickly, and the gate
 /// reads the topology again.
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How often the gate may try again to reach a master's replicas for reading back, after it
+/// could not or they failed: meanwhile it sends `WAIT`.
+const RETRY_READERS_EVERY: Duration = Duration::from_secs(1);
 
 /// How many times a group `WAIT` yields to let answered reservations join it before it goes.
 const MAX_JOIN_YIELDS: usize = 4;
@@ -44,6 +58,7 @@ pub struct Link {
 /// A reservation waiting to be vouched for.
 struct Waiter {
     generation: u64,
+    proof: Proof,
     answer: oneshot::Sender<bool>,
 }
 
@@ -51,16 +66,69 @@ struct Links {
     client: redis::Client,
     current: Mutex<Option<Link>>,
     generations: AtomicU64,
+    /// The master's replicas, when the gate reaches enough of them to read reservations back
+    /// ([`super::readback`]).
+    readers: std::sync::Mutex<ReadersSlot>,
+}
+
+#[derive(Default)]
+struct ReadersSlot {
+    readers: Option<Readers>,
+    /// When the gate last tried to reach them.
+    tried_at: Option<Instant>,
 }
 
 impl Links {
     /// Forgets the link of `generation` if it is still the current one: the next caller
-    /// connects afresh, under a new generation.
+    /// connects afresh, under a new generation. The master may be another one now: its
+    /// replicas are looked for again.
     async fn broken(&self, generation: u64) {
         let mut current = self.current.lock().await;
         if current.as_ref().is_some_and(|l| l.generation == generation) {
             *current = None;
+            self.forget_readers();
         }
+    }
+
+    fn forget_readers(&self) {
+        self.readers.lock().unwrap_or_else(|e| e.into_inner()).readers = None;
+    }
+
+    /// The replicas to read back from, if the gate reaches enough of them. When it has none,
+    /// it looks for them in the background (at most once every [`RETRY_READERS_EVERY`]), and
+    /// the caller sends `WAIT` meanwhile.
+    fn readers(self: &Arc<Self>, needed: usize) -> Option<Readers> {
+        let mut slot = self.readers.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.readers.is_some() {
+            return slot.readers.clone();
+        }
+        if slot.tried_at.is_some_and(|t| t.elapsed() < RETRY_READERS_EVERY) {
+            return None;
+        }
+        slot.tried_at = Some(Instant::now());
+        let links = self.clone();
+        tokio::spawn(async move {
+            let found = async {
+                let config = AsyncConnectionConfig::new().set_connection_timeout(CONNECT_TIMEOUT);
+                let mut master = links
+                    .client
+                    .get_multiplexed_async_connection_with_config(&config)
+                    .await
+                    .map_err(ReadersError::Master)?;
+                Readers::connect(&mut master, links.client.get_connection_info(), needed).await
+            };
+            // Tried again every second while it fails (an account without the right to run
+            // INFO fails each time): quietly, the gate vouches all the same.
+            match tokio::time::timeout(CONNECT_TIMEOUT * 4, found).await {
+                Ok(Ok(readers)) => {
+                    tracing::info!("replica gate: reading reservations back from the replicas");
+                    links.readers.lock().unwrap_or_else(|e| e.into_inner()).readers = Some(readers);
+                }
+                Ok(Err(e)) => tracing::debug!(error = %e, "replica gate: replicas not read back; vouching by WAIT"),
+                Err(_) => tracing::debug!("replica gate: replicas not reached in time; vouching by WAIT"),
+            }
+        });
+        None
     }
 }
 
@@ -77,7 +145,12 @@ impl Node {
     /// It connects on first use.
     pub fn start(info: redis::ConnectionInfo, replicas: usize, timeout: Duration) -> redis::RedisResult<Self> {
         let client = redis::Client::open(info)?;
-        let links = Arc::new(Links { client, current: Mutex::new(None), generations: AtomicU64::new(0) });
+        let links = Arc::new(Links {
+            client,
+            current: Mutex::new(None),
+            generations: AtomicU64::new(0),
+            readers: std::sync::Mutex::default(),
+        });
         let (queue, waiting) = mpsc::unbounded_channel();
         let lagging = Arc::new(watch::Sender::new(false));
         tokio::spawn(vouch_in_groups(links.clone(), waiting, replicas, timeout, lagging.clone()));
@@ -117,11 +190,12 @@ impl Node {
         self.links.broken(generation).await;
     }
 
-    /// Whether enough replicas have every write made on the link of `generation` so far.
-    /// False when they did not say so within the timeout, or the link broke meanwhile.
-    pub async fn vouch(&self, generation: u64) -> bool {
+    /// Whether enough replicas have the reservation `proof` shows, made on the link of
+    /// `generation`. False when they did not say so within the timeout, or the link broke
+    /// meanwhile.
+    pub async fn vouch(&self, generation: u64, proof: Proof) -> bool {
         let (answer, told) = oneshot::channel();
-        if self.queue.send(Waiter { generation, answer }).is_err() {
+        if self.queue.send(Waiter { generation, proof, answer }).is_err() {
             return false;
         }
         told.await.unwrap_or(false)
@@ -157,6 +231,14 @@ async fn vouch_in_groups(
             }
         }
         let lag = *lagging.borrow();
+        if let Some(readers) = links.readers(replicas) {
+            // A read blocks nothing: the next group need not wait for this one.
+            tokio::spawn(read_back(links.clone(), readers, group, replicas, timeout, lagging.clone()));
+            if lag {
+                tokio::time::sleep(pace).await;
+            }
+            continue;
+        }
         let link = {
             let mut current = links.current.lock().await;
             let link = current.clone();
@@ -176,6 +258,28 @@ async fn vouch_in_groups(
         } else {
             round.await;
         }
+    }
+}
+
+/// One group read back from the replicas: tells each of `group` whether enough replicas had
+/// it in time, and `lagging` whether they all did.
+async fn read_back(
+    links: Arc<Links>,
+    readers: Readers,
+    group: Vec<Waiter>,
+    replicas: usize,
+    timeout: Duration,
+    lagging: Arc<watch::Sender<bool>>,
+) {
+    let proofs: Vec<&Proof> = group.iter().map(|w| &w.proof).collect();
+    let (vouched, failed) = readers.read_back(&proofs, replicas, Instant::now() + timeout).await;
+    if failed {
+        links.forget_readers();
+    }
+    let kept_up = vouched.iter().all(|v| *v);
+    lagging.send_if_modified(|lagging| std::mem::replace(lagging, !kept_up) == kept_up);
+    for (w, ok) in group.into_iter().zip(vouched) {
+        let _ = w.answer.send(ok);
     }
 }
 
