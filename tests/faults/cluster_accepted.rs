@@ -112,15 +112,7 @@ async fn all_at_once(state: &EngineState, product: u64, buyers: std::ops::Range<
 /// How many `HGET`s `replica` answered: the gate's reads back (a replica runs no other; the
 /// master's writes reach it as writes).
 async fn replica_reads(replica: &StartedServer) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut crate::cluster_failover::node_conn(replica).await)
-        .await
-        .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("cmdstat_hget:calls="))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().unwrap())
+    crate::replica_readback::calls(&mut crate::cluster_failover::node_conn(replica).await, "hget").await
 }
 
 #[sqlx::test(migrations = "./migrations")]

@@ -37,9 +37,9 @@ async fn write_entry(master: &RedisServer, order_no: &str) {
         redis::cmd("HSET").arg(&p.key).arg(&p.field).arg(order_no).query_async(&mut master.conn().await).await.unwrap();
 }
 
-/// How many times `server` ran `command` (`INFO commandstats`).
-async fn calls(server: &RedisServer, command: &str) -> u64 {
-    let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut server.conn().await).await.unwrap();
+/// How many times the server behind `conn` ran `command` (`INFO commandstats`).
+pub(crate) async fn calls(conn: &mut redis::aio::MultiplexedConnection, command: &str) -> u64 {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
     let prefix = format!("cmdstat_{command}:calls=");
     info.lines()
         .find_map(|l| l.strip_prefix(&prefix))
@@ -152,15 +152,15 @@ async fn an_engine_reads_its_reservations_back_from_the_replica_and_each_is_ther
     wait_for("the gate to read back from the replica", Duration::from_secs(10), async || {
         user += 1;
         buy_one(&state, &mut on_replica, user).await;
-        calls(&replica, "role").await > 0
+        calls(&mut replica.conn().await, "role").await > 0
     })
     .await;
-    let waits_before = calls(&master, "wait").await;
+    let waits_before = calls(&mut master.conn().await, "wait").await;
     for _ in 0..50 {
         user += 1;
         buy_one(&state, &mut on_replica, user).await;
     }
-    assert_eq!(calls(&master, "wait").await, waits_before, "reading back, the gate sends no WAIT");
+    assert_eq!(calls(&mut master.conn().await, "wait").await, waits_before, "reading back, the gate sends no WAIT");
     let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders").fetch_one(&pool).await.unwrap();
     assert_eq!(rows, 0, "every order vouched for by the replica, none written through");
 }

@@ -277,10 +277,16 @@ async fn read_back(
         links.forget_readers();
     }
     let kept_up = vouched.iter().all(|v| *v);
-    lagging.send_if_modified(|lagging| std::mem::replace(lagging, !kept_up) == kept_up);
+    tell_lag(&lagging, kept_up);
     for (w, ok) in group.into_iter().zip(vouched) {
         let _ = w.answer.send(ok);
     }
+}
+
+/// Tells `lagging` whether the last round found the replicas lagging (a watcher wakes only
+/// when that changes).
+fn tell_lag(lagging: &watch::Sender<bool>, kept_up: bool) {
+    lagging.send_if_modified(|lagging| std::mem::replace(lagging, !kept_up) == kept_up);
 }
 
 /// One group `WAIT` on `link`: tells each of `group` whether it vouched for them, and
@@ -304,7 +310,7 @@ async fn one_wait(
             match tokio::time::timeout(patience, wait.query_async::<i64>(&mut conn)).await {
                 Ok(Ok(acked)) => {
                     let kept_up = acked >= replicas as i64;
-                    lagging.send_if_modified(|lagging| std::mem::replace(lagging, !kept_up) == kept_up);
+                    tell_lag(&lagging, kept_up);
                     Some((link.generation, kept_up))
                 }
                 _ => {
