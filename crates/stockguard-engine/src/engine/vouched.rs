@@ -4,9 +4,10 @@
 //! vouched for it or the engine wrote the order to the DB itself, in a batch with the other
 //! orders no replica vouched for ([`super::write_through`]).
 //!
-//! While a master's replicas lag (a `WAIT` of its ran out its timeout), an order does not wait
-//! for its own `WAIT` to fail before it is written: the write starts beside the `WAIT` (at
-//! once, or as soon as the lag begins) and whichever keeps the order first answers the buyer.
+//! While a master's replicas lag (a group round of its, a read back or a `WAIT`, ran out its
+//! timeout), an order does not wait for its own round to fail before it is written: the write
+//! starts beside the round (at once, or as soon as the lag begins) and whichever keeps the
+//! order first answers the buyer.
 //! A stalled replica then costs an order about one DB batch write, and the orders caught at
 //! the stall's onset one timeout more, not two.
 //!
@@ -26,7 +27,7 @@ use super::write_through::{WriteThroughError, Written};
 
 impl ReplicaGate {
     /// Reserves on the product's master over the gate's link to it. Returns the outcome, the
-    /// message of a new reservation and where it was made, for that master's group `WAIT` to
+    /// message of a new reservation and where it was made, for that master's group round to
     /// vouch for ([`Pending::vouch`]). A reservation a cluster redirects (`MOVED`: its slot
     /// moved, so the script did not run) is made again once on the master the re-read table
     /// names.
@@ -161,16 +162,16 @@ pub async fn reserve_vouched(
     let vouch = pending.vouch(proof);
     tokio::pin!(vouch);
     let kept = if pending.node().lagging() {
-        // Its replicas lag: the `WAIT` will likely run out its timeout. The order is written
-        // to the DB at once, beside the `WAIT`, and whichever keeps it first answers.
+        // Its replicas lag: the round will likely run out its timeout. The order is written
+        // to the DB at once, beside the round, and whichever keeps it first answers.
         race(vouch, state.write_through.write(message)).await
     } else {
         enum First {
             Vouched(bool),
             LagBegan,
         }
-        // And should another `WAIT` of its master run out meanwhile (this order's own one is
-        // then likely stuck too), the write starts then, not once its own `WAIT` gave up.
+        // And should another round of its master run out meanwhile (this order's own one is
+        // then likely stuck too), the write starts then, not once its own round gave up.
         let first = tokio::select! {
             biased;
             vouched = &mut vouch => First::Vouched(vouched),
@@ -213,10 +214,10 @@ pub async fn reserve_vouched(
     }
 }
 
-/// The group `WAIT` (`vouch`) and the order's write to the DB, side by side: kept on a
-/// replica when the `WAIT` vouches before the write ends (the write still goes on, and is
-/// harmless: the consumer's write is idempotent), else what the write did. A write that
-/// failed leaves the `WAIT` to answer.
+/// The group round (`vouch`: a read back or a `WAIT`) and the order's write to the DB, side
+/// by side: kept on a replica when the round vouches before the write ends (the write still
+/// goes on, and is harmless: the consumer's write is idempotent), else what the write did. A
+/// write that failed leaves the round to answer.
 async fn race(
     mut vouch: std::pin::Pin<&mut impl std::future::Future<Output = bool>>,
     write: impl std::future::Future<Output = Result<Written, WriteThroughError>>,

@@ -7,9 +7,9 @@
 //! With a replica gate, a new reservation is answered "accepted" only once `n` replicas have
 //! it (read back from them, [`readback`], or where the gate cannot reach them, `WAIT n
 //! timeout`), or, when they do not say so in time, once the engine has written the order to
-//! the DB itself with the consumer's own idempotent write ([`super::persist::write_batch`]). Either way the order survives the master; what the
-//! promoted replica then lacks is a deduction, which the reading sees as `REDIS_HIGH` and a
-//! fenced rewrite repairs.
+//! the DB itself with the consumer's own idempotent write ([`super::persist::write_batch`]).
+//! Either way the order survives the master; what the promoted replica then lacks is a
+//! deduction, which the reading sees as `REDIS_HIGH` and a fenced rewrite repairs.
 //!
 //! The gate is on by default: an engine that finds replicas behind its Redis vouches for
 //! every new reservation ([`guarantee`]); `--replica-acks 0` is the logged opt-out.

@@ -132,11 +132,13 @@ impl Links {
     }
 }
 
-/// One master: its link and the queue of its `WAIT` task, which ends when this is dropped.
+/// One master: its link and the queue of its group rounds' task, which ends when this is
+/// dropped.
 pub struct Node {
     links: Arc<Links>,
     queue: mpsc::UnboundedSender<Waiter>,
-    /// Whether the last `WAIT` ran out its timeout (the replicas lag), until one keeps up.
+    /// Whether the last round (a read back or a `WAIT`) ran out its timeout (the replicas
+    /// lag), until one keeps up.
     lagging: Arc<watch::Sender<bool>>,
 }
 
@@ -157,13 +159,13 @@ impl Node {
         Ok(Self { links, queue, lagging })
     }
 
-    /// Whether this master's replicas lag: its last `WAIT` ran out its timeout and none has
+    /// Whether this master's replicas lag: its last round ran out its timeout and none has
     /// kept up since. An order made now will likely not be vouched for in time.
     pub fn lagging(&self) -> bool {
         *self.lagging.borrow()
     }
 
-    /// Ends once this master's replicas lag (at once if they do now): a `WAIT` ran out its
+    /// Ends once this master's replicas lag (at once if they do now): a round ran out its
     /// timeout, so the one an order waits for will likely run out too.
     pub async fn lag_begins(&self) {
         let mut lag = self.lagging.subscribe();
@@ -202,9 +204,10 @@ impl Node {
     }
 }
 
-/// Sends one `WAIT` for everyone queued since the last one, and tells each of them. While
-/// the replicas lag, the `WAIT`s do not wait for each other: each goes on a connection of its
-/// own, at most one every quarter timeout.
+/// Vouches in one round for everyone queued since the last one (a read back, or one `WAIT`),
+/// and tells each of them. Reads never wait for each other; while the replicas lag, neither
+/// do the `WAIT`s: each goes on a connection of its own. Either way, while they lag, at most
+/// one round goes every quarter timeout.
 async fn vouch_in_groups(
     links: Arc<Links>,
     mut waiting: mpsc::UnboundedReceiver<Waiter>,
