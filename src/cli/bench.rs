@@ -37,6 +37,10 @@ pub enum BenchCommand {
         /// Rounds of the three vouching runs; the figures are the medians (default 3; 1 with --quick).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         vouching_rounds: Option<u32>,
+        /// Requests outstanding at once in each vouching run (default 50, as in the rest of
+        /// `bench engine`).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        vouching_clients: Option<u64>,
         /// Only what vouching costs: no ceiling, no HTTP run on the profile's Redis, no persist figures.
         #[arg(long)]
         vouching_only: bool,
@@ -100,7 +104,15 @@ pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliErro
         BenchCommand::Reserve { quick, json } => {
             show(&stockguard_engine::bench::reserve::run(&conns, quick).await?, json)
         }
-        BenchCommand::Engine { quick, json, vouching_orders, stalled_orders, vouching_rounds, vouching_only } => {
+        BenchCommand::Engine {
+            quick,
+            json,
+            vouching_orders,
+            stalled_orders,
+            vouching_rounds,
+            vouching_clients,
+            vouching_only,
+        } => {
             let exe = std::env::current_exe()
                 .map_err(|e| CliError::Refused(format!("cannot find the stockguard binary: {e}")))?;
             let mut plan = EnginePlan::new(quick);
@@ -109,6 +121,7 @@ pub async fn run(cmd: BenchCommand, profile: Option<&str>) -> Result<(), CliErro
             v.orders = vouching_orders.unwrap_or(v.orders);
             v.stalled_orders = stalled_orders.unwrap_or(v.stalled_orders);
             v.rounds = vouching_rounds.unwrap_or(v.rounds);
+            v.clients = vouching_clients.map_or(v.clients, |n| n as usize);
             let mut progress = |step: &str| eprintln!("bench engine: {step}");
             show(&stockguard_engine::bench::engine::run(&conns, &exe, &plan, &mut progress).await?, json)
         }

@@ -35,6 +35,12 @@ pub enum EngineCommand {
 pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: String,
+    /// Connections the kernel may hold for this instance before it accepts them; past it,
+    /// a buyer's SYN is dropped and they wait a second to retry. Capped by
+    /// `net.core.somaxconn`.
+    #[arg(long, default_value_t = stockguard_engine::engine::http::listen::DEFAULT_BACKLOG,
+          value_parser = clap::value_parser!(u32).range(1..=65_535))]
+    listen_backlog: u32,
     /// This instance's id (default: random).
     #[arg(long)]
     instance_id: Option<String>,
@@ -91,6 +97,7 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
     };
     let ServeArgs {
         listen,
+        listen_backlog,
         instance_id,
         payment_timeout,
         batch_size,
@@ -133,7 +140,7 @@ pub async fn run(cmd: EngineCommand, profile: Option<&str>) -> Result<(), CliErr
     if let Some(id) = instance_id {
         config.instance_id = id;
     }
-    let listener = tokio::net::TcpListener::bind(&listen)
+    let listener = stockguard_engine::engine::http::listen::bind(&listen, listen_backlog)
         .await
         .map_err(|e| CliError::Refused(format!("cannot listen on {listen}: {e}")))?;
     eprintln!(

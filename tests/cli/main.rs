@@ -12,6 +12,7 @@ mod commands;
 mod compensation;
 mod demo;
 mod drill_report;
+mod engine_listen;
 mod refusals;
 mod sandbox;
 mod steps;

@@ -3,8 +3,9 @@
 //!
 //! - vouching off (`--replica-acks 0`): answered as soon as the reserve script ran;
 //! - vouching on (the default, which finds the replica), the replica healthy: answered once a
-//!   group `WAIT` says the replica has the reservation;
-//! - vouching on, the replica stalled (SIGSTOP after the engine started): every `WAIT` runs
+//!   group's read back from the replica finds the reservation there
+//!   ([`crate::engine::replicas`]);
+//! - vouching on, the replica stalled (SIGSTOP after the engine started): every round runs
 //!   out the timeout, and the engine writes each order to the DB before answering, in batches
 //!   ([`crate::engine::write_through`]).
 //!
@@ -25,10 +26,8 @@ use crate::sandbox::replicated::{self, Replicated};
 use stockguard_core::connect::Connections;
 use stockguard_core::profile::ConnectionSettings;
 
-/// Requests outstanding at once, as in the rest of `bench engine`.
-const CLIENTS: usize = 50;
-
-/// How big the vouching runs are (`bench engine --vouching-orders/--stalled-orders/--vouching-rounds`).
+/// How big the vouching runs are (`bench engine --vouching-orders/--stalled-orders/--vouching-rounds/
+/// --vouching-clients`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VouchingPlan {
     /// Buyers of each run with vouching off and with the replica healthy.
@@ -37,17 +36,19 @@ pub struct VouchingPlan {
     pub stalled_orders: u64,
     /// Rounds of the three runs; the figures are the medians.
     pub rounds: u32,
+    /// Requests outstanding at once: 50, as in the rest of `bench engine`, unless asked.
+    pub clients: usize,
 }
 
 impl VouchingPlan {
     /// About a minute and a half on two cores.
     pub fn full() -> Self {
-        Self { orders: 60_000, stalled_orders: 3_000, rounds: 3 }
+        Self { orders: 60_000, stalled_orders: 3_000, rounds: 3, clients: 50 }
     }
 
     /// Only checks that it still works.
     pub fn quick() -> Self {
-        Self { orders: 600, stalled_orders: 100, rounds: 1 }
+        Self { orders: 600, stalled_orders: 100, rounds: 1, clients: 50 }
     }
 }
 
@@ -123,7 +124,7 @@ pub async fn measure(
                 let case = Case::ALL[(i + round as usize) % Case::ALL.len()];
                 progress(&format!("round {} of {}: {}", round + 1, plan.rounds, case.label()));
                 let buyers = if case == Case::Stalled { plan.stalled_orders } else { plan.orders };
-                runs.push((case, one_run(&on_pair, &pair, exe, case, buyers).await?));
+                runs.push((case, one_run(&on_pair, &pair, exe, case, buyers, plan.clients).await?));
             }
         }
         Ok::<_, BenchError>(runs)
@@ -142,6 +143,7 @@ async fn one_run(
     exe: &Path,
     case: Case,
     buyers: u64,
+    clients: usize,
 ) -> Result<Run, BenchError> {
     let product = BenchProduct::create(conns, buyers as i64, 1).await?;
     let engine = match EngineProcess::start_with(exe, conns, case.flags()).await {
@@ -163,7 +165,7 @@ async fn one_run(
             buyers,
             rate: 1_000_000,
             duration: Duration::from_secs(300),
-            concurrency: CLIENTS,
+            concurrency: clients,
             drain_timeout: Duration::from_secs(120),
         };
         let (cpu_before, started) = (busy_cpu(), std::time::Instant::now());
@@ -285,7 +287,7 @@ fn report(runs: &[(Case, Run)], plan: &VouchingPlan) -> (Vec<Figure>, Vec<Figure
     for case in Case::ALL {
         let label = case.label();
         figures.push(Figure::new(
-            &format!("{label}: accepted orders/s ({CLIENTS} concurrent)"),
+            &format!("{label}: accepted orders/s ({} concurrent)", plan.clients),
             rate(case),
             "orders/s",
         ));
@@ -321,9 +323,9 @@ fn report(runs: &[(Case, Run)], plan: &VouchingPlan) -> (Vec<Figure>, Vec<Figure
     ];
     let mut notes = vec![format!(
         "vouching: a private redis-server with one replica on loopback; {} buyers per run off and healthy, {} \
-         stalled, {CLIENTS} outstanding, {} round(s) rotated, medians; the engine's default acknowledgement \
+         stalled, {} outstanding, {} round(s) rotated, medians; the engine's default acknowledgement \
          timeout ({timeout_ms:.0} ms)",
-        plan.orders, plan.stalled_orders, plan.rounds
+        plan.orders, plan.stalled_orders, plan.clients, plan.rounds
     )];
     for (case, r) in runs {
         notes.push(format!(

@@ -9,8 +9,11 @@
 //!   the order's buyer may (anyone else gets 404 and changes nothing); 400 without a buyer.
 //! - `GET /health`, `GET /metrics` (Prometheus text).
 //! - 429 `RATE_LIMITED` when a rate limit refuses a request.
+//!
+//! [`listen`] binds the socket `engine serve` listens on, with a backlog for a sale's burst.
 
 mod error;
+pub mod listen;
 mod orders;
 
 pub use error::ApiError;
