@@ -54,7 +54,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_address_that_does_not_parse_is_refused_with_its_name() {
+    async fn an_address_without_a_port_is_refused_as_invalid_input() {
         let err = bind("no port here", DEFAULT_BACKLOG).await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
     }
