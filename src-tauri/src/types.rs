@@ -68,7 +68,7 @@ fn generated() -> String {
         crate::board_feed::LostOrders,
         stockguard_core::alerts::AlertKind,
         stockguard_core::alerts::Alert,
-        stockguard_core::alerts::acks::Acknowledgement,
+        stockguard_core::alerts::Acknowledgement,
         stockguard_core::alerts::AlertState,
         crate::alert_desk::AlertsUpdate,
         crate::window::OpenProduct,

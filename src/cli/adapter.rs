@@ -226,7 +226,7 @@ pub async fn rewrite(opts: &AdapterOpts, profile: Option<&str>, args: &RepairArg
 
 async fn repair_products(sale: &Opened, args: &RepairArgs) -> Result<(), CliError> {
     let settings = &sale.settings;
-    let confirmed = super::rewrite::typed_again(settings.environment, args.dry_run, &args.products, &args.confirm)?;
+    let confirmed = super::several::typed_again(settings.environment, args.dry_run, &args.products, &args.confirm)?;
     let links = sale.links();
     let mut done = Vec::new();
     let mut errors = Vec::new();
@@ -247,7 +247,7 @@ async fn repair_products(sale: &Opened, args: &RepairArgs) -> Result<(), CliErro
     } else {
         print_repairs(&done);
     }
-    super::rewrite::failures(errors, args.products.len())
+    super::several::failures(errors, args.products.len())
 }
 
 fn print_repairs(done: &[DeltaRepair]) {

@@ -17,6 +17,7 @@ mod recon;
 mod rewrite;
 mod roles;
 mod sandbox;
+mod several;
 mod watch;
 
 use clap::{Parser, Subcommand};

@@ -3,7 +3,8 @@
 
 use chrono::Utc;
 use stockguard_core::adapter::AdapterError;
-use stockguard_core::alerts::acks::{self, Acknowledgement};
+use stockguard_core::alerts::acks;
+use stockguard_core::alerts::Acknowledgement;
 use stockguard_core::lang::Lang;
 use tauri::{AppHandle, State};
 

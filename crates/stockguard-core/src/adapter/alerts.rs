@@ -7,7 +7,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::reading::{read, SaleLinks};
+use super::links::SaleLinks;
+use super::reading::read;
 use super::{AdapterError, AdapterFile};
 use crate::alerts::{evaluate, Alert, Signals};
 use crate::profile::thresholds::Thresholds;

@@ -1,60 +1,17 @@
-//! The sale's side of compensation over an adapter: `[compensation]` of the adapter file, the
-//! live orders of a product as the sale stores them (newest first: by the file's `created`,
-//! then its `order_id`), and the one write Stockguard ever makes in the sale's own database:
-//! an order set to the sale's own cancelled status, when the file declares it
-//! (`cancel = { status = ... }`) and the account may write it. Without a declared cancel an
-//! approved case ends in its export, for the team's own systems.
+//! The sale's side of compensation over an adapter: the live orders of a product as the sale
+//! stores them (newest first: by the file's `created`, then its `order_id`), and the one write
+//! Stockguard ever makes in the sale's own database: an order set to the sale's own cancelled
+//! status, when the file declares it (`[compensation] cancel = { status = ... }`,
+//! [`super::file::CompensationSection`]) and the account may write it. Without a declared
+//! cancel an approved case ends in its export, for the team's own systems.
 //!
 //! The case itself (the state database, four eyes) is `crate::compensation::over_adapter`.
 
 use chrono::NaiveDateTime;
-use serde::{Deserialize, Serialize};
 use sqlx::MySqlPool;
 
-use super::file::{OrdersSection, StatusValue};
+use super::file::{Cancel, OrdersSection, StatusValue};
 use super::AdapterError;
-
-/// `[compensation]`: how the sale's own database records a cancelled order, when Stockguard
-/// may write it there.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(deny_unknown_fields)]
-pub struct CompensationSection {
-    /// The status the sale writes for a cancelled order. Absent: Stockguard writes nothing in
-    /// the sale; an approved case ends in its CSV export.
-    #[serde(default)]
-    pub cancel: Option<Cancel>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Cancel {
-    /// The sale's own cancelled status code (a number or a string).
-    pub status: StatusValue,
-}
-
-impl CompensationSection {
-    /// The first shape problem of the section against the file's `[orders]`.
-    pub(super) fn problems(&self, orders: Option<&OrdersSection>) -> Result<(), String> {
-        let Some(cancel) = &self.cancel else { return Ok(()) };
-        let Some(orders) = orders else {
-            return Err("[compensation] cancel needs an [orders] table".into());
-        };
-        if orders.order_id.is_none() {
-            return Err("[compensation] cancel needs [orders] order_id: an order is cancelled by its own id".into());
-        }
-        if orders.join.is_some() {
-            return Err(
-                "[compensation] cancel on a status kept in a joined table is not supported: drop cancel, and the \
-                 approved case ends in its export"
-                    .into(),
-            );
-        }
-        if orders.live.contains(&cancel.status) {
-            return Err(format!("[compensation] cancel status {} is a live status", cancel.status));
-        }
-        Ok(())
-    }
-}
 
 /// A status code as the database's `CAST(... AS CHAR)` gives it.
 fn code(s: &StatusValue) -> String {

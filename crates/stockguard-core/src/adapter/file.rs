@@ -29,7 +29,7 @@ pub struct AdapterFile {
     #[serde(default)]
     pub repair: RepairSection,
     #[serde(default)]
-    pub compensation: super::compensate::CompensationSection,
+    pub compensation: CompensationSection,
     /// Where the sale reads its own degrade flag (`stockguard degrade on|off` writes it).
     #[serde(default)]
     pub switch: Option<SwitchSection>,
@@ -350,6 +350,48 @@ pub struct RepairSection {
     /// The sale's own lock key, held while a repair runs.
     #[serde(default)]
     pub fence_key: Option<Template>,
+}
+
+/// `[compensation]`: how the sale's own database records a cancelled order, when Stockguard
+/// may write it there.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CompensationSection {
+    /// The status the sale writes for a cancelled order. Absent: Stockguard writes nothing in
+    /// the sale; an approved case ends in its CSV export.
+    #[serde(default)]
+    pub cancel: Option<Cancel>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Cancel {
+    /// The sale's own cancelled status code (a number or a string).
+    pub status: StatusValue,
+}
+
+impl CompensationSection {
+    /// The first shape problem of the section against the file's `[orders]`.
+    pub(super) fn problems(&self, orders: Option<&OrdersSection>) -> Result<(), String> {
+        let Some(cancel) = &self.cancel else { return Ok(()) };
+        let Some(orders) = orders else {
+            return Err("[compensation] cancel needs an [orders] table".into());
+        };
+        if orders.order_id.is_none() {
+            return Err("[compensation] cancel needs [orders] order_id: an order is cancelled by its own id".into());
+        }
+        if orders.join.is_some() {
+            return Err(
+                "[compensation] cancel on a status kept in a joined table is not supported: drop cancel, and the \
+                 approved case ends in its export"
+                    .into(),
+            );
+        }
+        if orders.live.contains(&cancel.status) {
+            return Err(format!("[compensation] cancel status {} is a live status", cancel.status));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]

@@ -22,8 +22,8 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::file::{AdapterFile, Inflight};
+use super::links::SaleLinks;
 use super::missing::Missing;
-use super::reading::SaleLinks;
 use super::{db, AdapterError};
 use crate::redis_link::Link;
 

@@ -9,6 +9,7 @@
 //! - [`db`]: the DB side of a reading, one SELECT per pass.
 //! - [`redis_side`]: the Redis side: a counter, a hash of total and sold, or buckets.
 //! - [`inflight`]: where accepted orders wait: a Redis stream, a RabbitMQ queue, or nothing.
+//! - [`links`]: the sale's DB and Redis connections, as a reading takes them.
 //! - [`lost`]: accepted but lost: orders a stream's consumer acknowledged and never wrote.
 //! - [`reading`]: two passes and the settled verdict per product.
 //! - [`open`]: a sale opened: its file and the connections it names (the CLI's and the
@@ -20,9 +21,9 @@
 //!   its own: Stockguard creates, alters and writes nothing in the sale's database.
 //! - [`check`]: `adapter check`: every table, column, key and queue the file names exists,
 //!   with the orders counted per status; what is not there is a [`missing::Missing`].
-//! - [`compensate`]: `[compensation]` of the file, a product's live orders newest first (the
-//!   orders a case over an adapter lists), and the one write into the sale's own database: an
-//!   order set to its cancelled status, when the file declares it.
+//! - [`compensate`]: a product's live orders newest first (the orders a case over an adapter
+//!   lists), and the one write into the sale's own database: an order set to its cancelled
+//!   status, when the file's `[compensation]` declares it.
 //! - [`repair`]: the delta rewrite of a settled drift, where the file allows it.
 //! - [`switch`]: the sale's own degrade flag, where `[switch]` says it is: read, and written
 //!   by `degrade on|off` (the switch's role rule, audited in the state database).
@@ -42,6 +43,7 @@ pub mod file;
 pub mod ident;
 pub mod inflight;
 pub mod init;
+pub mod links;
 pub mod lost;
 pub mod missing;
 pub mod open;
@@ -54,8 +56,9 @@ pub mod switch;
 pub mod template;
 
 pub use file::{AdapterFile, AdapterFileError};
+pub use links::SaleLinks;
 pub use open::OpenedSale;
-pub use reading::{read, AdapterReading, SaleLinks};
+pub use reading::{read, AdapterReading};
 
 /// What went wrong reading or repairing a sale over its adapter; each failing step named,
 /// its cause kept.

@@ -21,11 +21,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
-use sqlx::MySqlPool;
 
 use super::db::{self, DbRow};
 use super::file::{AdapterFile, Inflight, Initial};
 use super::inflight::{self, InflightRead};
+use super::links::SaleLinks;
 use super::lost::{self, LostInReading, LostOptions};
 use super::redis_side::{self, RedisStock};
 use super::AdapterError;
@@ -65,24 +65,6 @@ pub struct AdapterReading {
     /// stranded), within [`lost`]'s default bounds; `null` when the in-flight source keeps
     /// nothing it carried, so they cannot be known.
     pub lost: Option<LostInReading>,
-}
-
-/// The connections a reading needs: the sale's DB (a SELECT-only account will do) and Redis,
-/// each absent when the sale has none.
-pub struct SaleLinks<'a, C> {
-    pub db: Option<&'a MySqlPool>,
-    pub redis: Option<&'a C>,
-}
-
-impl<'a> SaleLinks<'a, crate::redis_link::RedisLink> {
-    /// The links of a sale whose MySQL and Redis are `conns` (the profile's): each only when the
-    /// file reads that side.
-    pub fn of(file: &AdapterFile, conns: &'a crate::connect::Connections) -> Self {
-        SaleLinks {
-            db: (file.stock.is_some() || file.orders.is_some()).then_some(&conns.mysql),
-            redis: file.redis.as_ref().map(|_| &conns.redis),
-        }
-    }
 }
 
 /// What one pass saw.

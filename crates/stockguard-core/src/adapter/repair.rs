@@ -16,7 +16,8 @@ use serde::Serialize;
 use sqlx::MySqlPool;
 
 use super::file::{AdapterFile, RedisForm, RewriteMode};
-use super::reading::{self, AdapterReading, SaleLinks};
+use super::links::SaleLinks;
+use super::reading::{self, AdapterReading};
 use super::state;
 use super::AdapterError;
 use crate::action::Action;

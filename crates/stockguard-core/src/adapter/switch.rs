@@ -15,8 +15,8 @@ use serde::Serialize;
 use sqlx::MySqlPool;
 
 use super::file::{AdapterFile, StatusValue, SwitchSection};
+use super::links::SaleLinks;
 use super::missing::Missing;
-use super::reading::SaleLinks;
 use super::AdapterError;
 use crate::action::Action;
 use crate::audit::{self, AuditEntry};

@@ -6,11 +6,11 @@
 //! empty name; a sale read over an adapter keeps them in the state database under the
 //! adapter sale's name, so two sales in one state database never share one.
 
-use chrono::{DateTime, NaiveDateTime, Utc};
-use serde::Serialize;
+use chrono::{NaiveDateTime, Utc};
 
 use super::conditions::Alert;
 use super::onsets::Onsets;
+use super::state::{Acknowledgement, AlertState};
 use super::AlertError;
 use crate::action::Action;
 use crate::audit::{self, AuditEntry};
@@ -37,32 +37,6 @@ impl<'a> Desk<'a> {
     pub fn adapter(state: &'a sqlx::MySqlPool, settings: &'a ConnectionSettings, sale: &'a str) -> Self {
         Self { db: state, settings, sale }
     }
-}
-
-/// An open acknowledgement.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "AlertAcknowledgement"))]
-pub struct Acknowledgement {
-    pub id: u64,
-    pub alert_key: String,
-    pub kind: String,
-    pub product_id: Option<u64>,
-    /// The account that acknowledged (the server's word).
-    pub acked_by: String,
-    pub reason: String,
-    pub acked_at: NaiveDateTime,
-    pub until_at: Option<NaiveDateTime>,
-}
-
-/// An alert, when it began firing, and its open acknowledgement, if any.
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct AlertState {
-    pub alert: Alert,
-    /// When it began firing: the first reading it was seen in, kept while it fires; once it
-    /// cleared, a new incident begins again ([`Onsets`]).
-    pub since: DateTime<Utc>,
-    pub acknowledged: Option<Acknowledgement>,
 }
 
 /// Acknowledges a firing alert: who (the server says), why (required), until when (`None`:

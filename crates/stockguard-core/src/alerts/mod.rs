@@ -7,6 +7,7 @@
 //! - [`now`]: the alerts firing now, for a one-off command (two readings, the backlog).
 //! - [`onsets`]: when each alert began firing (its first reading, kept by its key while it
 //!   fires), so every alert has an age.
+//! - [`state`]: what the desk shows of a firing alert (its onset, its open acknowledgement).
 //! - [`acks`]: acknowledging one (the account is the server's word), and settling: an
 //!   acknowledgement closes by itself once its alert clears or its time is up, so a forgotten
 //!   acknowledgement never hides the next incident. Every acknowledgement and every close
@@ -16,11 +17,12 @@ pub mod acks;
 pub mod conditions;
 pub mod now;
 pub mod onsets;
+pub mod state;
 
 pub use crate::profile::thresholds::Thresholds;
-pub use acks::{Acknowledgement, AlertState};
 pub use conditions::{evaluate, Alert, AlertKind, Signals};
 pub use onsets::Onsets;
+pub use state::{Acknowledgement, AlertState};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AlertError {

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use super::acks::AlertState;
 use super::conditions::Alert;
+use super::state::AlertState;
 
 /// The first reading each firing alert was seen in. A loop keeps one across its readings (the
 /// desktop's alert desk); a one-off command sees each alert in its one reading

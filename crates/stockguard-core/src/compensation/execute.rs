@@ -87,7 +87,7 @@ pub(super) enum Venue<'a> {
     Ledger,
     /// A sale read over its adapter: the run performs it there (or hands it over in the
     /// export) first, and the effect row records what it did.
-    Adapter(super::over_adapter::SaleSide<'a>),
+    Adapter(super::sale_side::SaleSide<'a>),
 }
 
 pub(super) async fn execute_at(
@@ -166,7 +166,7 @@ async fn run_line(
     // done), then its row records what it did.
     let reported = match venue {
         Venue::Ledger => None,
-        Venue::Adapter(sale) => Some(super::over_adapter::perform(sale, &line.order_no, line.action).await?),
+        Venue::Adapter(sale) => Some(super::sale_side::perform(sale, &line.order_no, line.action).await?),
     };
     // A deadlock's victim was rolled back whole (its effect too): the line is tried again,
     // as any statement is ([`again_on_deadlock`]); whatever else ends the try is its answer.

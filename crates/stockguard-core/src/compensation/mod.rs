@@ -23,7 +23,8 @@
 //! - [`over_adapter`]: the same cases on a sale Stockguard did not build, in the state
 //!   database: opened from the sale's own orders beyond stock (last accepted first out, by the
 //!   adapter's `created`, then `order_id`), executed by a declared cancel in the sale's
-//!   database or handed over in the export.
+//!   database or handed over in the export; [`sale_side`]: that sale as a case holds it, and
+//!   what executing a line does in it.
 //! - [`read`]: list and show; [`export`]: CSV for finance and customer service.
 //! - [`types`]: the case, its lines and steps as the CLI and the console show them.
 
@@ -34,6 +35,7 @@ pub mod open;
 pub mod over_adapter;
 pub mod plan;
 pub mod read;
+pub mod sale_side;
 pub mod types;
 pub mod workflow;
 

@@ -6,15 +6,10 @@ use std::time::{Duration, Instant};
 
 use super::engine_process::EngineProcess;
 use super::vouching::{self, VouchingPlan};
-use super::{reserve, BenchError, BenchProduct, BenchReport, Figure, ScratchDatabase};
+use super::{reserve, BenchError, BenchProduct, BenchReport, Figure, ScratchDatabase, CLIENTS};
 use crate::engine::consumer::{self, ConsumerConfig};
 use crate::load::{self, LoadConfig};
 use stockguard_core::connect::Connections;
-
-/// Requests outstanding at once, the same for the ceiling (`redis-benchmark -c`) and for the
-/// engine (the load generator's connections): the two figures are compared side by side. The
-/// vouching runs use it too unless told otherwise.
-pub(super) const CLIENTS: u32 = 50;
 
 /// Persisted orders per second with the given batch size, draining `n` messages.
 async fn persist_rate(conns: &Connections, product: u64, n: u64, batch_size: usize) -> Result<f64, BenchError> {

@@ -42,6 +42,11 @@ use sqlx::{Connection as _, MySqlPool};
 use stockguard_core::connect::{self, Connections};
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
 
+/// Requests outstanding at once in `bench engine`, the same for the ceiling (`redis-benchmark
+/// -c`) and for the engine (the load generator's connections): the two figures are compared
+/// side by side. The vouching runs use it too unless told otherwise.
+const CLIENTS: u32 = 50;
+
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     #[error("benchmarks write bench data; they refuse a production profile")]

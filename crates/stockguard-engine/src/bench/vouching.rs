@@ -36,20 +36,20 @@ pub struct VouchingPlan {
     pub stalled_orders: u64,
     /// Rounds of the three runs; the figures are the medians.
     pub rounds: u32,
-    /// Requests outstanding at once: as in the rest of `bench engine` ([`super::engine::CLIENTS`]),
-    /// unless asked.
+    /// Requests outstanding at once: as in the rest of `bench engine` ([`super::CLIENTS`]), unless
+    /// asked.
     pub clients: usize,
 }
 
 impl VouchingPlan {
     /// About a minute and a half on two cores.
     pub fn full() -> Self {
-        Self { orders: 60_000, stalled_orders: 3_000, rounds: 3, clients: super::engine::CLIENTS as usize }
+        Self { orders: 60_000, stalled_orders: 3_000, rounds: 3, clients: super::CLIENTS as usize }
     }
 
     /// Only checks that it still works.
     pub fn quick() -> Self {
-        Self { orders: 600, stalled_orders: 100, rounds: 1, clients: super::engine::CLIENTS as usize }
+        Self { orders: 600, stalled_orders: 100, rounds: 1, clients: super::CLIENTS as usize }
     }
 }
 
