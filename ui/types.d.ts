@@ -460,7 +460,7 @@ acked_by: string, reason: string, acked_at: string, until_at: string | null, };
 export type AlertState = { alert: Alert, 
 /**
  * When it began firing: the first reading it was seen in, kept while it fires; once it
- * cleared, a new incident begins again ([`Onsets`]).
+ * cleared, a new incident begins again (`Onsets`).
  */
 since: string, acknowledged: AlertAcknowledgement | null, };
 

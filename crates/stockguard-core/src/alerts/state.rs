@@ -27,7 +27,7 @@ pub struct Acknowledgement {
 pub struct AlertState {
     pub alert: Alert,
     /// When it began firing: the first reading it was seen in, kept while it fires; once it
-    /// cleared, a new incident begins again ([`super::Onsets`]).
+    /// cleared, a new incident begins again (`Onsets`).
     pub since: DateTime<Utc>,
     pub acknowledged: Option<Acknowledgement>,
 }
