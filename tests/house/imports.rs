@@ -4,8 +4,8 @@
 //!
 //! A name that resolves to a file's own ancestor or descendant (a child using its parent's
 //! error type, a parent re-exporting its child's) is not counted: a module and its children are
-//! one piece by construction. Comments are skipped; names reached only through a re-export of
-//! a parent are seen at the parent, so a circle through one is not caught.
+//! one piece by construction. Comments and literals are skipped; names reached only through a
+//! re-export of a parent are seen at the parent, so a circle through one is not caught.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -86,49 +86,78 @@ fn collect(src: &Path, dir: &Path, files: &mut BTreeMap<Vec<String>, PathBuf>) -
     Ok(())
 }
 
-/// The text without `//` comments (doc comments included) and without string literals'
-/// contents, so that a path in prose or in a message is not read as an import.
+/// The code of `text` alone, in ASCII: comments (line, block and doc) and the contents of
+/// string, raw string and char literals dropped, any other non-ASCII character a space. A path
+/// in prose or in a message is then not read as an import, and the text can be walked byte by
+/// byte.
 fn uncommented(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            match c {
-                '\\' => {
-                    chars.next();
-                }
-                '"' => {
-                    in_string = false;
-                    out.push('"');
-                }
-                '\n' => out.push('\n'),
-                _ => {}
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let ident_at = |j: usize| chars[j].is_alphanumeric() || chars[j] == '_';
+        // `r` opens a raw string after a non-identifier, or after the `b` of `br"..."`.
+        let raw_can_open = i == 0 || !ident_at(i - 1) || (chars[i - 1] == 'b' && (i == 1 || !ident_at(i - 2)));
+        if c == '/' && at(i + 1) == '/' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
             }
-        } else if c == '/' && chars.peek() == Some(&'/') {
-            for c in chars.by_ref() {
-                if c == '\n' {
-                    out.push('\n');
-                    break;
-                }
-            }
-        } else if c == '"' {
-            in_string = true;
-            out.push('"');
-        } else if c == '\'' {
-            // A char literal ('"' included) or a lifetime: keep a lifetime, skip a literal.
-            let rest: String = chars.clone().take(3).collect();
-            if rest.starts_with("\\") || rest.chars().nth(1) == Some('\'') {
-                for c in chars.by_ref() {
-                    if c == '\'' {
+        } else if c == '/' && at(i + 1) == '*' {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && at(i + 1) == '*' {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && at(i + 1) == '/' {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
                         break;
                     }
+                } else {
+                    i += 1;
                 }
-            } else {
-                out.push(c);
             }
+            out.push(' ');
+        } else if c == 'r' && raw_can_open && (at(i + 1) == '"' || at(i + 1) == '#') {
+            // A raw string: `r"..."`, `r#"..."#` (quotes inside), `br"..."`.
+            let mut hashes = 0;
+            let mut j = i + 1;
+            while at(j) == '#' {
+                hashes += 1;
+                j += 1;
+            }
+            if at(j) != '"' {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            j += 1;
+            while j < chars.len() && !(chars[j] == '"' && (1..=hashes).all(|k| at(j + k) == '#')) {
+                j += 1;
+            }
+            out.push_str("\"\"");
+            i = j + 1 + hashes;
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            out.push_str("\"\"");
+            i += 1;
+        } else if c == '\'' && (at(i + 1) == '\\' || at(i + 2) == '\'') {
+            // A char literal (`'a'`, `'"'`, `'\''`); a lifetime (`'a`) is kept.
+            i += 1;
+            while i < chars.len() && chars[i] != '\'' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            out.push_str("' '");
+            i += 1;
         } else {
-            out.push(c);
+            out.push(if c.is_ascii() { c } else { ' ' });
+            i += 1;
         }
     }
     out

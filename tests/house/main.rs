@@ -51,9 +51,15 @@ fn two_siblings_that_name_each_other_are_a_circle_and_a_parent_with_its_child_is
     };
     write("lib.rs", "pub mod a;\npub mod b;\npub mod c;\npub use c::Error;\n");
     write("a.rs", "use super::b::{self, B};\n// crate::c::d is named in a comment only\npub struct A;\n");
-    write("b.rs", "pub struct B(crate::a::A);\nconst WORDS: &str = \"super::c::d\";\n");
+    write(
+        "b.rs",
+        "pub struct B(crate::a::A);\nconst WORDS: &str = \"super::c::d\";\n\
+         const RAW: &str = r#\"a \"quoted\" crate::c::d\"#;\n/* crate::c::d, /* nested */ crate::c::d */\n\
+         const LONG: char = '\"'; const 名: &str = \"名\";\n",
+    );
     write("c/mod.rs", "pub mod d;\npub use self::d::Error;\n");
-    write("c/d.rs", "use super::super::c as parent;\npub struct Error;\n");
+    // d names b: were a path in b's (or a's) comments and strings read, d would join the circle.
+    write("c/d.rs", "use super::super::c as parent;\nuse crate::b::B;\npub struct Error;\n");
 
     let circles = Crate::read(dir.path()).unwrap().circles();
 
