@@ -17,7 +17,7 @@ set -euo pipefail
 
 packages=(pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
           xvfb xauth webkit2gtk-driver fonts-noto-cjk mariadb-server redis-server rabbitmq-server
-          xdotool imagemagick)
+          xdotool imagemagick curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -53,6 +53,34 @@ if ! amqp_answers; then
   fi
 fi
 
+# Its management HTTP API (issue 47): the only place the messages a consumer holds
+# unacknowledged can be seen. The plugin is enabled when the API does not answer (enabling is
+# idempotent, and needs the server's own rights), then awaited, a minute at most.
+export STOCKGUARD_TEST_RABBIT_MANAGEMENT_URL="${STOCKGUARD_TEST_RABBIT_MANAGEMENT_URL:-http://guest:guest@127.0.0.1:15672}"
+management_answers() {
+  curl --silent --fail --max-time 5 --output /dev/null "${STOCKGUARD_TEST_RABBIT_MANAGEMENT_URL%/}/api/overview"
+}
+if ! command -v curl >/dev/null; then
+  echo "test: curl is not installed; it asks the RabbitMQ management API whether it answers (apt-get install curl)" >&2
+  exit 1
+fi
+if ! management_answers; then
+  export PATH="$PATH:/usr/sbin"
+  echo "test: enabling RabbitMQ's management plugin (rabbitmq-plugins enable rabbitmq_management)"
+  if ! rabbitmq-plugins enable rabbitmq_management >/dev/null; then
+    echo "test: rabbitmq-plugins could not enable rabbitmq_management (run it as a user that may manage the server)" >&2
+    exit 1
+  fi
+  deadline=$((SECONDS + 60))
+  until management_answers; do
+    if ((SECONDS >= deadline)); then
+      echo "test: the RabbitMQ management API does not answer at ${STOCKGUARD_TEST_RABBIT_MANAGEMENT_URL#*@}/api/overview within 60 s of enabling its plugin (check the URL's user and password; see /var/log/rabbitmq/)" >&2
+      exit 1
+    fi
+    sleep 1
+  done
+fi
+
 drop_run_db() {
   if [[ "$STOCKGUARD_MYSQL_URL" =~ ^mysql://([^:@/]+)@([^:/]+):([0-9]+)/(stockguard_test_[0-9_]+)$ ]] && command -v mariadb >/dev/null; then
     mariadb -u "${BASH_REMATCH[1]}" -h "${BASH_REMATCH[2]}" -P "${BASH_REMATCH[3]}" \

@@ -151,7 +151,12 @@ export type RedisFields = { stock: RedisStockFields,
  */
 buyers: string | null, };
 
-export type InflightFields = { "source": "none" } | { "source": "redis_stream", stream: string, group: string, product_field: string, order_id_field: string | null, } | { "source": "rabbitmq", url: string, queue: string, product_field: string | null, };
+export type InflightFields = { "source": "none" } | { "source": "redis_stream", stream: string, group: string, product_field: string, order_id_field: string | null, } | { "source": "rabbitmq", url: string, queue: string, product_field: string | null, 
+/**
+ * The management API, to see what consumers hold (`None`: no drift is a verdict
+ * while the queue has consumers).
+ */
+management_url: string | null, };
 
 export type ProposalForm = { 
 /**
@@ -159,7 +164,7 @@ export type ProposalForm = {
  */
 name: string, stock: StockFields | null, orders: OrdersFields | null, redis: RedisFields | null, inflight: InflightFields, };
 
-export type Field = "name" | "stock_table" | "stock_product" | "stock_remaining" | "stock_reserved" | "stock_initial" | "stock_name" | "orders_table" | "orders_product" | "orders_quantity" | "orders_status" | "orders_statuses" | "orders_order_id" | "orders_created" | "orders_user" | "orders_join_table" | "orders_join_on" | "orders_join_key" | "redis_stock" | "redis_hash_total" | "redis_hash_sold" | "redis_bucket_count" | "redis_buyers" | "inflight_stream" | "inflight_group" | "inflight_product_field" | "inflight_order_id_field" | "inflight_url" | "inflight_queue" | "sale_db" | "sale_redis" | "whole";
+export type Field = "name" | "stock_table" | "stock_product" | "stock_remaining" | "stock_reserved" | "stock_initial" | "stock_name" | "orders_table" | "orders_product" | "orders_quantity" | "orders_status" | "orders_statuses" | "orders_order_id" | "orders_created" | "orders_user" | "orders_join_table" | "orders_join_on" | "orders_join_key" | "redis_stock" | "redis_hash_total" | "redis_hash_sold" | "redis_bucket_count" | "redis_buyers" | "inflight_stream" | "inflight_group" | "inflight_product_field" | "inflight_order_id_field" | "inflight_url" | "inflight_queue" | "inflight_management_url" | "sale_db" | "sale_redis" | "whole";
 
 export type Problem = "empty" | "not_a_name" | "no_placeholder" | "not_a_number" | "no_table" | "no_column" | "no_key" | "no_stream" | "no_group" | "no_queue" | "unreachable" | "no_products" | "no_live_status" | "rule";
 

@@ -130,7 +130,7 @@ pub async fn on_tick(app: &AppHandle, live: &Live, tick: &Tick, health: Option<&
     // Closing is a write: only a profile that may acknowledge does it (the headless watcher
     // with --settle-acknowledgements does it for everyone else).
     if let (Ok(()), Some(desk)) = (live.settings.may(Action::AcknowledgeAlert), live.alert_acks()) {
-        match acks::settle_at(desk, &firing).await {
+        match acks::settle_at(desk, &firing, &tick.readings).await {
             Ok(closed) => {
                 for (ack, why) in closed {
                     tracing::info!(alert = %ack.alert_key, acked_by = %ack.acked_by, why, "acknowledgement closed");

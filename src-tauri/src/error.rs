@@ -607,9 +607,12 @@ impl From<stockguard_core::adapter::AdapterError> for DesktopError {
             E::NoStateDb => Self::Refused(Said::new(C::AdapterNoStateDb, &[], m)),
             E::Refused(_) | E::ReadOnly { .. } => Self::Refused(Said::detailed(C::AdapterFailed, m)),
             E::File(_) => Self::Profile(Said::detailed(C::AdapterFailed, m)),
-            E::Db { .. } | E::StateDb { .. } | E::Redis { .. } | E::Amqp { .. } | E::Missing(_) => {
-                Self::Query(Said::detailed(C::AdapterFailed, m))
-            }
+            E::Db { .. }
+            | E::StateDb { .. }
+            | E::Redis { .. }
+            | E::Amqp { .. }
+            | E::Management { .. }
+            | E::Missing(_) => Self::Query(Said::detailed(C::AdapterFailed, m)),
         }
     }
 }

@@ -106,6 +106,10 @@ pub enum AdapterCommand {
         /// The product id typed again (required on production without a terminal).
         #[arg(long)]
         confirm: Option<u64>,
+        /// The settled drift you reviewed (the dry run prints it): the repair runs only while
+        /// the drift is still this, else nothing is written. Required on production.
+        #[arg(long, allow_hyphen_values = true)]
+        expect_drift: Option<i64>,
         #[arg(long)]
         json: bool,
     },
@@ -199,9 +203,15 @@ pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>)
             }
             Ok(())
         }
-        AdapterCommand::Repair { product, reason, dry_run, confirm, json } => {
-            let args =
-                RepairArgs { products: vec![product], reason, dry_run, confirm: confirm.into_iter().collect(), json };
+        AdapterCommand::Repair { product, reason, dry_run, confirm, expect_drift, json } => {
+            let args = RepairArgs {
+                products: vec![product],
+                reason,
+                dry_run,
+                confirm: confirm.into_iter().collect(),
+                expect_drift: expect_drift.into_iter().collect(),
+                json,
+            };
             repair_products(&sale, &args).await
         }
     }
@@ -214,6 +224,8 @@ pub struct RepairArgs {
     pub dry_run: bool,
     /// The product ids typed again (production).
     pub confirm: Vec<u64>,
+    /// The drift reviewed for each product, in the order of `products` (none, or one each).
+    pub expect_drift: Vec<i64>,
     pub json: bool,
 }
 
@@ -226,16 +238,24 @@ pub async fn rewrite(opts: &AdapterOpts, profile: Option<&str>, args: &RepairArg
 
 async fn repair_products(sale: &Opened, args: &RepairArgs) -> Result<(), CliError> {
     let settings = &sale.settings;
+    if !args.expect_drift.is_empty() && args.expect_drift.len() != args.products.len() {
+        return Err(CliError::Refused(format!(
+            "--expect-drift was given {} time(s) for {} product(s): give one per --product, in the same order",
+            args.expect_drift.len(),
+            args.products.len()
+        )));
+    }
     let confirmed = super::several::typed_again(settings.environment, args.dry_run, &args.products, &args.confirm)?;
     let links = sale.links();
     let mut done = Vec::new();
     let mut errors = Vec::new();
-    for &product in &args.products {
+    for (n, &product) in args.products.iter().enumerate() {
         let req = DeltaRequest {
             product,
             reason: args.reason.clone(),
             dry_run: args.dry_run,
             confirm: confirmed.contains(&product).then_some(product),
+            expect_drift: args.expect_drift.get(n).copied(),
         };
         match adapter::repair::repair(&sale.file, &links, sale.state.as_ref(), settings, &req).await {
             Ok(r) => done.push(r),
@@ -246,8 +266,38 @@ async fn repair_products(sale: &Opened, args: &RepairArgs) -> Result<(), CliErro
         output::json(&done);
     } else {
         print_repairs(&done);
+        if let Some(command) = apply_command(&done, settings.environment, &args.reason) {
+            say!("to apply what you reviewed: {command}");
+        }
     }
     super::several::failures(errors, args.products.len())
+}
+
+/// The command that applies exactly what a dry run showed: each product with its drift as
+/// `--expect-drift` (and on production typed again), the profile and adapter file as this run
+/// named them through the environment or flags left to the person.
+fn apply_command(
+    done: &[DeltaRepair],
+    environment: stockguard_core::profile::EnvironmentKind,
+    reason: &str,
+) -> Option<String> {
+    let planned: Vec<&DeltaRepair> = done.iter().filter(|r| r.dry_run).collect();
+    if planned.is_empty() {
+        return None;
+    }
+    let mut command = String::from("stockguard adapter repair");
+    if planned.len() > 1 {
+        command = String::from("stockguard rewrite");
+    }
+    for r in &planned {
+        command.push_str(&format!(" --product {} --expect-drift {}", r.product_id, r.drift));
+        if environment == stockguard_core::profile::EnvironmentKind::Production {
+            command.push_str(&format!(" --confirm {}", r.product_id));
+        }
+    }
+    let reason = if reason.trim().is_empty() { "<why>" } else { reason };
+    command.push_str(&format!(" --reason '{}'", reason.replace('\'', "'\\''")));
+    Some(command)
 }
 
 fn print_repairs(done: &[DeltaRepair]) {
@@ -349,6 +399,9 @@ fn print_check(r: &CheckReport) {
     if let Some(n) = r.in_flight {
         say!("in flight now: {n}");
     }
+    for w in &r.warnings {
+        say!("warning: {w}");
+    }
     for p in &r.problems {
         say!("problem: {p}");
     }
@@ -367,10 +420,7 @@ pub async fn recon(opts: &AdapterOpts, profile: Option<&str>, only: &[u64], json
     } else {
         let plain: Vec<_> = readings.iter().map(|r: &AdapterReading| r.reading.clone()).collect();
         output::write_text(&output::readings_table(&plain));
-        let unsettled = readings.iter().filter(|r| !r.reading.settled).count();
-        if unsettled > 0 {
-            say!("{unsettled} product(s) not settled (moved between the two passes, or in flight without a product)");
-        }
+        output::write_text(&output::unsettled_lines(&readings));
         if readings.iter().any(|r| r.lost.is_some()) {
             for r in &readings {
                 if let Some(lost) = r.lost.as_ref().filter(|l| l.count > 0) {

@@ -50,12 +50,18 @@ pub async fn run(args: AlertsArgs, profile: Option<&str>, adapter: &AdapterOpts)
         ..conns.settings.thresholds
     };
     let firing = alerts::now::firing(&conns, &thresholds, CONFIRM_AFTER).await?;
-    answer(args, acks::Desk::ours(&conns), &firing).await
+    // Our own reading is exact and the one-off reads twice: an alert that does not fire is gone.
+    answer(args, acks::Desk::ours(&conns), &firing, &[]).await
 }
 
 /// Acknowledges one alert, or lists what fires with its acknowledgements (closing those whose
 /// alert cleared), at `desk`: our own sale's database or an adapter sale's state database.
-async fn answer(args: AlertsArgs, desk: acks::Desk<'_>, firing: &[alerts::Alert]) -> Result<(), CliError> {
+async fn answer(
+    args: AlertsArgs,
+    desk: acks::Desk<'_>,
+    firing: &[alerts::Alert],
+    readings: &[stockguard_core::recon::Reading],
+) -> Result<(), CliError> {
     match args.command {
         Some(AlertsCommand::Ack { key, reason, for_ }) => {
             let until = match for_ {
@@ -73,7 +79,7 @@ async fn answer(args: AlertsArgs, desk: acks::Desk<'_>, firing: &[alerts::Alert]
             }
         }
         None => {
-            for (ack, why) in acks::settle_at(desk, firing).await? {
+            for (ack, why) in acks::settle_at(desk, firing, readings).await? {
                 eprintln!("acknowledgement of {} by {} closed: {why}", ack.alert_key, ack.acked_by);
             }
             let onsets = alerts::Onsets::once(firing, chrono::Utc::now());
@@ -109,7 +115,8 @@ async fn over_adapter(args: AlertsArgs, profile: Option<&str>, opts: &AdapterOpt
     let sale = super::adapter::open(opts, profile).await?;
     let baselines = sale.baselines().await?;
     let thresholds = sale.settings.thresholds;
-    let firing = stockguard_core::adapter::alerts::firing(&sale.file, &sale.links(), &baselines, &thresholds).await?;
+    let (firing, readings) =
+        stockguard_core::adapter::alerts::firing(&sale.file, &sale.links(), &baselines, &thresholds).await?;
     // Without the state database nothing can be acknowledged, and nothing is known taken.
     let Some(state) = sale.state.as_ref() else {
         if args.command.is_some() {
@@ -120,5 +127,5 @@ async fn over_adapter(args: AlertsArgs, profile: Option<&str>, opts: &AdapterOpt
         return Ok(());
     };
     let desk = acks::Desk::adapter(state, &sale.settings, &sale.file.sale.name);
-    answer(args, desk, &firing).await
+    answer(args, desk, &firing, &readings).await
 }

@@ -53,6 +53,20 @@ fn opt(v: Option<i64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
+/// One line per `UNSETTLED` product of a reading over an adapter: what waits in flight and why
+/// its drift is no verdict.
+pub fn unsettled_lines(readings: &[stockguard_core::adapter::AdapterReading]) -> String {
+    let mut out = String::new();
+    for r in readings.iter().filter(|r| !r.reading.settled) {
+        let why = r.unsettled.as_ref().map_or_else(|| "not settled".to_string(), ToString::to_string);
+        out.push_str(&format!(
+            "product {}: UNSETTLED, {} in flight: {why}; no drift verdict\n",
+            r.reading.product_id, r.reading.in_flight
+        ));
+    }
+    out
+}
+
 pub fn readings_table(readings: &[Reading]) -> String {
     let mut out = format!(
         "{:>8}  {:<16} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6}  name\n",
@@ -66,7 +80,8 @@ pub fn readings_table(readings: &[Reading]) -> String {
             r.initial_stock,
             r.db_stock,
             r.live_orders_qty,
-            r.inflight_pending,
+            // An unsettled product (over an adapter) shows all it has waiting, attributed or not.
+            if r.settled { r.inflight_pending } else { r.in_flight },
             r.pending_release,
             opt(r.redis_stock),
             r.expected_redis,

@@ -146,18 +146,18 @@ pub async fn drift(cmd: DriftCommand, profile: Option<&str>, adapter: &AdapterOp
         let started = std::time::Instant::now();
         let read = async {
             Ok::<_, CliError>(match &sale {
-                Some(sale) => stockguard_core::adapter::read(&sale.file, &sale.links(), &baselines, &[])
-                    .await?
-                    .into_iter()
-                    .map(|r| r.reading)
-                    .collect(),
+                Some(sale) => {
+                    let read = stockguard_core::adapter::read(&sale.file, &sale.links(), &baselines, &[]).await?;
+                    let notes = output::unsettled_lines(&read);
+                    (read.into_iter().map(|r| r.reading).collect(), notes)
+                }
                 None => {
                     let (conns, redis) = (conns.as_ref().expect("our own sale"), redis.as_mut().expect("our own sale"));
-                    read_products(&conns.mysql, redis, &conns.keys, &[]).await?
+                    (read_products(&conns.mysql, redis, &conns.keys, &[]).await?, String::new())
                 }
             })
         };
-        let readings = tokio::select! {
+        let (readings, unsettled): (Vec<_>, String) = tokio::select! {
             readings = read => readings?,
             _ = &mut interrupted => return Ok(()),
         };
@@ -177,6 +177,7 @@ pub async fn drift(cmd: DriftCommand, profile: Option<&str>, adapter: &AdapterOp
             chrono::Local::now().format("%H:%M:%S")
         );
         output::write_text(&output::readings_table(&readings));
+        output::write_text(&unsettled);
         say!(
             "\nreading took {:.1} ms · confirmed drift (two agreeing readings): {}",
             took.as_secs_f64() * 1000.0,

@@ -23,6 +23,11 @@ pub struct RewriteArgs {
     /// The product id typed again (required on production; repeatable).
     #[arg(long = "confirm")]
     confirm: Vec<u64>,
+    /// Over an adapter: the settled drift you reviewed, one per --product in the same order
+    /// (the dry run prints them); the repair runs only while the drift is still that.
+    /// Required on production.
+    #[arg(long = "expect-drift", allow_hyphen_values = true)]
+    expect_drift: Vec<i64>,
     #[arg(long)]
     json: bool,
 }
@@ -78,10 +83,18 @@ pub async fn run(args: RewriteArgs, profile: Option<&str>, adapter: &AdapterOpts
                 reason: args.reason,
                 dry_run: args.dry_run,
                 confirm: args.confirm,
+                expect_drift: args.expect_drift,
                 json: args.json,
             },
         )
         .await;
+    }
+    if !args.expect_drift.is_empty() {
+        return Err(CliError::Refused(
+            "--expect-drift is for a sale read through its adapter file: our own sale's rewrite sets Redis from the \
+             exact reading under its fence"
+                .into(),
+        ));
     }
     let conns = connect(profile).await?;
     let confirmed = typed_again(conns.settings.environment, args.dry_run, &args.products, &args.confirm)?;

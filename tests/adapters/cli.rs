@@ -360,7 +360,26 @@ async fn rewrite_over_an_adapter_runs_the_delta_repair_with_the_rewrites_rules(s
     }
     assert_eq!(audited().await, 0, "nothing refused was written");
 
-    let done = stockguard(&["rewrite", "--product", "2", "--reason", "lost order"], &env);
+    // What runs is what was reviewed: the dry run printed the command with the drift it showed;
+    // a drift other than the one now is refused and writes nothing; on production the drift
+    // reviewed is required.
+    assert!(
+        out.contains("to apply what you reviewed: stockguard adapter repair --product 2 --expect-drift -1"),
+        "{out}"
+    );
+    let mut on_production_confirmed = on_production.clone();
+    on_production_confirmed.push(("STOCKGUARD_ROLE", "oncall"));
+    let run =
+        stockguard(&["rewrite", "--product", "2", "--confirm", "2", "--reason", "lost"], &on_production_confirmed);
+    let (_, err) = text(&run);
+    assert!(!run.status.success() && err.contains("--expect-drift"), "{err}");
+    let stale = stockguard(&["rewrite", "--product", "2", "--expect-drift", "-5", "--reason", "lost order"], &env);
+    let (_, err) = text(&stale);
+    assert!(!stale.status.success(), "a drift other than the one reviewed is refused");
+    assert!(err.contains("the settled drift is now -1, not the -5 you reviewed: nothing was written"), "{err}");
+    assert_eq!(audited().await, 0, "nothing refused was written");
+
+    let done = stockguard(&["rewrite", "--product", "2", "--expect-drift", "-1", "--reason", "lost order"], &env);
     let (out, err) = text(&done);
     assert!(done.status.success(), "{out}{err}");
     assert!(out.contains("product 2: added +1"), "{out}");
@@ -371,5 +390,70 @@ async fn rewrite_over_an_adapter_runs_the_delta_repair_with_the_rewrites_rules(s
         readings[0]["status"] == "OK"
     })
     .await;
+    sale.cleanup().await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn an_acknowledged_drift_stays_open_while_its_product_is_unsettled_and_closes_once_it_reads_settled_ok(
+    state: MySqlPool,
+) {
+    let sale = Arc::new(CourseStreamSale::start(&[(1, 20), (2, 20)]).await);
+    let dir = tempfile::tempdir().unwrap();
+    let owned = adapter_env(&sale, dir.path(), &state).await;
+    // A reading attributes at most two entries in flight: a third makes every product UNSETTLED.
+    let file = dir.path().join("sale.toml");
+    let text_of = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text_of.replacen("[sale]\n", "[sale]\nmax_inflight = 2\n", 1)).unwrap();
+    let env: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let open_acks = async || -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM alert_acks WHERE closed_at IS NULL").fetch_one(&state).await.unwrap()
+    };
+    let alerts_json = |env: &[(&str, &str)]| -> serde_json::Value {
+        let out = stockguard(&["alerts", "--json"], env);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("alerts --json prints JSON")
+    };
+
+    sale.lose_one_after_redis(2).await;
+    crate::support::waits::wait_for("the drift fires", std::time::Duration::from_secs(30), async || {
+        alerts_json(&env).as_array().is_some_and(|a| !a.is_empty())
+    })
+    .await;
+    let ack = stockguard(&["alerts", "ack", "drift:2", "--reason", "looking at it"], &env);
+    assert!(ack.status.success(), "{}", String::from_utf8_lossy(&ack.stderr));
+
+    // Three orders wait in the stream: past the bound, every product is UNSETTLED, so the drift
+    // alert does not fire; its absence proves nothing, and the acknowledgement stays open.
+    sale.pause_consumer().await;
+    Traffic::buyers(3).on(&[1]).run(&sale).await;
+    let recon = stockguard(&["recon"], &env);
+    let (out, _) = text(&recon);
+    assert!(out.contains("product 2: UNSETTLED, 3 in flight: 3 in flight, past the 2 a reading reads"), "{out}");
+    for _ in 0..2 {
+        let listed = alerts_json(&env);
+        assert_eq!(listed.as_array().map(Vec::len), Some(0), "no verdict while unsettled: {listed}");
+        assert_eq!(open_acks().await, 1, "an UNSETTLED reading leaves the acknowledgement as it was");
+    }
+
+    // Settled again, the drift is still there: still acknowledged, not re-paged.
+    sale.resume_consumer().await;
+    crate::support::waits::wait_for("the consumer drains the stream", std::time::Duration::from_secs(30), async || {
+        sale.stream_backlog().await == 0
+    })
+    .await;
+    let listed = alerts_json(&env);
+    assert_eq!(listed[0]["alert"]["key"], "drift:2", "{listed}");
+    assert_eq!(listed[0]["acknowledged"]["reason"], "looking at it", "{listed}");
+
+    // Repaired, the product reads settled with no drift: now the acknowledgement closes.
+    let done = stockguard(&["adapter", "repair", "--product", "2", "--expect-drift", "-1", "--reason", "lost"], &env);
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    crate::support::waits::wait_for("the acknowledgement closes", std::time::Duration::from_secs(30), async || {
+        alerts_json(&env);
+        open_acks().await == 0
+    })
+    .await;
+    let why: String = sqlx::query_scalar("SELECT close_reason FROM alert_acks").fetch_one(&state).await.unwrap();
+    assert_eq!(why, "cleared");
     sale.cleanup().await;
 }

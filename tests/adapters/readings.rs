@@ -24,13 +24,13 @@ use crate::sales::request_table::RequestTableSale;
 use crate::sales::{redis_conn, Traffic};
 use crate::support::waits::wait_for;
 
-const SETTLE: Duration = Duration::from_secs(30);
+pub(crate) const SETTLE: Duration = Duration::from_secs(30);
 
-fn file(text: &str) -> AdapterFile {
+pub(crate) fn file(text: &str) -> AdapterFile {
     AdapterFile::parse(text, Path::new("sale.toml")).expect("the sale's adapter file parses")
 }
 
-async fn read(
+pub(crate) async fn read(
     file: &AdapterFile,
     db: Option<&MySqlPool>,
     redis: &MultiplexedConnection,
@@ -45,7 +45,7 @@ fn status_of(readings: &[AdapterReading], product: u64) -> &AdapterReading {
 }
 
 /// Reads until every product is settled (the sale quiet), then returns that reading.
-async fn settled(
+pub(crate) async fn settled(
     file: &AdapterFile,
     db: Option<&MySqlPool>,
     redis: &MultiplexedConnection,
@@ -83,13 +83,13 @@ async fn no_verdict_while<T>(
     n
 }
 
-fn statuses(readings: &[AdapterReading]) -> Vec<(u64, DriftStatus, Option<i64>)> {
+pub(crate) fn statuses(readings: &[AdapterReading]) -> Vec<(u64, DriftStatus, Option<i64>)> {
     let mut out: Vec<_> = readings.iter().map(|r| (r.reading.product_id, r.reading.status, r.reading.drift)).collect();
     out.sort_by_key(|(p, ..)| *p);
     out
 }
 
-async fn settings_for(state: &MySqlPool) -> ConnectionSettings {
+pub(crate) async fn settings_for(state: &MySqlPool) -> ConnectionSettings {
     ConnectionSettings::from_urls(
         EnvironmentKind::Sandbox,
         &crate::support::mysql_url_of(state).await,
@@ -98,7 +98,7 @@ async fn settings_for(state: &MySqlPool) -> ConnectionSettings {
     )
 }
 
-async fn audit_rows(state: &MySqlPool, action: &str) -> i64 {
+pub(crate) async fn audit_rows(state: &MySqlPool, action: &str) -> i64 {
     sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = ?").bind(action).fetch_one(state).await.unwrap()
 }
 
@@ -169,16 +169,23 @@ async fn a_rabbitmq_sale_is_unsettled_while_messages_wait_and_redis_high_by_them
     wait_for("the queue drains", SETTLE, async || sale.queue_depth().await == 0 && sale.orders(7).await == 30).await;
     assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(7, Ok, Some(0))]);
 
+    // A paused consumer holds nothing: the messages wait ready, counted and named as such.
     sale.pause_consumer().await;
     Traffic::users(1001..=1005).on(&[7]).run(&sale).await;
     wait_for("five messages wait", SETTLE, async || sale.queue_depth().await == 5).await;
     let waiting = read(&file, db, &redis, &baselines).await;
     assert_eq!((waiting[0].reading.status, waiting[0].reading.in_flight), (Unsettled, 5));
+    assert_eq!(waiting[0].unsettled, Some(adapter::reading::Unsettled::Unattributed { units: 5 }));
     sale.restart_overwrites_redis().await;
     assert_eq!(read(&file, db, &redis, &baselines).await[0].reading.status, Unsettled, "still waiting: no verdict");
     sale.resume_consumer().await;
     wait_for("the queue drains", SETTLE, async || sale.queue_depth().await == 0 && sale.orders(7).await == 35).await;
     assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(7, RedisHigh, Some(5))]);
+    // Without the management API the subscribed consumer may hold what cannot be seen: the same
+    // figures are no verdict there.
+    let blind = read(&self::file(&sale.adapter_toml_without_management()), db, &redis, &baselines).await;
+    assert_eq!(statuses(&blind), [(7, Unsettled, None)]);
+    assert_eq!(blind[0].unsettled, Some(adapter::reading::Unsettled::HeldUnseen { consumers: 1 }));
 
     let links = SaleLinks { db, redis: Some(&redis) };
     let done =
@@ -190,6 +197,7 @@ async fn a_rabbitmq_sale_is_unsettled_while_messages_wait_and_redis_high_by_them
 
     sale.lose_one_after_redis(7).await;
     assert_eq!(statuses(&settled(&file, db, &redis, &baselines).await), [(7, RedisLow, Some(-1))]);
+    assert_eq!(sale.failed_orders(), 0, "the consumer lost no order of its own");
     sale.cleanup().await;
 }
 
@@ -211,7 +219,7 @@ async fn a_repair_is_refused_while_the_product_is_unsettled_and_on_a_read_only_a
     let links = SaleLinks { db, redis: Some(&redis) };
     let err =
         repair::repair(&delta, &links, None, &settings, &DeltaRequest::new(3, "", true)).await.unwrap_err().to_string();
-    assert!(err.contains("UNSETTLED"), "{err}");
+    assert!(err.contains("UNSETTLED") && err.contains("2 in flight name no product"), "the reason is said: {err}");
     let read_only = file(&sale.adapter_toml().replace("rewrite = \"delta\"", "rewrite = \"off\""));
     let err = repair::repair(&read_only, &links, None, &settings, &DeltaRequest::new(3, "", true))
         .await
@@ -299,9 +307,9 @@ async fn counters_without_a_database_read_ok_until_sold_passes_total() {
 #[tokio::test]
 async fn a_queue_that_does_not_exist_is_named_and_created_by_nobody() {
     let queue = crate::support::unique_prefix("noqueue");
-    let err = adapter::inflight::rabbitmq_depth(&crate::sales::amqp_url(), &queue).await.unwrap_err();
+    let err = adapter::rabbit::depth(&crate::sales::amqp_url(), &queue).await.unwrap_err();
     assert!(matches!(&err, adapter::AdapterError::Missing(m) if m.to_string().contains(&queue)), "{err}");
-    let again = adapter::inflight::rabbitmq_depth(&crate::sales::amqp_url(), &queue).await.unwrap_err();
+    let again = adapter::rabbit::depth(&crate::sales::amqp_url(), &queue).await.unwrap_err();
     assert!(matches!(again, adapter::AdapterError::Missing(_)), "a passive declare created nothing: {again}");
 }
 

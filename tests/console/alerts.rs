@@ -51,16 +51,16 @@ async fn an_acknowledged_drift_closes_itself_once_the_rewrite_repairs_it(pool: M
 
     // Still firing: the acknowledgement stays.
     let still = firing(&conns).await;
-    assert!(acks::settle(&conns, &still).await.unwrap().is_empty());
+    assert!(acks::settle(&conns, &still, &[]).await.unwrap().is_empty());
     assert_eq!(acks::states(&conns, &still).await.unwrap()[0].acknowledged.as_ref().map(|a| a.id), Some(ack.id));
 
     // Repaired: the alert clears and its acknowledgement closes by itself, once.
     rewrite::rewrite(&conns, &RewriteRequest::new(P, "alert drift:41")).await.unwrap();
     let cleared = firing(&conns).await;
     assert!(cleared.is_empty(), "{cleared:?}");
-    let closed = acks::settle(&conns, &cleared).await.unwrap();
+    let closed = acks::settle(&conns, &cleared, &[]).await.unwrap();
     assert_eq!(closed.iter().map(|(a, why)| (a.id, *why)).collect::<Vec<_>>(), [(ack.id, "cleared")]);
-    assert!(acks::settle(&conns, &cleared).await.unwrap().is_empty(), "closed once");
+    assert!(acks::settle(&conns, &cleared, &[]).await.unwrap().is_empty(), "closed once");
     assert!(acks::open(&conns).await.unwrap().is_empty());
 
     assert_eq!(audited(&pool, "alert.ack").await, [(server_user.clone(), "drift:41".to_string())]);
@@ -84,7 +84,7 @@ async fn an_acknowledgement_needs_a_reason_and_a_firing_alert_and_ends_when_its_
 
     let past = chrono::Utc::now().naive_utc() - chrono::Duration::seconds(1);
     let ack = acks::acknowledge(&conns, &now, "key_missing:41", "warming it up by hand", Some(past)).await.unwrap();
-    let closed = acks::settle(&conns, &firing(&conns).await).await.unwrap();
+    let closed = acks::settle(&conns, &firing(&conns).await, &[]).await.unwrap();
     assert_eq!(closed.iter().map(|(a, why)| (a.id, *why)).collect::<Vec<_>>(), [(ack.id, "expired")]);
     // The alert still fires, and may be taken again.
     acks::acknowledge(&conns, &firing(&conns).await, "key_missing:41", "still on it", None).await.unwrap();

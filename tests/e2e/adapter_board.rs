@@ -9,7 +9,13 @@
 //! voucher stock table, a voucher order table, a Redis counter per voucher and one Redis
 //! stream of accepted orders read by a consumer group. Here it stands still: its rows, keys
 //! and acknowledged entries are written by the test, so what the board must show is known.
+//!
+//! On the same sale with a state database (issue 47): an acknowledgement the on-call took in
+//! the CLI stays open when the window opens (its first tick confirms no drift, which proves
+//! nothing gone) and shows taken once the drift is confirmed again, never paged as new; it
+//! closes as cleared only once the repaired product reads OK.
 
+use super::desktop_bus::DesktopBus;
 use super::*;
 
 const GROUP: &str = "g1";
@@ -220,4 +226,154 @@ async fn an_on_call_engineer_watches_a_sale_stockguard_did_not_build_through_its
     outcome.await;
     drop(client);
     drop(driver);
+}
+
+/// A database of the sale's own on the test's server, apart from `state` (Stockguard's own):
+/// its pool and URL. Dropped by [`drop_database`].
+async fn sale_database(state: &MySqlPool) -> (MySqlPool, String) {
+    let name = format!("sale_{}", support::unique_prefix("acks"));
+    sqlx::query(&format!("CREATE DATABASE `{name}`")).execute(state).await.unwrap();
+    let mut url = url::Url::parse(&support::mysql_url_of(state).await).unwrap();
+    url.set_path(&format!("/{name}"));
+    let pool = MySqlPool::connect(url.as_str()).await.expect("the sale's database is reachable");
+    (pool, url.to_string())
+}
+
+async fn drop_database(state: &MySqlPool, sale: MySqlPool) {
+    let (name,): (String,) = sqlx::query_as("SELECT DATABASE()").fetch_one(&sale).await.unwrap();
+    sale.close().await;
+    sqlx::query(&format!("DROP DATABASE `{name}`")).execute(state).await.unwrap();
+}
+
+/// How many rows of the state database's audit log record `action` on `target`.
+async fn audited(state: &MySqlPool, action: &str, target: &str) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = ? AND target = ?")
+        .bind(action)
+        .bind(target)
+        .fetch_one(state)
+        .await
+        .unwrap()
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn an_adapter_drift_acknowledged_before_the_window_opens_stays_taken_until_it_reads_ok(state: MySqlPool) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    const REASON: &str = "e2e: the restart overwrite of voucher 3, fixing it";
+    let redis = TestRedis::new("e2e-acks").await;
+    let stream = format!("{}:stream.orders", redis.keys.prefix());
+    let (sale_db, sale_url) = sale_database(&state).await;
+    plant_sale(&sale_db, &redis, &stream).await;
+
+    // The profile names the adapter file and a state database of Stockguard's own (this
+    // test's, migrated), where the sale's acknowledgements live.
+    let config = tempfile::tempdir().unwrap();
+    let file = config.path().join("course-e2e.toml");
+    std::fs::write(&file, adapter_toml(redis.keys.prefix(), &stream)).unwrap();
+    let mut store = ProfileStore::load(&config.path().join("profiles.toml")).unwrap();
+    let mut sale = profile(EnvironmentKind::Sandbox, &sale_url, &redis);
+    sale.adapter = Some(file.display().to_string());
+    sale.state_url = Some(support::mysql_url_of(&state).await);
+    store.upsert("sandbox", sale).unwrap();
+    store.save().unwrap();
+
+    // Before the window opens, the on-call took voucher 3's confirmed drift in the CLI.
+    let acked = stockguard(config.path(), &["alerts", "ack", "drift:3", "--reason", REASON])
+        .output()
+        .expect("stockguard alerts ack runs");
+    let said = String::from_utf8_lossy(&acked.stdout);
+    assert!(acked.status.success(), "alerts ack: {said}{}", String::from_utf8_lossy(&acked.stderr));
+    assert!(said.starts_with("acknowledged drift:3 by "), "{said}");
+    let (ack_id, kind, product): (u64, String, Option<u64>) = sqlx::query_as(
+        "SELECT id, kind, product_id FROM alert_acks WHERE sale = 'course-e2e' AND alert_key = 'drift:3' \
+         AND closed_at IS NULL",
+    )
+    .fetch_one(&state)
+    .await
+    .expect("one open acknowledgement of drift:3 in the state database");
+    assert_eq!((kind.as_str(), product), ("DRIFT_CONFIRMED", Some(3)));
+    let target = "sale:course-e2e:drift:3";
+    assert_eq!(audited(&state, "alert.ack", target).await, 1, "the acknowledgement is audited");
+    let still_open = || async {
+        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM alert_acks WHERE id = ? AND closed_at IS NULL")
+            .bind(ack_id)
+            .fetch_one(&state)
+            .await
+            .unwrap()
+            == 1
+    };
+
+    let desktop = DesktopBus::start().await;
+    let _one_window = one_window_at_a_time().await;
+    let (driver, client) =
+        open_app_with(config.path(), "e2e-adapter-acks", &[("DBUS_SESSION_BUS_ADDRESS", desktop.address.clone())])
+            .await;
+    let outcome = async {
+        let c = &client;
+        wait_attr(c, "#nav [data-screen=overview]", "class", "current", "connected: the overview first").await;
+        click(c, "#nav [data-screen=board]").await;
+        let row = |p: u64| format!("#products tbody tr[data-product-id=\"{p}\"]");
+        wait_text(c, &format!("{} td.status", row(3)), "voucher 3 reads REDIS_HIGH", |t| t == "REDIS_HIGH").await;
+        wait_text(c, &format!("{} td.drift", row(3)), "by the 3 planted units", |t| t == "3").await;
+
+        // 1. The drifts confirmed (two agreeing readings, so past the window's first tick):
+        //    voucher 2's fires untaken, voucher 3's shows the on-call's acknowledgement and is
+        //    not counted, paged or badged as new.
+        click(c, "#alerts-toggle").await;
+        let alert = |key: &str| format!("#alerts-table tbody tr[data-key=\"{key}\"]");
+        wait_text(c, &format!("{} td.ack", alert("drift:2")), "voucher 2's drift fires untaken", |t| t == "-").await;
+        wait_text(c, &format!("{} td.ack", alert("drift:3")), "voucher 3's drift shows as taken", |t| {
+            t.contains(REASON)
+        })
+        .await;
+        wait_text(c, "#alerts-count", "only voucher 2's alert counts", |t| t == "1").await;
+        assert!(still_open().await, "the acknowledgement is still open once the drift is confirmed");
+        assert_eq!(audited(&state, "alert.ack.closed", target).await, 0, "nothing closed it");
+        let deadline = tokio::time::Instant::now() + STEP;
+        while !desktop.notes().iter().any(|n| n.summary == "Drift confirmed on product 2") {
+            assert!(tokio::time::Instant::now() < deadline, "voucher 2's drift never paged: {:?}", desktop.notes());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let deadline = tokio::time::Instant::now() + STEP;
+        while desktop.tray_label().await.as_deref() != Some("1") {
+            assert!(tokio::time::Instant::now() < deadline, "the tray shows {:?}, not 1", desktop.tray_label().await);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let paged_3 = || desktop.notes().iter().filter(|n| n.summary.contains("product 3")).count();
+        assert_eq!(paged_3(), 0, "the taken drift paged as new: {:?}", desktop.notes());
+
+        // 2. Repaired behind the window's back: once the board reads voucher 3 OK, the
+        //    acknowledgement closes itself as cleared, once, and its alert leaves the panel.
+        let mut r = redis::Client::open(redis.url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+        let key = format!("{}:seckill:stock:3", redis.keys.prefix());
+        let _: () = redis::cmd("SET").arg(&key).arg(20).query_async(&mut r).await.unwrap();
+        wait_text(c, &format!("{} td.status", row(3)), "voucher 3 reads OK", |t| t == "OK").await;
+        let deadline = tokio::time::Instant::now() + STEP;
+        let closed: Option<String> = loop {
+            let why: Option<String> =
+                sqlx::query_scalar("SELECT close_reason FROM alert_acks WHERE id = ? AND closed_at IS NOT NULL")
+                    .bind(ack_id)
+                    .fetch_optional(&state)
+                    .await
+                    .unwrap()
+                    .flatten();
+            if why.is_some() {
+                break why;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "the acknowledgement never closed once voucher 3 read OK");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert_eq!(closed.as_deref(), Some("cleared"));
+        assert_eq!(audited(&state, "alert.ack.closed", target).await, 1, "its close is audited once");
+        let deadline = tokio::time::Instant::now() + STEP;
+        while exists(c, &alert("drift:3")).await {
+            assert!(tokio::time::Instant::now() < deadline, "the cleared alert never left the panel");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        wait_text(c, "#alerts-count", "voucher 2's alert still counts", |t| t == "1").await;
+        assert_eq!(paged_3(), 0, "the taken drift never paged: {:?}", desktop.notes());
+    };
+    outcome.await;
+    drop(client);
+    drop(driver);
+    drop_database(&state, sale_db).await;
 }

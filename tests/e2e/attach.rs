@@ -15,7 +15,7 @@ use sqlx::MySqlPool;
 use crate::accessibility::{axe, axe_source, no_english};
 use crate::sales::course_stream::CourseStreamSale;
 use crate::sales::fastapi_rabbit::FastapiRabbitSale;
-use crate::sales::{amqp_url, rows_written, Traffic};
+use crate::sales::{amqp_url, management_url, rows_written, Traffic};
 use crate::{choose, click, one_window_at_a_time, open_app, screenshot, support, type_into, wait_text};
 
 /// Photographs the window with the element `css` at its top (the wizard is longer than it).
@@ -189,6 +189,9 @@ async fn a_rabbitmq_sale_is_attached_through_the_wizard_once_its_queue_names_the
         photograph_with(c, "#attach-inflight", "end", "attach-rabbitmq-no-queue").await;
         type_into(c, "#attach-form [name=inflight_queue]", &sale.queue).await;
         wait_text(c, queue_error, "the sale's queue", str::is_empty).await;
+        // Its consumer holds messages out of AMQP's sight: the management API shows them, and
+        // without it no drift on the sale would be a verdict.
+        type_into(c, "#attach-form [name=inflight_management_url]", &management_url()).await;
         for product in [1, 2] {
             let drift = format!("#attach-preview tbody tr[data-product=\"{product}\"] td.drift");
             wait_text(c, &drift, "read with no drift", |t| t == "0").await;
@@ -214,7 +217,11 @@ async fn a_rabbitmq_sale_is_attached_through_the_wizard_once_its_queue_names_the
     drop(driver);
     let file = stockguard_core::adapter::AdapterFile::load(&config.path().join("fastapi.adapter.toml")).unwrap();
     assert!(
-        matches!(&file.inflight, stockguard_core::adapter::file::Inflight::Rabbitmq { queue, .. } if *queue == sale.queue),
+        matches!(
+            &file.inflight,
+            stockguard_core::adapter::file::Inflight::Rabbitmq { queue, management_url: Some(_), .. }
+                if *queue == sale.queue
+        ),
         "{:?}",
         file.inflight
     );

@@ -134,6 +134,10 @@ const TEXT = {
     (f) => (f.inflight.source === "rabbitmq" ? f.inflight.queue : ""),
     (f, v) => { if (f.inflight.source === "rabbitmq") f.inflight.queue = v; },
   ],
+  inflight_management_url: [
+    (f) => (f.inflight.source === "rabbitmq" ? f.inflight.management_url ?? "" : ""),
+    (f, v) => { if (f.inflight.source === "rabbitmq") f.inflight.management_url = optional(v); },
+  ],
 };
 
 /**
@@ -174,7 +178,7 @@ function shape() {
   showField("stock_initial", form.stock?.initial.from !== "baseline");
   const from = form.inflight.source;
   for (const name of ["inflight_stream", "inflight_group", "inflight_order_id_field"]) showField(name, from === "redis_stream");
-  for (const name of ["inflight_url", "inflight_queue"]) showField(name, from === "rabbitmq");
+  for (const name of ["inflight_url", "inflight_queue", "inflight_management_url"]) showField(name, from === "rabbitmq");
   showField("inflight_product_field", from !== "none");
 }
 
@@ -404,7 +408,7 @@ function edited(event) {
 function changeSource(to) {
   if (!form) return;
   if (to === "redis_stream") form.inflight = { source: "redis_stream", stream: "", group: "", product_field: "", order_id_field: null };
-  else if (to === "rabbitmq") form.inflight = { source: "rabbitmq", url: target?.amqp_url ?? "", queue: "", product_field: null };
+  else if (to === "rabbitmq") form.inflight = { source: "rabbitmq", url: target?.amqp_url ?? "", queue: "", product_field: null, management_url: null };
   else form.inflight = { source: "none" };
   for (const name of Object.keys(TEXT).filter((n) => n.startsWith("inflight_"))) input(name).value = TEXT[name][0](form) ?? "";
 }

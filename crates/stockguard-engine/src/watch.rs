@@ -287,7 +287,7 @@ async fn read_forever(conns: Connections, gauges: Arc<Gauges>, opts: WatchOption
                     }
                 };
                 let firing = alerts::evaluate(&readings, &confirmed, &signals, &opts.thresholds);
-                if let Err(e) = alerts_tick(&conns, &gauges, &firing, opts.settle_acknowledgements).await {
+                if let Err(e) = alerts_tick(&conns, &gauges, &firing, &readings, opts.settle_acknowledgements).await {
                     gauges.errors.inc();
                     tracing::warn!(error = %e, "watch: alerts failed");
                 }
@@ -332,10 +332,11 @@ async fn alerts_tick(
     conns: &Connections,
     gauges: &Gauges,
     firing: &[Alert],
+    readings: &[stockguard_core::recon::Reading],
     settle: bool,
 ) -> Result<(), alerts::AlertError> {
     if settle {
-        for (ack, why) in acks::settle(conns, firing).await? {
+        for (ack, why) in acks::settle(conns, firing, readings).await? {
             tracing::info!(alert = %ack.alert_key, acked_by = %ack.acked_by, why, "acknowledgement closed");
         }
     }

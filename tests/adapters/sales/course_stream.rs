@@ -9,10 +9,11 @@
 //! Back half (the consumer): XREADGROUP, the order row and the DB decrement in one transaction,
 //! then XACK; at start it handles its pending entries first. Faults: a unit taken with no entry,
 //! a consumer that acknowledges an entry without writing its row (a swallowed error: the
-//! buyer was told "taken", the order is lost), a deleted key, orders beyond stock, and a
-//! cancellation (their cancel path).
+//! buyer was told "taken", the order is lost), a consumer that falls behind (each entry a row
+//! and still pending a while), a deleted key, orders beyond stock, and a cancellation (their
+//! cancel path).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use redis::streams::{StreamReadOptions, StreamReadReply};
@@ -71,7 +72,19 @@ pub struct CourseStreamSale {
     redis: redis::aio::MultiplexedConnection,
     consumer: ConsumerHandle,
     swallow: Swallow,
+    behind: Behind,
     leftovers: Leftovers,
+}
+
+/// The consumer's pace: how long it spends on each entry between writing its row and
+/// acknowledging it, in microseconds (0: as fast as it can).
+#[derive(Clone, Default)]
+struct Behind(Arc<AtomicU64>);
+
+impl Behind {
+    fn per_entry(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.0.load(Ordering::SeqCst))
+    }
 }
 
 /// The consumer's fault: how many entries to acknowledge without their row, and the order ids
@@ -124,9 +137,10 @@ impl CourseStreamSale {
         let blocking = redis_conn().await;
         let (pool, s) = (db.pool.clone(), stream.clone());
         let swallow = Swallow::default();
-        let fault = swallow.clone();
-        let consumer = ConsumerHandle::spawn(move |signals| consume(blocking, s, pool, fault, signals));
-        Self { prefix, db, stream, redis, consumer, swallow, leftovers }
+        let behind = Behind::default();
+        let (fault, pace) = (swallow.clone(), behind.clone());
+        let consumer = ConsumerHandle::spawn(move |signals| consume(blocking, s, pool, fault, pace, signals));
+        Self { prefix, db, stream, redis, consumer, swallow, behind, leftovers }
     }
 
     /// The adapter file a user would write for this sale, with this sale's database and keys.
@@ -188,6 +202,14 @@ rewrite = "delta"
     /// never becomes a row (lost; REDIS_LOW by one each).
     pub fn swallow_next(&self, n: u32) {
         self.swallow.next.fetch_add(n, Ordering::SeqCst);
+    }
+
+    /// The consumer spends `per_entry` on each entry after its row is committed and before its
+    /// `XACK` (a call to another service, as consumers make to tell the buyer): it falls behind
+    /// its buyers, and each entry is a row while still pending for that long. `Duration::ZERO`:
+    /// full speed again, from its next entry.
+    pub fn fall_behind(&self, per_entry: std::time::Duration) {
+        self.behind.0.store(per_entry.as_micros() as u64, Ordering::SeqCst);
     }
 
     /// The order ids the consumer acknowledged without a row so far.
@@ -370,6 +392,7 @@ async fn consume(
     stream: String,
     pool: MySqlPool,
     swallow: Swallow,
+    behind: Behind,
     mut signals: ConsumerSignals,
 ) {
     let mut from = "0";
@@ -397,6 +420,10 @@ async fn consume(
                         break;
                     }
                 }
+            }
+            let pace = behind.per_entry();
+            if !pace.is_zero() {
+                tokio::time::sleep(pace).await;
             }
             let _: i64 =
                 redis::cmd("XACK").arg(&stream).arg(GROUP).arg(&entry.id).query_async(&mut redis).await.unwrap();

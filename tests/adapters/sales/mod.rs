@@ -95,6 +95,25 @@ pub fn amqp_url() -> String {
     std::env::var("STOCKGUARD_TEST_AMQP_URL").unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".to_string())
 }
 
+/// The RabbitMQ management HTTP API of the tests' RabbitMQ (the messages its consumers hold
+/// unacknowledged are seen only there): `STOCKGUARD_TEST_RABBIT_MANAGEMENT_URL`, by default the
+/// machine's (`make test` enables the plugin).
+pub fn management_url() -> String {
+    std::env::var("STOCKGUARD_TEST_RABBIT_MANAGEMENT_URL")
+        .unwrap_or_else(|_| "http://guest:guest@127.0.0.1:15672".to_string())
+}
+
+/// The server's error number when the error is one of MariaDB's (1213: chosen as a deadlock's
+/// victim; 1205: a lock wait ran out).
+pub fn db_error_number(error: &SaleError) -> Option<u16> {
+    match error {
+        SaleError::Db { source: sqlx::Error::Database(e), .. } => {
+            e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().map(|e| e.number())
+        }
+        _ => None,
+    }
+}
+
 /// A key prefix, database name and queue names no other sale (or run) uses.
 pub fn sale_prefix(tag: &str) -> String {
     crate::support::unique_prefix(tag)

@@ -16,20 +16,21 @@ use crate::recon::drift::ConfirmedDrift;
 use crate::recon::{DriftTracker, Reading};
 use crate::redis_link::Link;
 
-/// What fires now on the sale `file` describes.
+/// What fires now on the sale `file` describes, with the second reading it was judged on
+/// (which an acknowledgement's close needs: [`crate::alerts::acks::cleared`]).
 pub async fn firing<C: Link>(
     file: &AdapterFile,
     links: &SaleLinks<'_, C>,
     baselines: &HashMap<u64, i64>,
     thresholds: &Thresholds,
-) -> Result<Vec<Alert>, AdapterError> {
+) -> Result<(Vec<Alert>, Vec<Reading>), AdapterError> {
     let plain =
         |readings: Vec<super::AdapterReading>| -> Vec<Reading> { readings.into_iter().map(|r| r.reading).collect() };
     let mut tracker = DriftTracker::default();
     tracker.observe(&plain(read(file, links, baselines, &[]).await?));
     let readings = plain(read(file, links, baselines, &[]).await?);
     let confirmed = confirm_settled(&mut tracker, &readings);
-    Ok(evaluate(&readings, &confirmed, &Signals::default(), thresholds))
+    Ok((evaluate(&readings, &confirmed, &Signals::default(), thresholds), readings))
 }
 
 /// The drifts two readings in a row agree on, of the products the second reading settled: the

@@ -180,8 +180,12 @@ pub async fn propose(target: &AttachTarget) -> Result<Proposed, AttachError> {
         let gathered = gather(Some(&sale.db), Some(&sale.redis), &opts).await?;
         let mut form = ProposalForm::from_guesses(&gathered);
         if let (Some(url), InflightFields::None) = (blank_is_none(&target.amqp_url), &form.inflight) {
-            form.inflight =
-                InflightFields::Rabbitmq { url: url.to_string(), queue: String::new(), product_field: None };
+            form.inflight = InflightFields::Rabbitmq {
+                url: url.to_string(),
+                queue: String::new(),
+                product_field: None,
+                management_url: None,
+            };
         }
         let check = check_form(&form, Some(&sale.db), Some(&sale.redis)).await?;
         Ok::<_, AdapterError>(Proposed { check, undecided: gathered.undecided, keys_sampled: gathered.keys_sampled })

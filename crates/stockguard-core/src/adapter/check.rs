@@ -14,6 +14,7 @@ use super::file::{AdapterFile, Inflight, RedisForm};
 use super::ident::Ident;
 use super::inflight;
 use super::missing::Missing;
+use super::rabbit;
 use super::AdapterError;
 use crate::redis_link::Link;
 
@@ -32,6 +33,8 @@ pub struct CheckReport {
     pub missing: Vec<Missing>,
     /// Each of `missing`, said in English.
     pub problems: Vec<String>,
+    /// What the file allows but leaves the console partly blind to (the check still passes).
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -218,14 +221,14 @@ async fn look<C: Link>(
             if !exists {
                 report.missing.push(Missing::Stream { stream: stream.as_str().to_string() });
             } else {
-                match inflight::read(&file.inflight, redis, &ids).await {
+                match inflight::read(file, redis, &ids).await {
                     Ok(read) => report.in_flight = Some(read.depth()),
                     Err(AdapterError::Missing(m)) => report.missing.push(m),
                     Err(e) => return Err(e),
                 }
             }
         }
-        Inflight::RedisStream { .. } => match inflight::read(&file.inflight, redis, &ids).await {
+        Inflight::RedisStream { .. } => match inflight::read(file, redis, &ids).await {
             Ok(read) => report.in_flight = Some(read.depth()),
             Err(AdapterError::Missing(m)) => report.missing.push(m),
             Err(e) => return Err(e),
@@ -234,22 +237,43 @@ async fn look<C: Link>(
             Some(r) if !inflight::bullmq_exists(r, prefix, queue).await? => {
                 report.missing.push(Missing::BullmqQueue { prefix: prefix.clone(), queue: queue.clone() })
             }
-            _ => report.in_flight = Some(inflight::read(&file.inflight, redis, &ids).await?.depth()),
+            _ => report.in_flight = Some(inflight::read(file, redis, &ids).await?.depth()),
         },
         Inflight::Table { .. } => {
             if let Some(pool) = sale_db {
-                report.in_flight = Some(db::read_snapshot(pool, file, &ids).await?.inflight.depth());
+                report.in_flight =
+                    Some(db::read_snapshot(pool, file, db::Products::Only(&ids)).await?.inflight.depth());
             }
         }
-        Inflight::Rabbitmq { url, queue, .. } => match inflight::rabbitmq_depth(url, queue).await {
-            Ok(depth) => report.in_flight = Some(depth as i64),
-            Err(AdapterError::Missing(m)) => report.missing.push(m),
-            Err(AdapterError::Amqp { step, source }) => report.missing.push(Missing::RabbitUnreachable {
-                url: crate::profile::redact(url),
-                detail: format!("cannot {step}: {source}"),
-            }),
-            Err(e) => return Err(e),
-        },
+        Inflight::Rabbitmq { url, queue, management_url, .. } => {
+            match rabbit::look(url, queue, management_url.as_deref()).await {
+                Ok(look) => {
+                    let held = match look.held {
+                        rabbit::HeldFigure::Count(n) => n,
+                        _ => 0,
+                    };
+                    report.in_flight = Some(look.ready + held);
+                    if management_url.is_none() {
+                        report.warnings.push(format!(
+                            "[inflight] names no management_url: the messages the queue's consumers hold \
+                             unacknowledged ({} consumer(s) now) cannot be seen, so no drift on this sale is a \
+                             verdict and no repair adds units; name the RabbitMQ management API \
+                             (management_url = \"http://user:pass@host:15672\")",
+                            look.consumers
+                        ));
+                    }
+                }
+                Err(AdapterError::Missing(m)) => report.missing.push(m),
+                Err(AdapterError::Amqp { step, source }) => report.missing.push(Missing::RabbitUnreachable {
+                    url: crate::profile::redact(url),
+                    detail: format!("cannot {step}: {source}"),
+                }),
+                Err(AdapterError::Management { url, detail }) => {
+                    report.missing.push(Missing::RabbitUnreachable { url, detail })
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
     Ok(())
 }

@@ -49,14 +49,31 @@ pub struct SaleSection {
     /// a `DECR` and the row, or the publish) is invisible, and only time shows it.
     #[serde(default)]
     pub settle_ms: Option<u64>,
+    /// The most in-flight entries (stream entries, jobs, pending rows) one pass reads and
+    /// attributes, per source (default 100,000). A backlog past it is said (the product is
+    /// `UNSETTLED`, with the depth), never cut short in silence.
+    #[serde(default)]
+    pub max_inflight: Option<u64>,
 }
 
 /// The default of `[sale] settle_ms`.
 pub const DEFAULT_SETTLE_MS: u64 = 1000;
+/// The largest `[sale] settle_ms`: a reading waits for it twice over, so a larger one would
+/// look like a console that hangs.
+pub const MAX_SETTLE_MS: u64 = 60_000;
+/// The default of `[sale] max_inflight`.
+pub const DEFAULT_MAX_INFLIGHT: u64 = 100_000;
+/// The default of `[inflight] stats_interval_ms`: RabbitMQ's own `collect_statistics_interval`.
+pub const DEFAULT_STATS_INTERVAL_MS: u64 = 5_000;
 
 impl SaleSection {
     pub fn settle(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.settle_ms.unwrap_or(DEFAULT_SETTLE_MS))
+    }
+
+    /// The in-flight entries one pass attributes, per source.
+    pub fn max_inflight(&self) -> usize {
+        self.max_inflight.unwrap_or(DEFAULT_MAX_INFLIGHT) as usize
     }
 }
 
@@ -258,12 +275,23 @@ pub enum Inflight {
         order_id_field: Option<String>,
     },
     /// A RabbitMQ queue. Its messages cannot be read without taking them, so only its depth
-    /// is known: while it is not empty the reading is `UNSETTLED`.
+    /// is known: while it is not empty the reading is `UNSETTLED`. Messages a consumer holds
+    /// unacknowledged are not in that depth: only the management API shows them.
     Rabbitmq {
         url: String,
         queue: String,
         #[serde(default)]
         product_field: Option<String>,
+        /// The RabbitMQ management HTTP API (`http://user:pass@host:15672`): the queue's
+        /// messages held unacknowledged by its consumers. Without it, a queue with consumers
+        /// cannot show what they hold, and no drift on the sale is a verdict.
+        #[serde(default)]
+        management_url: Option<String>,
+        /// How often RabbitMQ refreshes the figures its management API gives
+        /// (`collect_statistics_interval`, 5,000 ms by default): a reading's passes are that
+        /// far apart at least, so the figures it reads were taken between them.
+        #[serde(default)]
+        stats_interval_ms: Option<u64>,
     },
     /// A BullMQ queue (Node's Redis queue) in the sale's Redis: the jobs waiting, paused,
     /// active, prioritized, delayed or waiting for children, each a hash whose `data` is the
@@ -440,6 +468,12 @@ impl AdapterFile {
         if self.sale.name.trim().is_empty() {
             return Err("[sale] name is empty".into());
         }
+        if self.sale.settle_ms.is_some_and(|ms| ms > MAX_SETTLE_MS) {
+            return Err(format!("[sale] settle_ms is at most {MAX_SETTLE_MS} (a reading waits for it twice over)"));
+        }
+        if self.sale.max_inflight.is_some_and(|n| n == 0 || n > 10_000_000) {
+            return Err("[sale] max_inflight must be between 1 and 10000000".into());
+        }
         if self.stock.is_none() && self.sale.products.is_empty() {
             return Err("no [stock] table and no [sale] products: name one so the products can be listed".into());
         }
@@ -500,12 +534,24 @@ impl AdapterFile {
                 return Err("[inflight] redis_stream needs stream, group and product_field".into());
             }
         }
-        if let Inflight::Rabbitmq { url, queue, .. } = &self.inflight {
+        if let Inflight::Rabbitmq { url, queue, management_url, stats_interval_ms, .. } = &self.inflight {
             if !(url.starts_with("amqp://") || url.starts_with("amqps://")) {
                 return Err(format!("[inflight] url {url:?} is not an amqp:// or amqps:// URL"));
             }
             if queue.is_empty() {
                 return Err("[inflight] rabbitmq needs a queue".into());
+            }
+            if let Some(m) = management_url {
+                if !m.starts_with("http://") {
+                    return Err(format!(
+                        "[inflight] management_url {:?} is not an http:// URL (the RabbitMQ management API, \
+                         say http://user:pass@host:15672; https is not supported yet)",
+                        crate::profile::redact(m)
+                    ));
+                }
+            }
+            if stats_interval_ms.is_some_and(|ms| !(100..=60_000).contains(&ms)) {
+                return Err("[inflight] stats_interval_ms must be between 100 and 60000".into());
             }
         }
         if let Inflight::Bullmq { queue, prefix, product_field, .. } = &self.inflight {
@@ -721,5 +767,36 @@ mod tests {
     fn an_unknown_inflight_source_is_named() {
         let err = parse(&COURSE.replace("source = \"redis_stream\"", "source = \"kafka\"")).unwrap_err().to_string();
         assert!(err.contains("kafka"), "{err}");
+    }
+
+    #[test]
+    fn a_rabbitmq_source_takes_a_management_url_over_http_only() {
+        let start = COURSE.find("[inflight]").unwrap();
+        let rabbit = |extra: &str| {
+            format!(
+                "{}[inflight]\nsource = \"rabbitmq\"\nurl = \"amqp://g:g@h:5672/%2f\"\nqueue = \"q\"\n{extra}",
+                &COURSE[..start]
+            )
+        };
+        let file = parse(&rabbit("management_url = \"http://g:g@h:15672\"\n")).expect("parses");
+        assert!(matches!(file.inflight, Inflight::Rabbitmq { management_url: Some(_), .. }));
+        let err = parse(&rabbit("management_url = \"https://g:secret@h:15671\"\n")).unwrap_err().to_string();
+        assert!(err.contains("not an http:// URL") && !err.contains("secret"), "{err}");
+        let err = parse(&rabbit("stats_interval_ms = 0\n")).unwrap_err().to_string();
+        assert!(err.contains("stats_interval_ms"), "{err}");
+    }
+
+    #[test]
+    fn settle_ms_and_max_inflight_are_bounded() {
+        let err = parse(&COURSE.replace("name = \"vouchers\"", "name = \"vouchers\"\nsettle_ms = 3600000"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("settle_ms is at most 60000"), "{err}");
+        let err = parse(&COURSE.replace("name = \"vouchers\"", "name = \"vouchers\"\nmax_inflight = 0"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("max_inflight"), "{err}");
+        let file = parse(&COURSE.replace("name = \"vouchers\"", "name = \"vouchers\"\nmax_inflight = 500")).unwrap();
+        assert_eq!(file.sale.max_inflight(), 500);
     }
 }

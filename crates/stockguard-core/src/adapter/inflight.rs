@@ -5,28 +5,29 @@
 //!   group's last-delivered id) and those delivered but not acknowledged (its pending list),
 //!   each with its product and, when the sale writes one, its order id. Reads only: no
 //!   `XREADGROUP`, no `XACK`, the group's cursor untouched.
-//! - A RabbitMQ queue: its depth by a passive declare. Its messages cannot be read without
-//!   taking them, so they are in flight but not attributable to a product; and messages a
-//!   consumer holds unacknowledged are not counted by AMQP at all (the reading's two passes
-//!   see the rows they become).
+//! - A RabbitMQ queue ([`super::rabbit`]): its messages ready, by a passive declare, and those
+//!   its consumers hold unacknowledged, by the management API when the file names it. Its
+//!   messages cannot be read without taking them, so they are in flight but not attributable
+//!   to a product; what consumers hold cannot be seen at all without the management API.
 //! - A BullMQ queue: the jobs waiting, paused, active, prioritized, delayed or waiting for
 //!   children, with each job's `data`, read in one Lua script so that a job a worker moves
 //!   from one list to another (or to completed) is seen exactly once; each job's product and
 //!   order id are fields of its JSON `data`. Reads only.
 //! - A table of pending rows in the sale's database: read by [`super::db`] in the snapshot of
 //!   the orders, not here.
+//!
+//! Each source reads at most `[sale] max_inflight` entries; a backlog past it is a
+//! [`Beyond`], said with its depth: never cut short in silence.
 
 use std::collections::HashMap;
 
 use redis::Value;
 
-use super::file::Inflight;
+use super::file::{AdapterFile, Inflight};
 use super::missing::Missing;
+use super::rabbit;
 use super::AdapterError;
 use crate::redis_link::Link;
-
-/// Entries read past in one pass; a longer backlog is reported as not attributable.
-pub(super) const MAX_ENTRIES: usize = 100_000;
 
 /// One accepted order waiting in the in-flight source.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -41,20 +42,66 @@ pub struct InflightRead {
     /// Entries attributed to a product, sorted (so two passes compare).
     pub by_product: HashMap<u64, Vec<Waiting>>,
     /// Units waiting that name no product (a queue whose messages cannot be read, an entry
-    /// without the product field, a backlog beyond what one pass reads).
+    /// without the product field).
     pub unattributed: i64,
+    /// What consumers hold unacknowledged, where a source can hold messages out of sight.
+    pub held: Held,
+    /// Backlogs past the bound, not read.
+    pub beyond: Vec<Beyond>,
+}
+
+/// Messages a queue's consumers hold unacknowledged: in no queue depth and in no row yet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Held {
+    /// The source holds nothing out of sight (a stream's pending list is read; a queue with
+    /// no consumer holds nothing).
+    #[default]
+    Nothing,
+    /// Held messages, by the RabbitMQ management API (figures that may be older than the pass:
+    /// see [`super::rabbit`]).
+    Seen(i64),
+    /// The queue has consumers and no management API is named: what they hold cannot be seen.
+    Unseen { consumers: i64 },
+    /// The queue has consumers and the management API does not describe it yet.
+    NotYet { consumers: i64 },
+}
+
+/// A backlog past `[sale] max_inflight`: the entries of one source not read, so not attributed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Beyond {
+    /// The product whose source it is (a stream of its own), or `None` for a source every
+    /// product shares.
+    pub product: Option<u64>,
+    /// The source's whole depth, read and not (`None`: the server does not say).
+    pub depth: Option<i64>,
+    /// The bound it passed.
+    pub bound: i64,
 }
 
 impl InflightRead {
-    /// Everything waiting.
+    /// Everything waiting that this pass knows of (a backlog past the bound by its depth where
+    /// known; messages held out of sight are not known).
     pub fn depth(&self) -> i64 {
-        self.unattributed + self.by_product.values().flatten().map(|w| w.units).sum::<i64>()
+        let read: i64 = self.by_product.values().flatten().map(|w| w.units).sum();
+        let beyond: i64 = self.beyond.iter().map(|b| b.depth.unwrap_or(b.bound) - b.bound).sum();
+        let held = match self.held {
+            Held::Seen(n) => n,
+            _ => 0,
+        };
+        self.unattributed + read + beyond + held
+    }
+
+    /// The backlog past the bound that `product`'s reading depends on, if any.
+    pub fn beyond_for(&self, product: u64) -> Option<Beyond> {
+        self.beyond.iter().find(|b| b.product.is_none_or(|p| p == product)).copied()
     }
 }
 
-/// Reads the in-flight source once.
-pub async fn read<C: Link>(inflight: &Inflight, redis: Option<&C>, ids: &[u64]) -> Result<InflightRead, AdapterError> {
-    match inflight {
+/// Reads the file's in-flight source once (for a table source, nothing: it is read in the
+/// DB's snapshot).
+pub async fn read<C: Link>(file: &AdapterFile, redis: Option<&C>, ids: &[u64]) -> Result<InflightRead, AdapterError> {
+    let bound = file.sale.max_inflight();
+    match &file.inflight {
         Inflight::None => Ok(InflightRead::default()),
         Inflight::RedisStream { stream, group, product_field, order_id_field } => {
             let redis = redis.expect("checked by AdapterFile::parse: a stream needs [redis]");
@@ -65,8 +112,18 @@ pub async fn read<C: Link>(inflight: &Inflight, redis: Option<&C>, ids: &[u64]) 
             };
             let mut read = InflightRead::default();
             for (owner, key) in keys {
-                let entries = stream_waiting(redis, &key, group).await?;
-                for fields in &entries {
+                // A stream every product shares must exist: one that does not shows nothing in
+                // flight, and a drift read then is no drift (a product's own stream may not
+                // exist before its first order).
+                let entries = match stream_waiting(redis, &key, group, bound).await? {
+                    None if owner.is_none() => return Err(AdapterError::Missing(Missing::Stream { stream: key })),
+                    None => StreamWaiting { fields: Vec::new(), beyond: None },
+                    Some(entries) => entries,
+                };
+                if let Some(depth) = entries.beyond {
+                    read.beyond.push(Beyond { product: owner, depth, bound: bound as i64 });
+                }
+                for fields in &entries.fields {
                     let product = fields.get(product_field).and_then(|p| p.parse::<u64>().ok()).or(owner);
                     let order_id = order_id_field.as_ref().and_then(|f| fields.get(f)).cloned();
                     match product {
@@ -80,14 +137,23 @@ pub async fn read<C: Link>(inflight: &Inflight, redis: Option<&C>, ids: &[u64]) 
             }
             Ok(read)
         }
-        Inflight::Rabbitmq { url, queue, .. } => {
-            let depth = rabbitmq_depth(url, queue).await?;
-            Ok(InflightRead { by_product: HashMap::new(), unattributed: depth as i64 })
+        Inflight::Rabbitmq { url, queue, management_url, .. } => {
+            let look = rabbit::look(url, queue, management_url.as_deref()).await?;
+            let held = match look.held {
+                rabbit::HeldFigure::Count(n) => Held::Seen(n),
+                _ if look.consumers == 0 => Held::Nothing,
+                rabbit::HeldFigure::NotYet => Held::NotYet { consumers: look.consumers },
+                rabbit::HeldFigure::NotNamed => Held::Unseen { consumers: look.consumers },
+            };
+            Ok(InflightRead { unattributed: look.ready, held, ..Default::default() })
         }
         Inflight::Bullmq { queue, prefix, product_field, order_id_field } => {
             let redis = redis.expect("checked by AdapterFile::parse: a BullMQ queue needs [redis]");
-            let jobs = bullmq_jobs(redis, prefix, queue).await?;
-            let mut read = InflightRead { unattributed: jobs.beyond, ..Default::default() };
+            let jobs = bullmq_jobs(redis, prefix, queue, bound).await?;
+            let mut read = InflightRead::default();
+            if jobs.total > jobs.data.len() as i64 {
+                read.beyond.push(Beyond { product: None, depth: Some(jobs.total), bound: bound as i64 });
+            }
             for data in &jobs.data {
                 let fields = data.as_deref().and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok());
                 let field = |name: &str| fields.as_ref().and_then(|f| f.get(name)).and_then(json_text);
@@ -140,20 +206,20 @@ return out";
 
 /// What one read of a BullMQ queue found.
 struct BullmqJobs {
-    /// Each job's `data` (None: its hash is gone, or has no data).
+    /// Each job's `data` (None: its hash is gone, or has no data), the first `bound` only.
     data: Vec<Option<String>>,
-    /// Jobs beyond what one pass reads.
-    beyond: i64,
+    /// Every unfinished job, read or not.
+    total: i64,
 }
 
-async fn bullmq_jobs<C: Link>(redis: &C, prefix: &str, queue: &str) -> Result<BullmqJobs, AdapterError> {
+async fn bullmq_jobs<C: Link>(redis: &C, prefix: &str, queue: &str, bound: usize) -> Result<BullmqJobs, AdapterError> {
     let base = format!("{prefix}:{queue}:");
     let script = redis::Script::new(BULLMQ_READ);
     let mut script = script.prepare_invoke();
     for name in BULLMQ_LISTS.iter().chain(&BULLMQ_SETS) {
         script.key(format!("{base}{name}"));
     }
-    script.arg(&base).arg(MAX_ENTRIES);
+    script.arg(&base).arg(bound);
     let reply: Vec<Value> = script
         .invoke_async(&mut redis.clone())
         .await
@@ -169,7 +235,7 @@ async fn bullmq_jobs<C: Link>(redis: &C, prefix: &str, queue: &str) -> Result<Bu
         .map(|v| redis::from_redis_value(&v))
         .collect::<Result<_, _>>()
         .map_err(|source| AdapterError::Redis { step: "read the BullMQ jobs' data", source })?;
-    Ok(BullmqJobs { beyond: total - data.len() as i64, data })
+    Ok(BullmqJobs { total, data })
 }
 
 /// Whether the queue has any of its keys (a queue BullMQ never wrote has none; its `meta`
@@ -189,24 +255,61 @@ pub async fn bullmq_exists<C: Link>(redis: &C, prefix: &str, queue: &str) -> Res
     Ok(found > 0)
 }
 
-/// The entries of one stream that the group has not acknowledged: pending and undelivered.
+/// The stream's groups and the pending list of one (at most `ARGV[2]` entries), read at one
+/// instant. A missing group answers an empty pending list (the caller names it missing).
+static GROUP_AND_PENDING: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+local groups = redis.call('XINFO', 'GROUPS', KEYS[1])
+local pending = {}
+for _, g in ipairs(groups) do
+  for i = 1, #g, 2 do
+    if g[i] == 'name' and g[i + 1] == ARGV[1] then
+      pending = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', tonumber(ARGV[2]))
+    end
+  end
+end
+return { groups, pending }",
+    )
+});
+
+/// One entry of `XPENDING`'s extended form: id, consumer, idle ms, deliveries.
+type PendingEntry = (String, String, u64, u64);
+
+/// What one stream holds that its group has not acknowledged.
+struct StreamWaiting {
+    /// Each entry's fields: pending first, then undelivered, at most the bound.
+    fields: Vec<HashMap<String, String>>,
+    /// Set when the stream holds more than the bound: its whole depth (pending and
+    /// undelivered), or `None` when the server does not say how many are undelivered.
+    beyond: Option<Option<i64>>,
+}
+
+/// The entries of one stream that the group has not acknowledged: pending (delivered, not
+/// acknowledged) and undelivered (after the group's last-delivered id), at most `bound` of
+/// them; the depth past it is counted, not dropped. `None` when the stream does not exist.
 async fn stream_waiting<C: Link>(
     redis: &C,
     key: &str,
     group: &str,
-) -> Result<Vec<HashMap<String, String>>, AdapterError> {
+    bound: usize,
+) -> Result<Option<StreamWaiting>, AdapterError> {
     let step = |step: &'static str| move |source| AdapterError::Redis { step, source };
     let mut conn = redis.clone();
     let exists: bool = redis::cmd("EXISTS").arg(key).query_async(&mut conn).await.map_err(step("find the stream"))?;
     if !exists {
-        return Ok(Vec::new());
+        return Ok(None);
     }
-    let groups: Vec<HashMap<String, Value>> = redis::cmd("XINFO")
-        .arg("GROUPS")
-        .arg(key)
-        .query_async(&mut conn)
+    // The group's cursor and counts and its pending list in one step: an XACK or an
+    // XREADGROUP between two commands would make them disagree (a pending count above the
+    // list read, or an entry both pending and after the cursor).
+    let (groups, pending): (Vec<HashMap<String, Value>>, Vec<PendingEntry>) = GROUP_AND_PENDING
+        .key(key)
+        .arg(group)
+        .arg(bound)
+        .invoke_async(&mut conn)
         .await
-        .map_err(step("read the stream's groups"))?;
+        .map_err(step("read the stream's group and pending entries"))?;
     let Some(info) = groups
         .iter()
         .find(|g| g.get("name").and_then(|v| redis::from_redis_value::<String>(v).ok()).as_deref() == Some(group))
@@ -219,25 +322,33 @@ async fn stream_waiting<C: Link>(
         .transpose()
         .map_err(step("read the group's last-delivered id"))?
         .unwrap_or_else(|| "0-0".into());
+    // Redis 7 says how many entries the group has not been delivered (`lag`; nil when it
+    // cannot tell, absent before 7).
+    let lag: Option<i64> = info.get("lag").and_then(|v| redis::from_redis_value(v).ok());
+    let pending_count: i64 = info
+        .get("pending")
+        .map(redis::from_redis_value)
+        .transpose()
+        .map_err(step("read the group's pending count"))?
+        .unwrap_or(0);
+    let room = bound.saturating_sub(pending.len());
+    // One more than there is room for: whether undelivered entries lie past the bound.
     let undelivered: Vec<(String, HashMap<String, String>)> = redis::cmd("XRANGE")
         .arg(key)
         .arg(format!("({last}"))
         .arg("+")
         .arg("COUNT")
-        .arg(MAX_ENTRIES)
+        .arg(room + 1)
         .query_async(&mut conn)
         .await
         .map_err(step("read the undelivered entries"))?;
-    let pending: Vec<(String, String, u64, u64)> = redis::cmd("XPENDING")
-        .arg(key)
-        .arg(group)
-        .arg("-")
-        .arg("+")
-        .arg(MAX_ENTRIES)
-        .query_async(&mut conn)
-        .await
-        .map_err(step("read the pending entries"))?;
-    let mut out: Vec<HashMap<String, String>> = undelivered.into_iter().map(|(_, f)| f).collect();
+    let past_room = undelivered.len() > room;
+    let beyond = (pending_count > pending.len() as i64 || past_room).then(|| match (lag, past_room) {
+        (Some(lag), _) => Some(pending_count + lag),
+        (None, false) => Some(pending_count + undelivered.len() as i64),
+        (None, true) => None,
+    });
+    let mut out: Vec<HashMap<String, String>> = Vec::with_capacity(pending.len() + room.min(undelivered.len()));
     if !pending.is_empty() {
         let mut pipe = redis::pipe();
         for (id, ..) in &pending {
@@ -250,31 +361,6 @@ async fn stream_waiting<C: Link>(
             out.push(found.into_iter().next().map(|(_, f)| f).unwrap_or_default());
         }
     }
-    Ok(out)
-}
-
-/// The number of ready messages in a queue, by a passive declare (which creates nothing).
-pub async fn rabbitmq_depth(url: &str, queue: &str) -> Result<u32, AdapterError> {
-    use lapin::options::QueueDeclareOptions;
-    use lapin::types::FieldTable;
-    let step = |step: &'static str| move |source| AdapterError::Amqp { step, source };
-    let conn = lapin::Connection::connect(url, lapin::ConnectionProperties::default())
-        .await
-        .map_err(step("connect to RabbitMQ"))?;
-    let channel = conn.create_channel().await.map_err(step("open a channel"))?;
-    let declared = channel
-        .queue_declare(queue.into(), QueueDeclareOptions { passive: true, ..Default::default() }, FieldTable::default())
-        .await;
-    let _ = conn.close(200, "".into()).await;
-    match declared {
-        Ok(q) => Ok(q.message_count()),
-        Err(e) if is_not_found(&e) => Err(AdapterError::Missing(Missing::RabbitQueue { queue: queue.to_string() })),
-        Err(source) => Err(AdapterError::Amqp { step: "read the queue's depth", source }),
-    }
-}
-
-/// The server's 404 (a passive declare of a queue that does not exist), by its kind.
-fn is_not_found(e: &lapin::Error) -> bool {
-    use lapin::protocol::{AMQPErrorKind, AMQPSoftError};
-    matches!(e.kind(), lapin::ErrorKind::ProtocolError(p) if matches!(p.kind(), AMQPErrorKind::Soft(AMQPSoftError::NOTFOUND)))
+    out.extend(undelivered.into_iter().take(room).map(|(_, f)| f));
+    Ok(Some(StreamWaiting { fields: out, beyond }))
 }

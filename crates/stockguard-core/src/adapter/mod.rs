@@ -8,10 +8,12 @@
 //!   are its SQL names and key templates.
 //! - [`db`]: the DB side of a reading, one SELECT per pass.
 //! - [`redis_side`]: the Redis side: a counter, a hash of total and sold, or buckets.
-//! - [`inflight`]: where accepted orders wait: a Redis stream, a RabbitMQ queue, or nothing.
+//! - [`inflight`]: where accepted orders wait: a Redis stream, a RabbitMQ queue ([`rabbit`]:
+//!   what AMQP and the management API show of it), a BullMQ queue, a table, or nothing.
 //! - [`links`]: the sale's DB and Redis connections, as a reading takes them.
 //! - [`lost`]: accepted but lost: orders a stream's consumer acknowledged and never wrote.
-//! - [`reading`]: two passes and the settled verdict per product.
+//! - [`reading`]: two passes and the settled verdict per product; [`unsettled`]: why a
+//!   product's reading is no verdict.
 //! - [`open`]: a sale opened: its file and the connections it names (the CLI's and the
 //!   window's one way in); [`sampler`]: its readings at an interval, as the window's board
 //!   takes them.
@@ -47,6 +49,7 @@ pub mod links;
 pub mod lost;
 pub mod missing;
 pub mod open;
+pub mod rabbit;
 pub mod reading;
 pub mod redis_side;
 pub mod repair;
@@ -54,11 +57,13 @@ pub mod sampler;
 pub mod state;
 pub mod switch;
 pub mod template;
+pub mod unsettled;
 
 pub use file::{AdapterFile, AdapterFileError};
 pub use links::SaleLinks;
 pub use open::OpenedSale;
 pub use reading::{read, AdapterReading};
+pub use unsettled::Unsettled;
 
 /// What went wrong reading or repairing a sale over its adapter; each failing step named,
 /// its cause kept.
@@ -84,6 +89,10 @@ pub enum AdapterError {
         #[source]
         source: redis::RedisError,
     },
+    /// The RabbitMQ management API did not answer as a queue's statistics (its URL shown
+    /// without a password).
+    #[error("the RabbitMQ management API at {url}: {detail}")]
+    Management { url: String, detail: String },
     #[error("RabbitMQ: cannot {step}")]
     Amqp {
         step: &'static str,

@@ -11,7 +11,18 @@
 //! has not yet written anywhere we read (between its `DECR` and its row) is invisible to
 //! both passes; a request that outlasts the pause can still be read as drift, which is why
 //! the default is generous and the board confirms drift over two readings. Otherwise the product is
-//! `UNSETTLED` with what waits in flight: never `OK`, never a drift verdict.
+//! `UNSETTLED` with what waits in flight and why ([`Unsettled`]): never `OK`, never a drift verdict.
+//!
+//! The rule, in one place ([`judge`]): **a drift is a verdict only when everything that may be in
+//! flight is seen and attributed.** Entries that name no product, a backlog past
+//! `[sale] max_inflight`, messages a RabbitMQ consumer holds (seen by the management API) make the
+//! product `UNSETTLED` whatever its figures; a queue whose consumers hold what cannot be seen (no
+//! management API named) makes every drift `UNSETTLED` (a product whose figures agree is still
+//! `OK`). The management API's figures can be two statistics intervals old, so on such a sale a
+//! drift is a verdict only on figures read at least that long after the first pass began: a
+//! reading that finds one sooner reads a third pass then ([`super::rabbit`]). A stream's entries are looked up
+//! among the rows in the stock statement's own snapshot, and what was found is compared between
+//! the passes too.
 //!
 //! The DB-side verdicts need no settling (one statement is one snapshot): `OVERSOLD` when
 //! live orders exceed the initial stock, what is left is below zero, or a hash's sold exceeds
@@ -22,12 +33,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::db::{self, DbRow};
+use super::db::{self, DbRow, Products};
 use super::file::{AdapterFile, Inflight, Initial};
-use super::inflight::{self, InflightRead};
+use super::inflight::{self, Held, InflightRead};
 use super::links::SaleLinks;
 use super::lost::{self, LostInReading, LostOptions};
 use super::redis_side::{self, RedisStock};
+pub use super::unsettled::Unsettled;
 use super::AdapterError;
 use crate::recon::{DriftStatus, Reading};
 use crate::redis_link::Link;
@@ -65,6 +77,8 @@ pub struct AdapterReading {
     /// stranded), within [`lost`]'s default bounds; `null` when the in-flight source keeps
     /// nothing it carried, so they cannot be known.
     pub lost: Option<LostInReading>,
+    /// Why the product is `UNSETTLED` (`null` otherwise).
+    pub unsettled: Option<Unsettled>,
 }
 
 /// What one pass saw.
@@ -78,11 +92,17 @@ struct Pass {
     buckets: HashMap<u64, BTreeMap<u64, i64>>,
 }
 
-/// One pass: the Redis stock and the in-flight source (side by side: neither is read in one
-/// step with the other, so their order does not matter), then the DB (the stock statement
-/// and the in-flight ids looked up among the rows, side by side on two connections; a table
-/// in-flight source is read with them, in one snapshot).
-async fn pass<C: Link>(file: &AdapterFile, links: &SaleLinks<'_, C>, ids: &[u64]) -> Result<Pass, AdapterError> {
+/// One pass: the Redis stock and the in-flight source, then the DB (the stock statement and
+/// the in-flight ids looked up among the rows, in one snapshot; a table in-flight source is
+/// read with them, in the same snapshot). The Redis stock and a stream are read side by side
+/// (each entry is seen whole, so their order does not matter); a RabbitMQ queue after the
+/// stock, so that the moment its management figures describe is not before the stock's.
+async fn pass<C: Link>(
+    file: &AdapterFile,
+    links: &SaleLinks<'_, C>,
+    products: Products<'_>,
+) -> Result<Pass, AdapterError> {
+    let ids = products.ids();
     let stock = async {
         match (&file.redis, links.redis) {
             (Some(section), Some(r)) => redis_side::read_stock(r, section, ids)
@@ -91,23 +111,22 @@ async fn pass<C: Link>(file: &AdapterFile, links: &SaleLinks<'_, C>, ids: &[u64]
             _ => Ok(HashMap::new()),
         }
     };
-    let (redis, mut inflight) = futures_util::try_join!(stock, inflight::read(&file.inflight, links.redis, ids))?;
+    let (redis, mut inflight) = if matches!(file.inflight, Inflight::Rabbitmq { .. }) {
+        let redis = stock.await?;
+        (redis, inflight::read(file, links.redis, ids).await?)
+    } else {
+        futures_util::try_join!(stock, inflight::read(file, links.redis, ids))?
+    };
     let (db, in_db) = match links.db {
         Some(pool) if matches!(file.inflight, Inflight::Table { .. }) => {
-            let snapshot = db::read_snapshot(pool, file, ids).await?;
+            let snapshot = db::read_snapshot(pool, file, products).await?;
             inflight = snapshot.inflight;
             (snapshot.rows, snapshot.in_db)
         }
         Some(pool) if file.stock.is_some() || file.orders.is_some() => {
             let waiting: Vec<&str> =
                 inflight.by_product.values().flatten().filter_map(|w| w.order_id.as_deref()).collect();
-            let in_db = async {
-                match &file.orders {
-                    Some(orders) if !waiting.is_empty() => db::orders_present(pool, orders, &waiting).await,
-                    _ => Ok(HashSet::new()),
-                }
-            };
-            futures_util::try_join!(db::read_rows(pool, file, ids), in_db)?
+            db::read_with_lookup(pool, file, products, &waiting).await?
         }
         _ => (HashMap::new(), HashSet::new()),
     };
@@ -117,6 +136,18 @@ async fn pass<C: Link>(file: &AdapterFile, links: &SaleLinks<'_, C>, ids: &[u64]
         _ => HashMap::new(),
     };
     Ok(Pass { redis, inflight, db, in_db, buckets })
+}
+
+/// How long after the first pass began a pass's held-message figures must be read to
+/// describe a moment after it: on a RabbitMQ sale read through its management API, see
+/// [`super::rabbit::figures_age`]; elsewhere any pass will do.
+fn figures_age(file: &AdapterFile) -> Option<std::time::Duration> {
+    match &file.inflight {
+        Inflight::Rabbitmq { management_url: Some(_), stats_interval_ms, .. } => {
+            Some(super::rabbit::figures_age(*stats_interval_ms))
+        }
+        _ => None,
+    }
 }
 
 /// Reads the given products (all of the sale's when `only` is empty), most severe first.
@@ -131,28 +162,43 @@ pub async fn read<C: Link>(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let first = pass(file, links, &ids).await?;
+    let products = if only.is_empty() { Products::Every(&ids) } else { Products::Only(&ids) };
+    let started = tokio::time::Instant::now();
+    let first = pass(file, links, products).await?;
     // The lost-orders scan (acknowledged entries without a row) depends on neither pass: it
     // runs beside the pause and the second pass, on connections of its own.
     let second = async {
         tokio::time::sleep(file.sale.settle()).await;
-        pass(file, links, &ids).await
+        let began = tokio::time::Instant::now();
+        pass(file, links, products).await.map(|p| (p, began))
     };
     let bounds = LostOptions::default();
-    let (second, lost) = futures_util::try_join!(second, lost::scan(file, links, &ids, &bounds))?;
-    if file.stock.is_some() {
-        if let Some(missing) = ids.iter().find(|id| !second.db.contains_key(id)) {
-            return Err(AdapterError::UnknownProduct(*missing));
-        }
-    }
+    let ((second, began), lost) = futures_util::try_join!(second, lost::scan(file, links, &ids, &bounds))?;
+    let age = figures_age(file);
+    let fresh = age.is_none_or(|age| began.duration_since(started) >= age);
     let lost = lost.per_product(&ids);
-    let mut readings: Vec<AdapterReading> = ids
-        .iter()
-        .map(|&id| AdapterReading {
-            lost: lost.as_ref().and_then(|m| m.get(&id).cloned()),
-            ..judge(file, id, &first, &second, baselines.get(&id).copied())
-        })
-        .collect();
+    let judged = |later: &Pass, fresh: bool| -> Result<Vec<AdapterReading>, AdapterError> {
+        if file.stock.is_some() {
+            if let Some(missing) = ids.iter().find(|id| !later.db.contains_key(id)) {
+                return Err(AdapterError::UnknownProduct(*missing));
+            }
+        }
+        Ok(ids
+            .iter()
+            .map(|&id| AdapterReading {
+                lost: lost.as_ref().and_then(|m| m.get(&id).cloned()),
+                ..judge(file, id, &first, later, baselines.get(&id).copied(), fresh)
+            })
+            .collect())
+    };
+    let mut readings = judged(&second, fresh)?;
+    // A drift on figures that may predate the first pass: read again once they cannot (only a
+    // drift waits this long; figures that agree need no such proof).
+    if let Some(age) = age.filter(|_| readings.iter().any(|r| r.unsettled == Some(Unsettled::StatsStale))) {
+        tokio::time::sleep_until(started + age).await;
+        let third = pass(file, links, products).await?;
+        readings = judged(&third, true)?;
+    }
     readings.sort_by(|a, b| {
         let (a, b) = (&a.reading, &b.reading);
         b.status
@@ -165,7 +211,16 @@ pub async fn read<C: Link>(
 }
 
 /// The verdict on one product from two passes.
-fn judge(file: &AdapterFile, id: u64, first: &Pass, second: &Pass, baseline: Option<i64>) -> AdapterReading {
+/// The verdict on one product from two passes; `fresh`: the second pass's held-message figures
+/// describe a moment after the first pass began.
+fn judge(
+    file: &AdapterFile,
+    id: u64,
+    first: &Pass,
+    second: &Pass,
+    baseline: Option<i64>,
+    fresh: bool,
+) -> AdapterReading {
     let row = second.db.get(&id).cloned().unwrap_or_default();
     let stock = second.redis.get(&id).cloned().unwrap_or_default();
     let has_stock_table = file.stock.is_some();
@@ -182,17 +237,53 @@ fn judge(file: &AdapterFile, id: u64, first: &Pass, second: &Pass, baseline: Opt
 
     // In flight, for this product: entries whose row exists are counted once, in the DB.
     let waiting = second.inflight.by_product.get(&id).map(Vec::as_slice).unwrap_or_default();
-    let pending: Vec<_> =
-        waiting.iter().filter(|w| w.order_id.as_ref().is_none_or(|o| !second.in_db.contains(o))).collect();
+    let pending = not_rows(second, id);
     let inflight_qty: i64 = pending.iter().map(|w| w.units).sum();
-    let anonymous = file.orders.is_some() && waiting.iter().any(|w| w.order_id.is_none());
-    let unattributable = second.inflight.unattributed > 0 || first.inflight.unattributed > 0 || anonymous;
+    let anonymous = if file.orders.is_some() { waiting.iter().filter(|w| w.order_id.is_none()).count() } else { 0 };
     let moved = first.db.get(&id) != second.db.get(&id)
         || first.buckets.get(&id) != second.buckets.get(&id)
         || first.redis.get(&id) != second.redis.get(&id)
-        || first.inflight.by_product.get(&id) != second.inflight.by_product.get(&id);
-    let settled = !moved && !unattributable;
-    let in_flight = waiting.len() as i64 + second.inflight.unattributed;
+        || first.inflight.by_product.get(&id) != second.inflight.by_product.get(&id)
+        || not_rows(first, id) != pending;
+    let held = |p: &Pass| match p.inflight.held {
+        Held::Seen(n) if n > 0 => Some(Unsettled::Held { messages: n }),
+        _ => None,
+    };
+    let beyond = second.inflight.beyond_for(id).or(first.inflight.beyond_for(id));
+    let unattributed = second.inflight.unattributed.max(first.inflight.unattributed);
+    // What may be in flight that this reading cannot attribute: no verdict, whatever the figures.
+    let blind = if let Some(b) = beyond {
+        Some(Unsettled::Beyond { depth: b.depth, bound: b.bound })
+    } else if unattributed > 0 {
+        Some(Unsettled::Unattributed { units: unattributed })
+    } else if anonymous > 0 {
+        Some(Unsettled::Anonymous { entries: anonymous as i64 })
+    } else {
+        held(second).or_else(|| held(first))
+    };
+    let unsettled = blind.or(moved.then_some(Unsettled::Moved));
+    // What consumers may hold out of sight: it shows as Redis low, so it keeps a drift from
+    // being a verdict (figures that agree are still OK).
+    let held_unseen = match (first.inflight.held, second.inflight.held) {
+        (_, Held::Unseen { consumers }) | (Held::Unseen { consumers }, _) => Some(Unsettled::HeldUnseen { consumers }),
+        (_, Held::NotYet { consumers }) | (Held::NotYet { consumers }, _) => Some(Unsettled::StatsNotYet { consumers }),
+        (_, Held::Seen(_)) if !fresh => Some(Unsettled::StatsStale),
+        _ => None,
+    };
+    let mut settled = unsettled.is_none();
+    // What waits for this product: its entries and what names no product; past the bound, the
+    // whole source's depth (at least the bound when the server does not say).
+    let in_flight = match beyond {
+        Some(b) => b.depth.unwrap_or(b.bound),
+        None => {
+            waiting.len() as i64
+                + second.inflight.unattributed
+                + match second.inflight.held {
+                    Held::Seen(n) => n,
+                    _ => 0,
+                }
+        }
+    };
 
     let oversold = initial.is_some_and(|i| row.live > i)
         || (has_stock_table && available < 0)
@@ -200,6 +291,13 @@ fn judge(file: &AdapterFile, id: u64, first: &Pass, second: &Pass, baseline: Opt
     let ledger_broken = (has_stock_table && initial.is_some_and(|i| i != available + row.live))
         || file.stock.as_ref().is_some_and(|s| s.reserved.is_some()) && row.reserved != row.reserving;
     let expected_redis = if has_stock_table { available - inflight_qty } else { stock.units.unwrap_or(0) };
+    let mut unsettled = unsettled;
+    if let (true, Some(why), Some(r)) = (settled, held_unseen, stock.units) {
+        if has_stock_table && r != expected_redis {
+            settled = false;
+            unsettled = Some(why);
+        }
+    }
     // Each bucket against its own row (n-th Redis bucket, bucket number n), when the sale keeps
     // per-bucket rows: the total can agree while one bucket is high and another low.
     let bucket_drift: Vec<i64> = match second.buckets.get(&id) {
@@ -267,5 +365,16 @@ fn judge(file: &AdapterFile, id: u64, first: &Pass, second: &Pass, baseline: Opt
         redis_sold: stock.sold,
         order_rows: row.rows,
         lost: None,
+        unsettled: (status == DriftStatus::Unsettled).then_some(unsettled).flatten(),
     }
 }
+
+/// The product's in-flight entries of a pass that are not rows yet (by that pass's snapshot).
+fn not_rows(pass: &Pass, id: u64) -> Vec<&inflight::Waiting> {
+    let waiting = pass.inflight.by_product.get(&id).map(Vec::as_slice).unwrap_or_default();
+    waiting.iter().filter(|w| w.order_id.as_ref().is_none_or(|o| !pass.in_db.contains(o))).collect()
+}
+
+#[cfg(test)]
+#[path = "reading_tests.rs"]
+mod tests;

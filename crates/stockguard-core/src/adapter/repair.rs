@@ -9,6 +9,12 @@
 //! no key, no write. The rule of our own rewrite holds: the profile's role must be one that
 //! may [`Action::RewriteStock`], a reason is required, and on production the product id is
 //! typed again. `stockguard rewrite` and `stockguard adapter repair` both come here.
+//!
+//! A repair applies what was reviewed: with `expect_drift` (the dry run's drift, which the dry
+//! run's command line carries) it runs only while the settled drift, read under the locks, is
+//! still that; otherwise nothing is written and the drift now is said. On production it is
+//! required. A repair that adds units (a `REDIS_LOW`) acts only on a settled reading, which
+//! by [`super::reading`]'s rule has seen and attributed everything that may be in flight.
 
 use std::time::Duration;
 
@@ -55,19 +61,27 @@ pub struct DeltaRepair {
     pub dry_run: bool,
 }
 
-/// A repair asked for: which product, why, whether only to look, and on production the
-/// product id typed again.
+/// A repair asked for: which product, why, whether only to look, on production the product
+/// id typed again, and the drift the person reviewed.
 #[derive(Debug, Clone)]
 pub struct DeltaRequest {
     pub product: u64,
     pub reason: String,
     pub dry_run: bool,
     pub confirm: Option<u64>,
+    /// The settled drift the repair was reviewed for (the dry run's): the repair runs only
+    /// while the drift is still this. Required on production.
+    pub expect_drift: Option<i64>,
 }
 
 impl DeltaRequest {
     pub fn new(product: u64, reason: &str, dry_run: bool) -> Self {
-        Self { product, reason: reason.into(), dry_run, confirm: None }
+        Self { product, reason: reason.into(), dry_run, confirm: None, expect_drift: None }
+    }
+
+    /// The same request, to run only while the settled drift is `drift`.
+    pub fn expecting(self, drift: i64) -> Self {
+        Self { expect_drift: Some(drift), ..self }
     }
 }
 
@@ -88,6 +102,12 @@ pub async fn repair<C: Link>(
         if settings.environment == EnvironmentKind::Production && req.confirm != Some(product) {
             return Err(AdapterError::ConfirmationRequired(product));
         }
+        if settings.environment == EnvironmentKind::Production && req.expect_drift.is_none() {
+            return Err(AdapterError::Refused(format!(
+                "PRODUCTION: a repair applies the drift you reviewed: run it with --dry-run first, then again with \
+                 --expect-drift D (the drift the dry run showed for product {product})"
+            )));
+        }
     }
     let Some(RedisForm::Counter(template)) = file.redis.as_ref().map(|r| r.form()) else {
         unreachable!("checked by AdapterFile::parse: delta needs a string counter")
@@ -103,7 +123,7 @@ pub async fn repair<C: Link>(
             None => Default::default(),
         };
         let r = one(file, links, &baselines, product).await?;
-        return plan(&r, &key, true);
+        return plan(&r, &key, true, req.expect_drift);
     }
     let pool = state_db.ok_or(AdapterError::NoStateDb)?;
     // Our lock: a named lock on a connection of its own, held until it is released.
@@ -138,7 +158,7 @@ pub async fn repair<C: Link>(
         }
         let baselines = state::baselines(pool, &file.sale.name).await?;
         let r = one(file, links, &baselines, product).await?;
-        let mut done = plan(&r, &key, false)?;
+        let mut done = plan(&r, &key, false, req.expect_drift)?;
         let mut conn = redis.clone();
         let after: i64 = redis::cmd("INCRBY")
             .arg(&key)
@@ -179,16 +199,17 @@ async fn one<C: Link>(
 }
 
 /// What to add, or why not.
-fn plan(r: &AdapterReading, key: &str, dry_run: bool) -> Result<DeltaRepair, AdapterError> {
+fn plan(r: &AdapterReading, key: &str, dry_run: bool, expect: Option<i64>) -> Result<DeltaRepair, AdapterError> {
     let reading = &r.reading;
     match reading.status {
         DriftStatus::RedisHigh | DriftStatus::RedisLow => {}
         DriftStatus::Unsettled => {
+            let why = r.unsettled.as_ref().map_or("it is not settled".to_string(), ToString::to_string);
             return Err(AdapterError::Refused(format!(
-                "product {} is UNSETTLED ({} in flight, or it moved between the reading's passes): \
-                 a drift that is not settled is not repaired; try again when the sale is quiet",
+                "product {} is UNSETTLED ({why}; {} in flight): a drift that is not settled is not repaired, \
+                 nothing was written; try again when the sale is quiet",
                 reading.product_id, reading.in_flight
-            )))
+            )));
         }
         DriftStatus::Ok => {
             return Err(AdapterError::Refused(format!(
@@ -204,6 +225,13 @@ fn plan(r: &AdapterReading, key: &str, dry_run: bool) -> Result<DeltaRepair, Ada
         }
     }
     let drift = reading.drift.expect("a settled RedisHigh/RedisLow has a drift");
+    if let Some(expected) = expect.filter(|e| *e != drift) {
+        return Err(AdapterError::Refused(format!(
+            "product {}: the settled drift is now {drift:+}, not the {expected:+} you reviewed: nothing was written; \
+             review the dry run again",
+            reading.product_id
+        )));
+    }
     // The increment is the drift's opposite: what Redis holds beyond (or short of) the DB.
     let delta = -drift;
     Ok(DeltaRepair {

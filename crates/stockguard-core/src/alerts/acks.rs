@@ -8,7 +8,7 @@
 
 use chrono::{NaiveDateTime, Utc};
 
-use super::conditions::Alert;
+use super::conditions::{Alert, AlertKind};
 use super::onsets::Onsets;
 use super::state::{Acknowledgement, AlertState};
 use super::AlertError;
@@ -16,6 +16,7 @@ use crate::action::Action;
 use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
 use crate::profile::ConnectionSettings;
+use crate::recon::{DriftStatus, Reading};
 
 /// Where acknowledgements are kept and who acts: our own sale's database, or an adapter
 /// sale's state database under its name.
@@ -122,19 +123,47 @@ pub async fn open_at(desk: Desk<'_>) -> Result<Vec<Acknowledgement>, AlertError>
         .await?)
 }
 
-/// Closes the open acknowledgements whose alert no longer fires ("cleared") or whose time is
-/// up ("expired"), each with an audit row, and returns the closed ones with why. A close that
-/// another watcher made first is not closed (or audited) twice.
-pub async fn settle(conns: &Connections, firing: &[Alert]) -> Result<Vec<(Acknowledgement, &'static str)>, AlertError> {
-    settle_at(Desk::ours(conns), firing).await
+/// Closes the open acknowledgements whose alert is gone ("cleared") or whose time is up
+/// ("expired"), each with an audit row, and returns the closed ones with why. A close that
+/// another watcher made first is not closed (or audited) twice. `readings` is the reading
+/// behind `firing` (see [`cleared`]).
+pub async fn settle(
+    conns: &Connections,
+    firing: &[Alert],
+    readings: &[Reading],
+) -> Result<Vec<(Acknowledgement, &'static str)>, AlertError> {
+    settle_at(Desk::ours(conns), firing, readings).await
+}
+
+/// Whether an acknowledged alert is gone: it does not fire, and for a confirmed drift, the
+/// reading shows the drift gone. A drift is confirmed only by two agreeing readings, so its
+/// absence alone proves nothing: not on a loop's first reading, not after an `UNSETTLED`
+/// reading (an adapter sale's product with work in flight that cannot be judged), not while
+/// the drift changes value. Its acknowledgement closes only once its product reads settled
+/// with no drift (or is no longer read at all).
+pub fn cleared(ack: &Acknowledgement, firing: &[Alert], readings: &[Reading]) -> bool {
+    if firing.iter().any(|a| a.key == ack.alert_key) {
+        return false;
+    }
+    if ack.kind != AlertKind::DriftConfirmed.as_str() {
+        return true;
+    }
+    match ack.product_id.and_then(|p| readings.iter().find(|r| r.product_id == p)) {
+        Some(r) => r.settled && r.status != DriftStatus::HistoryLost && r.drift.is_none_or(|d| d == 0),
+        None => true,
+    }
 }
 
 /// [`settle`] at any [`Desk`].
-pub async fn settle_at(desk: Desk<'_>, firing: &[Alert]) -> Result<Vec<(Acknowledgement, &'static str)>, AlertError> {
+pub async fn settle_at(
+    desk: Desk<'_>,
+    firing: &[Alert],
+    readings: &[Reading],
+) -> Result<Vec<(Acknowledgement, &'static str)>, AlertError> {
     let now = chrono::Utc::now().naive_utc();
     let mut closed = Vec::new();
     for ack in open_at(desk).await? {
-        let why = if !firing.iter().any(|a| a.key == ack.alert_key) {
+        let why = if cleared(&ack, firing, readings) {
             "cleared"
         } else if ack.until_at.is_some_and(|until| until <= now) {
             "expired"
@@ -181,4 +210,55 @@ pub async fn states_at(desk: Desk<'_>, firing: &[Alert], onsets: &Onsets) -> Res
             state
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(kind: AlertKind, product: u64) -> Acknowledgement {
+        Acknowledgement {
+            id: 1,
+            alert_key: format!("{}:{product}", if kind == AlertKind::DriftConfirmed { "drift" } else { "oversold" }),
+            kind: kind.as_str().into(),
+            product_id: Some(product),
+            acked_by: "oncall".into(),
+            reason: "looking".into(),
+            acked_at: chrono::Utc::now().naive_utc(),
+            until_at: None,
+        }
+    }
+
+    fn reading(product: u64, status: DriftStatus, drift: Option<i64>, settled: bool) -> Reading {
+        Reading { status, drift, settled, ..Reading::exact(product, 10, 0) }
+    }
+
+    #[test]
+    fn a_drift_acknowledgement_stays_open_while_its_product_is_unsettled() {
+        let readings = [reading(7, DriftStatus::Unsettled, None, false)];
+        assert!(!cleared(&ack(AlertKind::DriftConfirmed, 7), &[], &readings));
+    }
+
+    #[test]
+    fn a_drift_acknowledgement_stays_open_on_a_first_reading_that_still_shows_the_drift() {
+        // One reading cannot confirm a drift, so the alert does not fire: the drift is not gone.
+        let readings = [reading(7, DriftStatus::RedisLow, Some(-3), true)];
+        assert!(!cleared(&ack(AlertKind::DriftConfirmed, 7), &[], &readings));
+    }
+
+    #[test]
+    fn a_drift_acknowledgement_clears_once_its_product_reads_settled_with_no_drift() {
+        let readings = [reading(7, DriftStatus::Ok, Some(0), true)];
+        assert!(cleared(&ack(AlertKind::DriftConfirmed, 7), &[], &readings));
+        assert!(cleared(&ack(AlertKind::DriftConfirmed, 8), &[], &readings), "a product no longer read");
+    }
+
+    #[test]
+    fn an_alert_that_fires_is_never_cleared_and_one_of_another_kind_clears_when_it_stops() {
+        let a = ack(AlertKind::Oversold, 7);
+        let firing =
+            [Alert { key: a.alert_key.clone(), kind: AlertKind::Oversold, product_id: Some(7), value: Some(1) }];
+        assert!(!cleared(&a, &firing, &[]));
+        assert!(cleared(&a, &[], &[reading(7, DriftStatus::Unsettled, None, false)]));
+    }
 }

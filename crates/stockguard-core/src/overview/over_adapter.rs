@@ -124,6 +124,7 @@ mod tests {
             redis_sold: None,
             order_rows: live,
             lost: None,
+            unsettled: None,
         }
     }
 

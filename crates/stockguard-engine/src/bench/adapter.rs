@@ -306,13 +306,13 @@ async fn one_pass_parts(
     let links = SaleLinks { db: Some(pool), redis: Some(redis) };
     for _ in 0..rounds {
         let t = Instant::now();
-        adapter::db::read_rows(pool, file, ids).await?;
+        adapter::db::read_rows(pool, file, adapter::db::Products::Every(ids)).await?;
         db.push(ms(t));
         let t = Instant::now();
         adapter::redis_side::read_stock(redis, section, ids).await?;
         rd.push(ms(t));
         let t = Instant::now();
-        adapter::inflight::read(&file.inflight, Some(redis), ids).await?;
+        adapter::inflight::read(file, Some(redis), ids).await?;
         stream.push(ms(t));
         let t = Instant::now();
         adapter::lost::scan(file, &links, ids, &adapter::lost::LostOptions::default()).await?;

@@ -133,8 +133,21 @@ pub enum RedisStockFields {
 #[serde(tag = "source", rename_all = "snake_case")]
 pub enum InflightFields {
     None,
-    RedisStream { stream: String, group: String, product_field: String, order_id_field: Option<String> },
-    Rabbitmq { url: String, queue: String, product_field: Option<String> },
+    RedisStream {
+        stream: String,
+        group: String,
+        product_field: String,
+        order_id_field: Option<String>,
+    },
+    Rabbitmq {
+        url: String,
+        queue: String,
+        product_field: Option<String>,
+        /// The management API, to see what consumers hold (`None`: no drift is a verdict
+        /// while the queue has consumers).
+        #[serde(default)]
+        management_url: Option<String>,
+    },
 }
 
 /// A field of the form, as the window names it.
@@ -171,6 +184,7 @@ pub enum Field {
     InflightOrderIdField,
     InflightUrl,
     InflightQueue,
+    InflightManagementUrl,
     /// The sale's MySQL URL (no tables can be read without it).
     SaleDb,
     /// The sale's Redis URL.

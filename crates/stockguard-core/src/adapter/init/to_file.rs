@@ -92,7 +92,12 @@ impl ProposalForm {
             return Err(b.problems);
         }
         let file = AdapterFile {
-            sale: SaleSection { name: name.expect("no problem noted"), products: vec![], settle_ms: None },
+            sale: SaleSection {
+                name: name.expect("no problem noted"),
+                products: vec![],
+                settle_ms: None,
+                max_inflight: None,
+            },
             stock: built(stock),
             orders: built(orders),
             redis: built(redis),
@@ -235,7 +240,7 @@ fn inflight_section(b: &mut Builder, i: &InflightFields) -> Option<Inflight> {
                 order_id_field: blank_is_none(order_id_field),
             })
         }
-        InflightFields::Rabbitmq { url, queue, product_field } => {
+        InflightFields::Rabbitmq { url, queue, product_field, management_url } => {
             let url = b.text(Field::InflightUrl, url);
             if let Some(u) = url.as_deref().filter(|u| !(u.starts_with("amqp://") || u.starts_with("amqps://"))) {
                 let shown = crate::profile::redact(u);
@@ -243,7 +248,19 @@ fn inflight_section(b: &mut Builder, i: &InflightFields) -> Option<Inflight> {
                 b.problems.push(FieldProblem::new(Field::InflightUrl, Problem::Rule, &shown, detail));
             }
             let queue = b.text(Field::InflightQueue, queue);
-            Some(Inflight::Rabbitmq { url: url?, queue: queue?, product_field: blank_is_none(product_field) })
+            let management_url = blank_is_none(management_url);
+            if let Some(m) = management_url.as_deref().filter(|m| !m.starts_with("http://")) {
+                let shown = crate::profile::redact(m);
+                let detail = format!("{shown:?} is not an http:// URL (the RabbitMQ management API, port 15672)");
+                b.problems.push(FieldProblem::new(Field::InflightManagementUrl, Problem::Rule, &shown, detail));
+            }
+            Some(Inflight::Rabbitmq {
+                url: url?,
+                queue: queue?,
+                product_field: blank_is_none(product_field),
+                management_url,
+                stats_interval_ms: None,
+            })
         }
     }
 }
@@ -331,8 +348,12 @@ mod tests {
     #[test]
     fn a_rabbitmq_queue_with_a_web_url_is_said_on_the_url() {
         let mut form = course();
-        form.inflight =
-            InflightFields::Rabbitmq { url: "http://u:pw@mq".into(), queue: "orders".into(), product_field: None };
+        form.inflight = InflightFields::Rabbitmq {
+            url: "http://u:pw@mq".into(),
+            queue: "orders".into(),
+            product_field: None,
+            management_url: None,
+        };
         let problems = form.to_file().unwrap_err();
         assert_eq!(problems[0].field, Field::InflightUrl);
         assert!(!problems[0].detail.contains("pw"), "the password is not repeated: {}", problems[0].detail);
