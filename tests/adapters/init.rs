@@ -20,6 +20,8 @@ fn text(out: &Output) -> String {
 fn settle(proposal: &str, live: &str, released: &str) -> String {
     proposal
         .lines()
+        // What the person decided is no longer undecided.
+        .filter(|l| !l.starts_with("# UNDECIDED"))
         .map(|l| {
             if l.starts_with("live = ") {
                 format!("live = {live}")
@@ -82,6 +84,11 @@ async fn init_proposes_the_course_sales_tables_keys_and_stream_and_its_settled_f
     let said = text(&init);
     assert!(said.contains("which statuses hold a unit") && said.contains("(10 orders)"), "{said}");
     assert!(proposal.contains("# UNDECIDED: which statuses hold a unit"), "{proposal}");
+
+    // As proposed, the file parses but does not check: each UNDECIDED line is named.
+    let check = stockguard(&["--adapter", proposed.to_str().unwrap(), "adapter", "check"], &env);
+    assert!(!check.status.success(), "a proposal as written does not check: {}", text(&check));
+    assert!(text(&check).contains("is still UNDECIDED (which statuses hold a unit"), "{}", text(&check));
 
     // Settled as the sale's code says (1 unpaid, 2 paid, 3 used, 5 refunding live; 4, 6 gave the
     // unit back), the file checks.

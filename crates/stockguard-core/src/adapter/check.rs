@@ -127,6 +127,8 @@ pub async fn check<C: Link>(
 ) -> Result<CheckReport, AdapterError> {
     let mut report = CheckReport { sale: file.sale.name.clone(), ..Default::default() };
     look(file, sale_db, redis, &mut report).await?;
+    // What `adapter init` left for a person: the file reads, but wrong, until it is settled.
+    report.missing.extend(file.undecided.iter().map(|u| Missing::Undecided { line: u.line, what: u.what.clone() }));
     report.problems = report.missing.iter().map(Missing::to_string).collect();
     Ok(report)
 }

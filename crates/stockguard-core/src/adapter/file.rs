@@ -33,6 +33,28 @@ pub struct AdapterFile {
     /// Where the sale reads its own degrade flag (`stockguard degrade on|off` writes it).
     #[serde(default)]
     pub switch: Option<SwitchSection>,
+    /// The `# UNDECIDED: ...` lines `adapter init` wrote and nobody settled yet: the file parses,
+    /// but `adapter check` fails on each (a proposal as written reads wrong).
+    #[serde(skip)]
+    pub undecided: Vec<UndecidedLine>,
+}
+
+/// One `# UNDECIDED: <what>` line of a proposed file, by its line number (from 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UndecidedLine {
+    pub line: usize,
+    pub what: String,
+}
+
+/// The file's `# UNDECIDED: ...` lines.
+fn undecided_lines(text: &str) -> Vec<UndecidedLine> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(n, l)| {
+            let what = l.trim_start().strip_prefix('#')?.trim_start().strip_prefix("UNDECIDED:")?;
+            Some(UndecidedLine { line: n + 1, what: what.trim().to_string() })
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -457,9 +479,10 @@ impl AdapterFile {
 
     /// Parses and checks a file's text (`path` only names it in errors).
     pub fn parse(text: &str, path: &Path) -> Result<Self, AdapterFileError> {
-        let file: Self = toml::from_str(text)
+        let mut file: Self = toml::from_str(text)
             .map_err(|e| AdapterFileError::Parse { path: path.into(), message: e.to_string().trim().to_string() })?;
         file.problems().map_err(|problem| AdapterFileError::Invalid { path: path.into(), problem })?;
+        file.undecided = undecided_lines(text);
         Ok(file)
     }
 
@@ -798,5 +821,15 @@ mod tests {
         assert!(err.contains("max_inflight"), "{err}");
         let file = parse(&COURSE.replace("name = \"vouchers\"", "name = \"vouchers\"\nmax_inflight = 500")).unwrap();
         assert_eq!(file.sale.max_inflight(), 500);
+    }
+
+    #[test]
+    fn the_undecided_lines_of_a_proposal_are_kept_with_their_line_numbers() {
+        let text =
+            format!("# settle every UNDECIDED line, then check\n{COURSE}\n  # UNDECIDED: which statuses hold a unit\n");
+        let file = parse(&text).expect("parses");
+        let line = text.lines().count();
+        assert_eq!(file.undecided, [UndecidedLine { line, what: "which statuses hold a unit".into() }]);
+        assert!(parse(COURSE).unwrap().undecided.is_empty());
     }
 }

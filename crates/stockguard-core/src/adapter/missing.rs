@@ -41,6 +41,11 @@ pub enum Missing {
     RabbitQueue {
         queue: String,
     },
+    /// A line `adapter init` marked `UNDECIDED` that nobody settled.
+    Undecided {
+        line: usize,
+        what: String,
+    },
     /// RabbitMQ could not be asked (its URL is shown without a password).
     RabbitUnreachable {
         url: String,
@@ -75,6 +80,9 @@ impl std::fmt::Display for Missing {
                 write!(f, "the sale's Redis has no BullMQ queue {queue} (no {prefix}:{queue}:* keys)")
             }
             Self::RabbitQueue { queue } => write!(f, "RabbitMQ has no queue {queue}"),
+            Self::Undecided { line, what } => {
+                write!(f, "line {line} is still UNDECIDED ({what}): settle it, then delete the line")
+            }
             Self::RabbitUnreachable { url, detail } => write!(f, "RabbitMQ at {url}: {detail}"),
             Self::Row { table, key_column, key } => write!(f, "{table} has no row where {key_column} = {key}"),
         }

@@ -151,6 +151,7 @@ fn in_its_field(form: &ProposalForm, missing: &Missing) -> FieldProblem {
         Missing::NoSaleRedis => (Field::SaleRedis, Problem::Empty, ""),
         Missing::BullmqQueue { queue, .. } => (Field::Whole, Problem::NoQueue, queue.as_str()),
         Missing::Row { table, .. } => (Field::Whole, Problem::Rule, table.as_str()),
+        Missing::Undecided { what, .. } => (Field::Whole, Problem::Rule, what.as_str()),
     };
     // A source the form does not offer names nothing in it: said on the whole form.
     let field = match (field, &form.inflight) {

@@ -105,6 +105,7 @@ impl ProposalForm {
             repair: RepairSection::default(),
             compensation: Default::default(),
             switch: None,
+            undecided: Vec::new(),
         };
         // The file's own rules across sections, by parsing what would be written.
         let text = toml::to_string(&file).expect("an adapter file serializes to TOML");
