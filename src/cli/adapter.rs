@@ -274,8 +274,8 @@ async fn repair_products(sale: &Opened, args: &RepairArgs) -> Result<(), CliErro
 }
 
 /// The command that applies exactly what a dry run showed: each product with its drift as
-/// `--expect-drift` (and on production typed again), the profile and adapter file as this run
-/// named them through the environment or flags left to the person.
+/// `--expect-drift` (and on production the id typed again). The profile and the adapter file
+/// are as this run named them, by flag or environment: the person adds the flags they used.
 fn apply_command(
     done: &[DeltaRepair],
     environment: stockguard_core::profile::EnvironmentKind,

@@ -57,7 +57,8 @@ fn opt(v: Option<i64>) -> String {
 /// its drift is no verdict.
 pub fn unsettled_lines(readings: &[stockguard_core::adapter::AdapterReading]) -> String {
     let mut out = String::new();
-    for r in readings.iter().filter(|r| !r.reading.settled) {
+    let unsettled = stockguard_core::recon::DriftStatus::Unsettled;
+    for r in readings.iter().filter(|r| r.reading.status == unsettled) {
         let why = r.unsettled.as_ref().map_or_else(|| "not settled".to_string(), ToString::to_string);
         out.push_str(&format!(
             "product {}: UNSETTLED, {} in flight: {why}; no drift verdict\n",
