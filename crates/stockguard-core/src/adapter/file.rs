@@ -310,8 +310,9 @@ pub enum Inflight {
         #[serde(default)]
         management_url: Option<String>,
         /// How often RabbitMQ refreshes the figures its management API gives
-        /// (`collect_statistics_interval`, 5,000 ms by default): a reading's passes are that
-        /// far apart at least, so the figures it reads were taken between them.
+        /// (`collect_statistics_interval`, 5,000 ms by default): a figure can be two intervals
+        /// old, so a drift is a verdict only on figures read that long (and 2 s) after the
+        /// reading's first pass began.
         #[serde(default)]
         stats_interval_ms: Option<u64>,
     },
