@@ -120,7 +120,8 @@ type Row = (u64, String, i64, i64, Option<i64>, i64, i64, i64);
 #[derive(Debug, Clone, Copy)]
 pub enum Products<'a> {
     /// Every product of the stock table (these, as listed from it): the statement then matches
-    /// no list of ids against every order row, a quarter of its time at 5,000 products.
+    /// no list of ids against every order row (at 5,000 products, about 36 ms a pass instead of
+    /// about 100 in `bench adapter`).
     Every(&'a [u64]),
     /// Only these.
     Only(&'a [u64]),
