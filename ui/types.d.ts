@@ -950,15 +950,36 @@ accepted_at: string,
 /**
  * The unit price the order was sold at (`orders.price_cents`, set by the server).
  */
-price_cents: number, reason: LineReason, action: Action | null, amount_cents: number, note: string, outcome: LineOutcome, outcome_detail: string, executed_by: string | null, };
+price_cents: number, reason: LineReason, action: Action | null, amount_cents: number, note: string, outcome: LineOutcome, outcome_detail: string, executed_by: string | null, 
+/**
+ * Over an adapter: who recorded the order as read from the sale, when it is not the case's
+ * opener (a colleague's row the opening matched: a checker asks them). `None` on our own sale.
+ */
+read_by: string | null, 
+/**
+ * Why an oversold line of our own sale is in the case: its first unit's place among the
+ * units sold, in acceptance order (the live orders' and this case's, accepted before it,
+ * plus one). Beyond [`Case::initial_stock`], it is a unit the sale never had. `None` over an
+ * adapter and for a withdrawn acceptance.
+ */
+sold_from: number | null, };
 
 export type Step = { step: string, actor: string, reason: string, at: string, };
 
 export type Case = { id: number, product_id: number, status: CaseStatus, oversold_units: number, withdrawn_units: number, opened_by: string, opened_at: string, maker: string | null, approvals_needed: number, 
 /**
+ * Above this total a proposal needs two checkers (`compensation_settings`; `None`: the row
+ * is missing, and every proposal needs two).
+ */
+two_checkers_above_cents: number | null, 
+/**
  * Distinct checkers who approved the current proposal.
  */
 approvals: Array<string>, 
+/**
+ * The units the product had on sale (`inventory.initial_stock`); `None` over an adapter.
+ */
+initial_stock: number | null, 
 /**
  * The plan's total (sum of the lines' amounts).
  */

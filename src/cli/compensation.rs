@@ -153,8 +153,23 @@ fn print_case(case: &Case) {
         case.approvals_needed,
         case.approvals.join(", ")
     );
+    if case.approvals_needed >= 2 && case.maker.is_some() {
+        match case.two_checkers_above_cents {
+            Some(above) => say!(
+                "two checkers: the plan's total {} is above {} (compensation_settings)",
+                cents(case.total_cents),
+                cents(above)
+            ),
+            None => say!("two checkers: the settings row is missing, so every proposal needs two"),
+        }
+    }
+    if let Some(initial) = case.initial_stock {
+        if case.lines.iter().any(|l| l.sold_from.is_some()) {
+            say!("why these orders: each oversold line is among the last units sold beyond the {initial} on sale (#: its first unit, in acceptance order)");
+        }
+    }
     say!(
-        "  {:<24} {:>10} {:>4} {:<23} {:>9} {:<9} {:<13} {:>10} {:<8}",
+        "  {:<24} {:>10} {:>4} {:<23} {:>9} {:<15} {:<13} {:>10} {:<8}",
         "order",
         "buyer",
         "qty",
@@ -166,17 +181,28 @@ fn print_case(case: &Case) {
         "outcome"
     );
     for l in &case.lines {
+        let reason = match l.sold_from {
+            Some(unit) => format!("{} #{unit}", l.reason),
+            None => l.reason.to_string(),
+        };
         say!(
-            "  {:<24} {:>10} {:>4} {:<23} {:>9} {:<9} {:<13} {:>10} {:<8}",
+            "  {:<24} {:>10} {:>4} {:<23} {:>9} {:<15} {:<13} {:>10} {:<8}",
             l.order_no,
             l.user_id,
             l.qty,
             l.accepted_at,
             cents(l.price_cents),
-            l.reason,
+            reason,
             l.action.map_or("-", |a| a.as_str()),
             cents(l.amount_cents),
             l.outcome
+        );
+    }
+    for l in case.lines.iter().filter(|l| l.read_by.is_some()) {
+        say!(
+            "  order {} was recorded from the sale by {}, not by the case's opener: ask them",
+            l.order_no,
+            l.read_by.as_deref().unwrap_or_default()
         );
     }
     for (a, n, total) in case.totals_by_action() {

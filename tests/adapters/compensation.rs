@@ -302,7 +302,7 @@ async fn an_oversold_adapter_sale_with_no_window_open_gets_one_case_from_watch_w
     exported.sort();
     assert_eq!(exported, beyond, "one line per order beyond stock: {text}");
     for r in &rows {
-        assert_eq!(r.len(), 14, "{r:?}");
+        assert_eq!(r.len(), 15, "{r:?}");
         assert_eq!(r[10], "DONE");
         assert!(r[11].contains("handed over in the approved export"), "{r:?}");
         assert_eq!(r[12], people.user("exe"));
@@ -311,6 +311,99 @@ async fn an_oversold_adapter_sale_with_no_window_open_gets_one_case_from_watch_w
     for pool in [maker_pool, checker_pool, executor_pool] {
         pool.close().await;
     }
+    people.forget(&state).await;
+    sale.cleanup().await;
+}
+
+/// The sale's `[sale] name` in its adapter file.
+fn sale_name(sale: &CourseStreamSale) -> String {
+    let toml = sale.adapter_toml();
+    let line = toml.lines().find(|l| l.starts_with("name = ")).expect("the file names its sale");
+    line.trim_start_matches("name = ").trim_matches('"').to_string()
+}
+
+#[sqlx::test(migrations = false)]
+async fn a_colleagues_forged_order_row_refuses_the_opening_and_a_true_one_is_named_as_theirs(state: MySqlPool) {
+    const Q: i64 = 2;
+    let sale = Arc::new(CourseStreamSale::start(&[(P, STOCK), (Q, STOCK)]).await);
+    Traffic::buyers(12).on(&[P, Q]).run(&sale).await;
+    wait_for("the consumer drains the stream", Duration::from_secs(30), async || sale.stream_backlog().await == 0)
+        .await;
+    let root_url = support::mysql_url_of(&state).await;
+    stockguard_core::adapter::state::open(&root_url).await.expect("the state database is migrated");
+    let people = People::new();
+    people.apply(&state).await;
+    let dir = tempfile::tempdir().unwrap();
+    run(&["adapter", "baseline", "--reason", "the sale opens"], &env_for(&sale, dir.path(), &root_url).await);
+    let forged_order = oversell(&sale, 1).await.remove(0);
+    let sold_q = sale.order_ids(Q, status::UNPAID).await;
+    sale.oversell(Q, 1).await;
+    let true_order = sale.order_ids(Q, status::UNPAID).await.into_iter().find(|id| !sold_q.contains(id)).unwrap();
+    let name = sale_name(&sale);
+    let other = MySqlPool::connect(&people.url(&state, "exe").await).await.unwrap();
+    let record =
+        "INSERT INTO adapter_orders (sale, order_no, kind, product_id, user_id, qty, created_at, price_cents) \
+                  VALUES (?, ?, 'OVERSOLD', ?, ?, 1, ?, ?)";
+    // Another on-call, before the honest colleague opens P's case: a buyer and a price of their own.
+    sqlx::query(record)
+        .bind(&name)
+        .bind(forged_order.to_string())
+        .bind(P)
+        .bind(31337_u64)
+        .bind(chrono::Utc::now().naive_utc())
+        .bind(500_000_i64)
+        .execute(&other)
+        .await
+        .expect("on-call may record an order read over an adapter");
+    // ... and Q's order as the sale holds it.
+    let (buyer, at): (i64, chrono::NaiveDateTime) =
+        sqlx::query_as("SELECT user_id, create_time FROM tb_voucher_order WHERE id = ?")
+            .bind(true_order)
+            .fetch_one(&sale.db.pool)
+            .await
+            .unwrap();
+    sqlx::query(record)
+        .bind(&name)
+        .bind(true_order.to_string())
+        .bind(Q)
+        .bind(buyer)
+        .bind(at)
+        .bind(0_i64)
+        .execute(&other)
+        .await
+        .unwrap();
+
+    let maker = env_for(&sale, dir.path(), &people.url(&state, "mak").await).await;
+    let env: Vec<(&str, &str)> = maker.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = stockguard(&["compensation", "open", "--product", &P.to_string()], &env);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    for said in [forged_order.to_string().as_str(), "buyer 31337", "price 500000 cents", people.user("exe").as_str()] {
+        assert!(err.contains(said), "{said:?} in {err}");
+    }
+    assert_eq!(support::scalar(&state, "SELECT COUNT(*) FROM compensation_cases").await, 0_i64, "no case opened");
+    assert_eq!(support::scalar(&state, "SELECT COUNT(*) FROM adapter_orders").await, 2_i64, "nothing recorded");
+
+    let opened = json(&run(&["compensation", "open", "--product", &Q.to_string(), "--json"], &maker));
+    let id = opened["case_id"].as_u64().unwrap_or_else(|| panic!("{opened}")).to_string();
+    let case = json(&run(&["compensation", "show", &id, "--json"], &maker));
+    let line = &case["lines"][0];
+    assert_eq!(line["order_no"], true_order.to_string());
+    assert_eq!(line["user_id"], buyer);
+    assert_eq!(line["read_by"], people.user("exe"), "a colleague's row, named: {case}");
+    let shown = String::from_utf8_lossy(&run(&["compensation", "show", &id], &maker).stdout).into_owned();
+    assert!(
+        shown.contains(&format!("order {true_order} was recorded from the sale by {}", people.user("exe"))),
+        "{shown}"
+    );
+    let csv = dir.path().join("q.csv");
+    run(&["compensation", "export", &id, "--out", csv.to_str().unwrap()], &maker);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.lines().next().unwrap().ends_with(",read_by"), "{text}");
+    assert!(text.lines().nth(1).unwrap().ends_with(&format!(",{}", people.user("exe"))), "{text}");
+
+    other.close().await;
     people.forget(&state).await;
     sale.cleanup().await;
 }

@@ -50,6 +50,23 @@ async fn a_case_goes_from_its_maker_through_a_checker_to_an_executor(pool: sqlx:
     accounts::forget(&pool).await;
 }
 
+#[sqlx::test(migrations = "./migrations")]
+async fn show_says_why_these_orders_and_why_two_checkers(pool: sqlx::MySqlPool) {
+    crate::support::oversold::seed(&pool, 4, 2, 3, 999, "W").await;
+    sqlx::query("UPDATE compensation_settings SET two_checkers_above_cents = 100").execute(&pool).await.unwrap();
+    let env = sale_env(&pool).await;
+    let maker = as_person(&env, &accounts::account(&pool, "maker").await);
+    ok(&run(&["compensation", "open", "--product", "4"], &maker));
+    ok(&run(&["compensation", "propose", "1", "--oversold", "cancel-refund", "--note", "refund W3"], &maker));
+    let shown = ok(&run(&["compensation", "show", "1"], &maker));
+    assert!(shown.contains("approvals 0/2"), "{shown}");
+    assert!(shown.contains("two checkers: the plan's total 9.99 is above 1.00"), "{shown}");
+    assert!(shown.contains("beyond the 2 on sale"), "{shown}");
+    let line = shown.lines().find(|l| l.contains("W003")).unwrap_or_else(|| panic!("{shown}"));
+    assert!(line.contains("OVERSOLD #3"), "the third unit sold, of two: {line}");
+    accounts::forget(&pool).await;
+}
+
 /// Lines done (outcome written) and effect keys of the case, from the DB.
 async fn done_and_keys(pool: &sqlx::MySqlPool) -> (i64, i64) {
     let done: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM compensation_lines WHERE outcome = 'DONE'")

@@ -20,22 +20,22 @@ use stockguard_core::recon::{read_products, DriftStatus};
 use stockguard_core::roles::SaleRole;
 use stockguard_core::switch::Home;
 
-const P: u64 = 51;
+pub(crate) const P: u64 = 51;
 
 /// The people of a compensation: a maker and an executor (on-call), two checkers (approvers),
 /// an admin and a facilitator, each on their own accounts.
-struct Desk {
-    people: People,
-    root: Connections,
-    maker: Connections,
-    executor: MySqlPool,
-    checker: Connections,
-    checker2: MySqlPool,
-    admin: Connections,
-    facilitator: Connections,
+pub(crate) struct Desk {
+    pub(crate) people: People,
+    pub(crate) root: Connections,
+    pub(crate) maker: Connections,
+    pub(crate) executor: MySqlPool,
+    pub(crate) checker: Connections,
+    pub(crate) checker2: MySqlPool,
+    pub(crate) admin: Connections,
+    pub(crate) facilitator: Connections,
 }
 
-async fn desk(pool: &MySqlPool, redis: &TestRedis) -> Desk {
+pub(crate) async fn desk(pool: &MySqlPool, redis: &TestRedis) -> Desk {
     let people = People::new();
     let mut spec = people.spec(&[SaleRole::Oncall, SaleRole::Approver, SaleRole::Admin, SaleRole::Facilitator]);
     for role in [SaleRole::Oncall, SaleRole::Approver] {
@@ -78,24 +78,24 @@ async fn desk(pool: &MySqlPool, redis: &TestRedis) -> Desk {
 
 /// `initial` units sold `sold` times at `price` (paid orders `{prefix}001...` by buyers 1001...),
 /// stock below zero by the units beyond, Redis at 0.
-async fn oversold(root: &Connections, initial: i64, sold: u64, price: i64, prefix: &str) {
+pub(crate) async fn oversold(root: &Connections, initial: i64, sold: u64, price: i64, prefix: &str) {
     sale::put_on_sale(&root.mysql, &mut root.redis.clone(), &root.keys, P, (initial, 0), 1).await;
     support::oversold::seed(&root.mysql, P, initial, sold, price, prefix).await;
 }
 
-fn cancel_refund_all() -> [Choice; 1] {
+pub(crate) fn cancel_refund_all() -> [Choice; 1] {
     [Choice { lines: Lines::All, action: Action::CancelRefund, amount_cents: None, note: String::new() }]
 }
 
 /// Opens the product's case and plans cancel-and-refund for every line, as the maker.
-async fn planned_refunds(d: &Desk) -> u64 {
+pub(crate) async fn planned_refunds(d: &Desk) -> u64 {
     let case_id = open_case(&d.maker.mysql, P).await.unwrap().case_id;
     set_plan(&d.maker.mysql, case_id, &cancel_refund_all()).await.unwrap();
     case_id
 }
 
 /// Opens, plans (cancel and refund) and proposes as the maker; approves as the checker.
-async fn approved_refunds(d: &Desk) -> u64 {
+pub(crate) async fn approved_refunds(d: &Desk) -> u64 {
     let case_id = planned_refunds(d).await;
     take(&d.maker.mysql, case_id, StepKind::Propose, "refund what was sold beyond stock").await.unwrap();
     let approved = take(&d.checker.mysql, case_id, StepKind::Approve, "checked").await.unwrap();
@@ -104,7 +104,7 @@ async fn approved_refunds(d: &Desk) -> u64 {
 }
 
 /// The trigger's words of a statement the database refused.
-async fn refused_raw(pool: &MySqlPool, sql: &str) -> String {
+pub(crate) async fn refused_raw(pool: &MySqlPool, sql: &str) -> String {
     let err = sqlx::query(sql).execute(pool).await.expect_err(sql);
     let db = err.as_database_error().unwrap_or_else(|| panic!("a server refusal, not {err}"));
     assert_eq!(db.code().as_deref(), Some("45000"), "{sql}: {err}");
@@ -123,7 +123,7 @@ fn refusal<T: std::fmt::Debug>(result: Result<T, CompensationError>) -> String {
     }
 }
 
-async fn events(pool: &MySqlPool) -> Vec<(String, u64, i64)> {
+pub(crate) async fn events(pool: &MySqlPool) -> Vec<(String, u64, i64)> {
     sqlx::query_as("SELECT order_no, user_id, amount_cents FROM compensation_events ORDER BY order_no")
         .fetch_all(pool)
         .await
@@ -525,6 +525,37 @@ async fn redis_users_reach_no_key_and_no_function_outside_the_sales_prefix(pool:
 }
 
 #[sqlx::test(migrations = "./migrations")]
+async fn no_redis_user_hears_key_names_or_channels_past_the_prefix_and_admin_keeps_others_scripts(pool: MySqlPool) {
+    let redis = TestRedis::new("fe13b").await;
+    let d = desk(&pool, &redis).await;
+    let noperm =
+        |result: &redis::RedisResult<redis::Value>| result.as_ref().err().and_then(|e| e.code()) == Some("NOPERM");
+    for (role, conns) in
+        [("oncall", &d.maker), ("approver", &d.checker), ("facilitator", &d.facilitator), ("admin", &d.admin)]
+    {
+        let mut r = conns.redis.clone();
+        // BCAST tracking sends every key name written anywhere on the server.
+        let tracking: redis::RedisResult<redis::Value> =
+            redis::cmd("CLIENT").arg(&["TRACKING", "ON", "BCAST"]).query_async(&mut r).await;
+        assert!(noperm(&tracking), "{role}: {tracking:?}");
+    }
+    let mut admin = d.admin.redis.clone();
+    for args in [
+        vec!["PUBLISH", "another-app:orders", "x"],
+        vec!["PUBLISH", "__keyspace@0__:another-app:key", "x"],
+        vec!["SCRIPT", "FLUSH"],
+        vec!["SCRIPT", "KILL"],
+    ] {
+        let result: redis::RedisResult<redis::Value> =
+            redis::cmd(args[0]).arg(&args[1..]).query_async(&mut admin).await;
+        assert!(noperm(&result), "admin: {args:?} {result:?}");
+    }
+    let own = format!("{}:events", d.admin.keys.prefix());
+    let _: i64 =
+        redis::cmd("PUBLISH").arg(&own).arg("x").query_async(&mut admin).await.expect("the sale's own channel");
+}
+
+#[sqlx::test(migrations = "./migrations")]
 async fn a_facilitators_acknowledgement_is_refused_by_the_core_before_the_database(pool: MySqlPool) {
     use stockguard_core::alerts::{acks, AlertError};
     let redis = TestRedis::new("fe14").await;
@@ -564,6 +595,69 @@ async fn two_checkers_in_two_transactions_both_count_even_from_an_older_snapshot
     .unwrap();
     late.commit().await.unwrap();
     assert_eq!(show(&pool, case_id).await.unwrap().status, CaseStatus::Approved);
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn two_checkers_approving_in_the_same_instant_both_count_and_never_deadlock(pool: MySqlPool) {
+    let redis = TestRedis::new("fe15b").await;
+    let d = desk(&pool, &redis).await;
+    sqlx::query("UPDATE compensation_settings SET two_checkers_above_cents = 100").execute(&pool).await.unwrap();
+    // The review saw 8 raw races of 50 end in a deadlock (1213): 100 races here, raw SQL.
+    for round in 0..100_u64 {
+        let product = 200 + round;
+        sale::put_on_sale(&d.root.mysql, &mut d.root.redis.clone(), &d.root.keys, product, (2, 0), 1).await;
+        crate::support::oversold::seed(&d.root.mysql, product, 2, 3, 500, &format!("D{round}-")).await;
+        let case_id = open_case(&d.maker.mysql, product).await.unwrap().case_id;
+        set_plan(&d.maker.mysql, case_id, &cancel_refund_all()).await.unwrap();
+        take(&d.maker.mysql, case_id, StepKind::Propose, "refunds").await.unwrap();
+        let verdict =
+            format!("INSERT INTO compensation_verdicts (case_id, verdict, reason) VALUES ({case_id}, 'APPROVE', 'ok')");
+        let (first, second) =
+            tokio::join!(sqlx::query(&verdict).execute(&d.checker.mysql), sqlx::query(&verdict).execute(&d.checker2));
+        first.unwrap_or_else(|e| panic!("round {round}, the first checker: {e}"));
+        second.unwrap_or_else(|e| panic!("round {round}, the second checker: {e}"));
+        assert_eq!(show(&pool, case_id).await.unwrap().status, CaseStatus::Approved, "round {round}");
+    }
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn no_role_writes_an_audit_row_in_the_workflows_own_shape_for_a_step_it_did_not_take(pool: MySqlPool) {
+    let redis = TestRedis::new("fe15c").await;
+    let d = desk(&pool, &redis).await;
+    oversold(&d.root, 2, 3, 500, "A").await;
+    let case_id = approved_refunds(&d).await;
+    let (step_id, actor): (u64, String) =
+        sqlx::query_as("SELECT id, actor FROM compensation_steps WHERE case_id = ? AND step = 'APPROVE'")
+            .bind(case_id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(actor, d.people.user(SaleRole::Approver));
+    let forge = |action: &str, step: u64| {
+        format!(
+            "INSERT INTO audit_log (actor, role, environment, action, target, reason, outcome, details) \
+             VALUES ('', 'db', '', '{action}', 'case:{case_id}', 'ok', 'RECORDED', \
+                     JSON_OBJECT('case_id', {case_id}, 'step_id', {step}, 'product_id', {P}))"
+        )
+    };
+    // An approval that never happened, an approval of the checker's written by someone else,
+    // and the checker's own step under another action.
+    for (who, sql) in [
+        (&d.maker.mysql, forge("compensation.approve", step_id + 100)),
+        (&d.maker.mysql, forge("compensation.approve", step_id)),
+        (&d.admin.mysql, forge("compensation.approve", step_id)),
+        (&d.checker.mysql, forge("compensation.execute", step_id)),
+    ] {
+        assert!(refused_raw(who, &sql).await.contains("role db"), "{sql}");
+    }
+    // A client's own audit rows (any other role) are still its to write.
+    sqlx::query(
+        "INSERT INTO audit_log (actor, role, environment, action, target, reason, outcome, details) \
+         VALUES ('', 'oncall', 'sandbox', 'note', 'case', 'ok', 'RECORDED', '{}')",
+    )
+    .execute(&d.maker.mysql)
+    .await
+    .unwrap();
 }
 
 #[sqlx::test(migrations = "./migrations")]

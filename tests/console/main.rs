@@ -19,6 +19,8 @@ mod drill_runs;
 mod exit_batch;
 mod exit_guard;
 mod four_eyes;
+mod four_eyes_loose;
+mod four_eyes_since_approval;
 mod ledger;
 mod overview;
 mod profile_manage;

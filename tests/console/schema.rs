@@ -6,11 +6,12 @@ use crate::support;
 use sqlx::{MySqlPool, Row as _};
 use stockguard_core::connect::MIGRATOR;
 
-const TABLES: [&str; 24] = [
+const TABLES: [&str; 25] = [
     "adapter_baselines",
     "adapter_orders",
     "alert_acks",
     "audit_log",
+    "compensation_approved_orders",
     "compensation_cases",
     "compensation_effects",
     "compensation_events",

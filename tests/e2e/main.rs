@@ -1113,7 +1113,14 @@ async fn a_maker_a_checker_and_an_executor_walk_a_compensation_case_through_the_
             orders.push(row.attr("data-order-no").await.unwrap().unwrap_or_default());
         }
         assert_eq!(orders, ["L011", "L012", "L013"]);
+        // Why these orders: each line says its unit's place among those sold, beyond the stock.
+        wait_text(c, "#cp-lines tbody tr:nth-child(1) td:nth-child(6)", "why the first line", |t| {
+            t.contains("unit #11 sold, beyond the 10 on sale")
+        })
+        .await;
         choose(c, "#cp-oversold", "CANCEL_REFUND").await;
+        click(c, "#cp-save-plan").await;
+        wait_text(c, "#notice", "the plan is saved, and said", |t| t == "Plan saved.").await;
         type_into(c, "#cp-note", "refund the three beyond stock").await;
         click(c, "#cp-propose").await;
         wait_text(c, "#cp-head", "proposed", |t| t.contains("proposed") && t.contains("37.50")).await;
@@ -1150,6 +1157,10 @@ async fn a_maker_a_checker_and_an_executor_walk_a_compensation_case_through_the_
         // 4. In Chinese.
         click(c, "#lang-toggle").await;
         wait_text(c, "#cp-head", "the case in Chinese", |t| t.contains("已执行")).await;
+        wait_text(c, "#cp-lines tbody tr:nth-child(1) td:nth-child(6)", "why, in Chinese", |t| {
+            t.contains("售出的第 11 件，超出在售的 10 件")
+        })
+        .await;
         screenshot(c, "compensation-zh").await;
         click(c, "#lang-toggle").await;
 

@@ -121,17 +121,38 @@ function render() {
     needed: c.approvals_needed,
     who: c.approvals.length ? `(${c.approvals.join(", ")})` : "",
   });
+  // Why two checkers, once a proposal needs them: the threshold and the total that crossed it.
+  if (c.approvals_needed >= 2 && c.maker) {
+    byId("cp-meta").append(
+      " · ",
+      c.two_checkers_above_cents === null
+        ? t("cpTwoNoRow")
+        : t("cpTwoAbove", { total: money(c.total_cents), above: money(c.two_checkers_above_cents) }),
+    );
+  }
   lines.replaceChildren(
     ...c.lines.map((l) => {
       const tr = document.createElement("tr");
       tr.dataset.orderNo = l.order_no;
+      const order = cell(l.order_no);
+      if (l.read_by) {
+        // Over an adapter: a colleague's row the opening matched; the checker asks them.
+        order.append(" ⚠");
+        order.title = t("cpReadBy", { who: l.read_by });
+        order.dataset.readBy = l.read_by;
+      }
       tr.append(
-        cell(l.order_no),
+        order,
         cell(l.user_id, "num"),
         cell(l.qty, "num"),
         cell(l.accepted_at),
         cell(money(l.price_cents), "num"),
-        cell(t(`rs_${l.reason}`)),
+        // Why this order: its first unit's place among the units sold, beyond the stock on sale.
+        cell(
+          l.sold_from !== null && c.initial_stock !== null
+            ? `${t(`rs_${l.reason}`)} · ${t("cpSoldAs", { unit: l.sold_from, initial: c.initial_stock })}`
+            : t(`rs_${l.reason}`),
+        ),
         cell(l.action ? t(`act_${l.action}`) : "-"),
         cell(money(l.amount_cents), "num"),
         cell(l.outcome ? t(`lo_${l.outcome}`) : "", "outcome"),
@@ -244,7 +265,12 @@ export function init() {
       await openCase(opened.case_id);
     }),
   );
-  byId("cp-save-plan").addEventListener("click", () => act(savePlan));
+  byId("cp-save-plan").addEventListener("click", () =>
+    act(async () => {
+      await savePlan();
+      showNotice(() => t("cpPlanSaved"));
+    }),
+  );
   byId("cp-propose").addEventListener("click", () =>
     act(async () => {
       if (select("cp-oversold").value || select("cp-withdrawn").value) await savePlan();

@@ -20,6 +20,7 @@ pub fn csv(case: &Case) -> Result<String, csv::Error> {
         "outcome_detail",
         "executed_by",
         "note",
+        "read_by",
     ])?;
     for l in &case.lines {
         out.write_record([
@@ -37,6 +38,7 @@ pub fn csv(case: &Case) -> Result<String, csv::Error> {
             l.outcome_detail.clone(),
             l.executed_by.clone().unwrap_or_default(),
             l.note.clone(),
+            l.read_by.clone().unwrap_or_default(),
         ])?;
     }
     let bytes = out.into_inner().map_err(|e| e.into_error())?;

@@ -4,7 +4,8 @@
 //! Opening ([`open_case`]) reads the product's live orders in the sale, newest first (by the
 //! adapter's `created`, then its `order_id`), takes the fewest last-accepted ones that cover the
 //! units above the initial stock ([`super::open::beyond_stock`], the rule of our own cases),
-//! writes them to `adapter_orders` (fixed once written, the reader the server's word), and opens
+//! writes them to `adapter_orders` (fixed once written, the reader the server's word; a row
+//! already there is compared, and one that differs from the sale refuses the opening), and opens
 //! the case from them ([`super::open`]): each line is born from its row by the database's
 //! trigger (`migrations/20261205000029_adapter_compensation.sql`). Orders accepted and lost
 //! (never a row) join as `WITHDRAWN` lines when the caller passes them: the hook for the
@@ -18,7 +19,7 @@
 //! account that may write the orders' status); every other line, and every line of a sale that
 //! declares no cancel, is handed over in the approved case's CSV export.
 
-use chrono::Utc;
+use chrono::{NaiveDateTime, Utc};
 use sqlx::MySqlPool;
 
 use super::execute::{self, Execution, Venue};
@@ -71,23 +72,8 @@ pub async fn open_case(
     for (order, reason) in
         beyond.iter().map(|o| (o, LineReason::Oversold)).chain(lost.iter().map(|o| (o, LineReason::Withdrawn)))
     {
-        let accepted_at = order.created_at.unwrap_or_else(|| Utc::now().naive_utc());
-        // Written once: a later reading of the same order keeps the first facts.
-        sqlx::query(
-            "INSERT IGNORE INTO adapter_orders (sale, order_no, kind, product_id, user_id, qty, created_at, status_code) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(name)
-        .bind(&order.order_no)
-        .bind(if reason == LineReason::Oversold { "OVERSOLD" } else { "LOST" })
-        .bind(product_id)
-        .bind(order.user_id)
-        .bind(order.qty)
-        .bind(accepted_at)
-        .bind(&order.status)
-        .execute(&mut *tx)
-        .await
-        .map_err(CompensationError::from_db("recording the sale's orders (open case over an adapter)"))?;
+        let kind = if reason == LineReason::Oversold { "OVERSOLD" } else { "LOST" };
+        let accepted_at = record(&mut tx, name, product_id, kind, order).await?;
         candidates.push(Candidate {
             order_no: order.order_no.clone(),
             user_id: order.user_id,
@@ -98,6 +84,90 @@ pub async fn open_case(
         });
     }
     open_in(tx, name, product_id, candidates).await
+}
+
+/// What `adapter_orders` holds of an order: its kind, product, buyer, quantity, time, price and
+/// who wrote it.
+type Recorded = (String, u64, u64, i64, NaiveDateTime, i64, String);
+
+/// Records `order` as read from the sale (written once), or, when a row of it is there already,
+/// compares: a row that differs from what the sale says now (a colleague's forged buyer or
+/// price, issue 48) refuses the opening in one line naming the order and who wrote the row, and
+/// nothing is written. Returns the time the line is born with (the recorded one).
+async fn record(
+    tx: &mut sqlx::Transaction<'_, sqlx::MySql>,
+    sale: &str,
+    product_id: u64,
+    kind: &str,
+    order: &SaleOrder,
+) -> Result<NaiveDateTime, CompensationError> {
+    let recorded: Option<Recorded> = sqlx::query_as(
+        "SELECT CAST(kind AS CHAR), product_id, user_id, CAST(qty AS SIGNED), created_at, price_cents, read_by \
+         FROM adapter_orders WHERE sale = ? AND order_no = ? FOR UPDATE",
+    )
+    .bind(sale)
+    .bind(&order.order_no)
+    .fetch_optional(&mut **tx)
+    .await
+    .step("reading the recorded orders (open case over an adapter)")?;
+    if let Some(row) = recorded {
+        let (_, _, _, _, at, _, ref by) = row;
+        if let Some(diff) = differs(&row, product_id, kind, order) {
+            return Err(CompensationError::Refused(format!(
+                "the sale's order {:?} is recorded in the state database by {by} with {diff}: a case is opened only \
+                 from the sale's own facts, and nothing was written (ask {by} why; an admin of the state database \
+                 can show the row: adapter_orders, sale {sale:?})",
+                order.order_no
+            )));
+        }
+        return Ok(at);
+    }
+    let accepted_at = order.created_at.unwrap_or_else(|| Utc::now().naive_utc());
+    sqlx::query(
+        "INSERT INTO adapter_orders (sale, order_no, kind, product_id, user_id, qty, created_at, status_code) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(sale)
+    .bind(&order.order_no)
+    .bind(kind)
+    .bind(product_id)
+    .bind(order.user_id)
+    .bind(order.qty)
+    .bind(accepted_at)
+    .bind(&order.status)
+    .execute(&mut **tx)
+    .await
+    .map_err(CompensationError::from_db("recording the sale's orders (open case over an adapter)"))?;
+    Ok(accepted_at)
+}
+
+/// How a recorded row differs from the order the sale holds now, in words; `None` when it is
+/// the same order (its time compared to the millisecond the column keeps, and only when the
+/// sale says one; its status may have moved since).
+fn differs(row: &Recorded, product_id: u64, kind: &str, order: &SaleOrder) -> Option<String> {
+    let (r_kind, r_product, r_user, r_qty, r_at, r_price, _) = row;
+    let mut diff = Vec::new();
+    if r_kind != kind {
+        diff.push(format!("kind {r_kind} (the reading finds it {kind})"));
+    }
+    if *r_product != product_id {
+        diff.push(format!("product {r_product} (the sale says {product_id})"));
+    }
+    if *r_user != order.user_id {
+        diff.push(format!("buyer {r_user} (the sale says {})", order.user_id));
+    }
+    if *r_qty != order.qty {
+        diff.push(format!("quantity {r_qty} (the sale says {})", order.qty));
+    }
+    if *r_price != 0 {
+        diff.push(format!("price {r_price} cents (a reading records none)"));
+    }
+    if let Some(at) = order.created_at {
+        if (*r_at - at).num_milliseconds().abs() > 1 {
+            diff.push(format!("time {r_at} (the sale says {at})"));
+        }
+    }
+    (!diff.is_empty()).then(|| diff.join(", "))
 }
 
 /// Executes every pending line of an approved case of the sale `sale` (neither its maker, a

@@ -27,7 +27,8 @@ fn text(at: NaiveDateTime) -> String {
 }
 
 type SummaryRow = (u64, u64, String, i64, i64, NaiveDateTime, i64, Option<String>);
-type HeadRow = (u64, String, i64, i64, String, NaiveDateTime, Option<String>, u8, Option<u64>);
+type HeadRow =
+    (u64, String, i64, i64, String, NaiveDateTime, Option<String>, u8, Option<u64>, Option<i64>, Option<i64>);
 
 /// Cases, newest first; only those of `status` when given.
 pub async fn list(pool: &MySqlPool, status: Option<CaseStatus>) -> Result<Vec<CaseSummary>, CompensationError> {
@@ -57,8 +58,22 @@ pub async fn list(pool: &MySqlPool, status: Option<CaseStatus>) -> Result<Vec<Ca
         .collect())
 }
 
-type LineRow =
-    (String, u64, i64, NaiveDateTime, i64, String, Option<String>, i64, String, String, String, Option<String>);
+type LineRow = (
+    String,
+    u64,
+    i64,
+    NaiveDateTime,
+    i64,
+    String,
+    Option<String>,
+    i64,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+);
 
 /// The whole case: lines in case order (oversold in acceptance order, then withdrawn), steps
 /// in order.
@@ -67,17 +82,40 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
         "SELECT product_id, CAST(status AS CHAR), \
                 (SELECT CAST(COALESCE(SUM(qty), 0) AS SIGNED) FROM compensation_lines WHERE case_id = c.id AND reason = 'OVERSOLD'), \
                 (SELECT CAST(COALESCE(SUM(qty), 0) AS SIGNED) FROM compensation_lines WHERE case_id = c.id AND reason = 'WITHDRAWN'), \
-                opened_by, opened_at, maker, approvals_needed, proposal_step FROM compensation_cases c WHERE id = ?",
+                opened_by, opened_at, maker, approvals_needed, proposal_step, \
+                (SELECT initial_stock FROM inventory WHERE product_id = c.product_id AND c.sale = ''), \
+                (SELECT two_checkers_above_cents FROM compensation_settings WHERE id = 1) \
+         FROM compensation_cases c WHERE id = ?",
     )
     .bind(case_id)
     .fetch_optional(pool)
     .await.step("reading compensation_lines (show)")?;
-    let (product_id, status, oversold_units, withdrawn_units, opened_by, opened_at, maker, approvals_needed, proposal) =
-        head.ok_or(CompensationError::NoSuchCase(case_id))?;
+    let (
+        product_id,
+        status,
+        oversold_units,
+        withdrawn_units,
+        opened_by,
+        opened_at,
+        maker,
+        approvals_needed,
+        proposal,
+        initial_stock,
+        two_checkers_above_cents,
+    ) = head.ok_or(CompensationError::NoSuchCase(case_id))?;
     let rows: Vec<LineRow> = sqlx::query_as(
-        "SELECT order_no, user_id, CAST(qty AS SIGNED), accepted_at, price_cents, CAST(reason AS CHAR), \
-                CAST(action AS CHAR), amount_cents, note, CAST(outcome AS CHAR), outcome_detail, executed_by \
-         FROM compensation_lines WHERE case_id = ? ORDER BY id",
+        "SELECT l.order_no, l.user_id, CAST(l.qty AS SIGNED), l.accepted_at, l.price_cents, CAST(l.reason AS CHAR), \
+                CAST(l.action AS CHAR), l.amount_cents, l.note, CAST(l.outcome AS CHAR), l.outcome_detail, l.executed_by, \
+                IF(a.read_by <> c.opened_by, a.read_by, NULL), \
+                IF(c.sale = '' AND l.reason = 'OVERSOLD', \
+                   (SELECT CAST(COALESCE(SUM(o2.buy_count), 0) + 1 AS SIGNED) FROM orders o \
+                    JOIN orders o2 ON o2.product_id = o.product_id AND o2.id < o.id \
+                    WHERE o.order_no = l.order_no AND (o2.status IN ('WAIT_PAY', 'PAID') \
+                          OR o2.order_no IN (SELECT order_no FROM compensation_lines WHERE case_id = l.case_id))), \
+                   NULL) \
+         FROM compensation_lines l JOIN compensation_cases c ON c.id = l.case_id \
+         LEFT JOIN adapter_orders a ON c.sale <> '' AND a.sale = c.sale AND a.order_no = l.order_no \
+         WHERE l.case_id = ? ORDER BY l.id",
     )
     .bind(case_id)
     .fetch_all(pool)
@@ -99,6 +137,8 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
                 outcome,
                 detail,
                 by,
+                read_by,
+                sold_from,
             )| Line {
                 order_no,
                 user_id,
@@ -112,6 +152,8 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
                 outcome: LineOutcome::parse(&outcome).unwrap_or(LineOutcome::Pending),
                 outcome_detail: detail,
                 executed_by: by,
+                read_by,
+                sold_from,
             },
         )
         .collect();
@@ -138,7 +180,9 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
         opened_at: text(opened_at),
         maker,
         approvals_needed,
+        two_checkers_above_cents,
         approvals,
+        initial_stock,
         total_cents: lines.iter().map(|l| l.amount_cents).sum(),
         lines,
         steps: steps

@@ -101,6 +101,14 @@ pub struct Line {
     pub outcome: LineOutcome,
     pub outcome_detail: String,
     pub executed_by: Option<String>,
+    /// Over an adapter: who recorded the order as read from the sale, when it is not the case's
+    /// opener (a colleague's row the opening matched: a checker asks them). `None` on our own sale.
+    pub read_by: Option<String>,
+    /// Why an oversold line of our own sale is in the case: its first unit's place among the
+    /// units sold, in acceptance order (the live orders' and this case's, accepted before it,
+    /// plus one). Beyond [`Case::initial_stock`], it is a unit the sale never had. `None` over an
+    /// adapter and for a withdrawn acceptance.
+    pub sold_from: Option<i64>,
 }
 
 /// A step of the workflow: who (the server's word), what, when, why.
@@ -126,8 +134,13 @@ pub struct Case {
     pub opened_at: String,
     pub maker: Option<String>,
     pub approvals_needed: u8,
+    /// Above this total a proposal needs two checkers (`compensation_settings`; `None`: the row
+    /// is missing, and every proposal needs two).
+    pub two_checkers_above_cents: Option<i64>,
     /// Distinct checkers who approved the current proposal.
     pub approvals: Vec<String>,
+    /// The units the product had on sale (`inventory.initial_stock`); `None` over an adapter.
+    pub initial_stock: Option<i64>,
     /// The plan's total (sum of the lines' amounts).
     pub total_cents: i64,
     pub lines: Vec<Line>,

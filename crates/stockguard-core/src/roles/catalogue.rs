@@ -125,6 +125,8 @@ pub const TABLES: &[&str] = &[
     "alert_acks",
     "adapter_baselines",
     "adapter_orders",
+    // What the checkers approved (written by the workflow's trigger alone; no role writes it).
+    "compensation_approved_orders",
     // A view: the heartbeats of ended drill runs' engines, the only ones a facilitator or
     // on-call may delete (never a sale engine's, never a running drill's).
     "ended_rig_heartbeats",
@@ -264,16 +266,24 @@ impl SaleRole {
     /// tells one user's rights to another).
     pub fn redis_rules(self, prefix: &str) -> Vec<String> {
         let keys = format!("~{prefix}:*");
-        // Past the prefix: server-wide function libraries, the whole keyspace's names and size.
+        // Past the prefix: server-wide function libraries, the whole keyspace's names and size,
+        // and `CLIENT TRACKING` (its BCAST mode sends every key name written on the server).
         let beyond_the_prefix =
-            ["-function", "-fcall", "-fcall_ro", "-scan", "-randomkey", "-dbsize"].into_iter().map(String::from);
+            ["-function", "-fcall", "-fcall_ro", "-scan", "-randomkey", "-dbsize", "-client|tracking"]
+                .into_iter()
+                .map(String::from);
         let mut rules: Vec<&str> = match self {
             Self::Admin => {
-                return [keys.as_str(), "&*", "+@all", "-@dangerous", "+acl|dryrun", "+acl|whoami"]
+                // Channels of the prefix only (never another application's, nor the server's
+                // keyspace notifications), and no server-wide script command (`SCRIPT FLUSH`
+                // empties every application's script cache, `SCRIPT KILL` stops theirs).
+                let channels = format!("&{prefix}:*");
+                return [keys.as_str(), channels.as_str(), "+@all", "-@dangerous", "+acl|dryrun", "+acl|whoami"]
                     .into_iter()
+                    .chain(["-script|flush", "-script|kill"])
                     .map(String::from)
                     .chain(beyond_the_prefix)
-                    .collect()
+                    .collect();
             }
             Self::Viewer | Self::Approver => vec!["+@read"],
             Self::Oncall | Self::Facilitator => vec!["+@read", "+@write"],
@@ -332,7 +342,7 @@ mod tests {
         for role in SaleRole::ALL {
             let rules = role.redis_rules("sg");
             assert_eq!(rules[0], "~sg:*", "{role}");
-            for taken in ["-function", "-scan", "-randomkey", "-dbsize", "-@dangerous"] {
+            for taken in ["-function", "-scan", "-randomkey", "-dbsize", "-@dangerous", "-client|tracking"] {
                 assert!(rules.iter().any(|r| r == taken), "{role} lacks {taken}: {rules:?}");
             }
         }
