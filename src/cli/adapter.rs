@@ -317,7 +317,30 @@ fn print_repairs(done: &[DeltaRepair]) {
                 r.drift_after
             );
         } else {
-            say!("product {}: added {:+} to {}, now {} (audited)", r.product_id, r.delta, r.key, opt(r.redis_after));
+            let counter = match (r.counter_after, r.increment != r.delta) {
+                (Some(raw), true) => format!(" (the counter was below zero: {:+} to it, now {raw})", r.increment),
+                _ => String::new(),
+            };
+            let moved = r.redis_after.unwrap_or(0) - r.redis_before.unwrap_or(0);
+            if moved == 0 {
+                say!(
+                    "product {}: {:+} to {} changed nothing the sale reads: it reads {} as before, drift {} (audited)",
+                    r.product_id,
+                    r.increment,
+                    r.key,
+                    opt(r.redis_after),
+                    r.drift_after
+                );
+            } else {
+                say!(
+                    "product {}: the sale reads {} in {} now, {} before ({moved:+}){counter}; drift now {} (read back, audited)",
+                    r.product_id,
+                    opt(r.redis_after),
+                    r.key,
+                    opt(r.redis_before),
+                    r.drift_after
+                );
+            }
         }
     }
 }

@@ -382,7 +382,10 @@ async fn rewrite_over_an_adapter_runs_the_delta_repair_with_the_rewrites_rules(s
     let done = stockguard(&["rewrite", "--product", "2", "--expect-drift", "-1", "--reason", "lost order"], &env);
     let (out, err) = text(&done);
     assert!(done.status.success(), "{out}{err}");
-    assert!(out.contains("product 2: added +1"), "{out}");
+    assert!(
+        out.contains("product 2: the sale reads") && out.contains("(+1); drift now 0 (read back, audited)"),
+        "{out}"
+    );
     assert_eq!(audited().await, 1, "the repair is audited in the state database");
     crate::support::waits::wait_for("product 2 reads OK", std::time::Duration::from_secs(30), async || {
         let recon = stockguard(&["recon", "--json", "--product", "2"], &env);

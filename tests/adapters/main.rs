@@ -10,6 +10,7 @@
 mod support;
 
 mod attach;
+mod clamp_repair;
 mod cli;
 mod compensation;
 mod deep_stream;
@@ -22,5 +23,6 @@ mod sales;
 mod sales_files;
 mod sales_selftest;
 mod sampler;
+mod state_db;
 mod string_ids;
 mod switch;

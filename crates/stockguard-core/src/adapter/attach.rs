@@ -317,6 +317,10 @@ pub async fn save(
     let file = checked.form.to_file().map_err(AttachError::Form)?;
     let text = checked.form.to_file_text().map_err(AttachError::Form)?;
     let state_url = target.state_url()?;
+    if let Some(url) = &state_url {
+        // Before the file, the profile or a baseline is written: never the sale's own database.
+        state::refuse_the_sales_own(url.expose_secret(), &file, Some(&sale.db)).await?;
+    }
     let needs_baseline = file.needs_baseline();
     if needs_baseline {
         crate::action::may(who.role, false, Action::RecordBaselines)?;
@@ -359,7 +363,7 @@ pub async fn save(
     let mut baselines = Vec::new();
     if let Some(url) = state_url.filter(|_| needs_baseline) {
         let settings = target.settings(Some((who, environment)))?;
-        let pool = state::open(url.expose_secret()).await?;
+        let pool = state::open_beside(url.expose_secret(), &file, Some(&sale.db)).await?;
         let recorded = async {
             let readings = read(&file, &sale.links(), &HashMap::new(), &[]).await?;
             state::record_baselines(&pool, &settings, &file, &readings, reason).await

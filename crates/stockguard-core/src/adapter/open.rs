@@ -56,7 +56,7 @@ impl OpenedSale {
         };
         let profile_state = settings.state_url.as_ref().map(|url| url.expose_secret().to_string());
         let state = match state_url.map(str::to_string).or(profile_state) {
-            Some(url) => Some(state::open(&url).await?),
+            Some(url) => Some(state::open_beside(&url, &file, mysql.as_ref()).await?),
             None => None,
         };
         Ok(Self { file, mysql, redis, state })

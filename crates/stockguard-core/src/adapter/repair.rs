@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde::Serialize;
 use sqlx::MySqlPool;
 
-use super::file::{AdapterFile, RedisForm, RewriteMode};
+use super::file::{AdapterFile, Negative, RedisForm, RewriteMode};
 use super::links::SaleLinks;
 use super::reading::{self, AdapterReading};
 use super::state;
@@ -51,12 +51,20 @@ pub struct DeltaRepair {
     pub status_before: DriftStatus,
     pub redis_before: Option<i64>,
     pub drift: i64,
-    /// What is added to the counter (the drift's opposite).
+    /// What the units the sale reads move by (the drift's opposite).
     pub delta: i64,
-    /// The counter after the increment (for a dry run: the value it would write if nothing
-    /// else moved).
+    /// What `INCRBY` adds to the counter: the delta, and on a clamped counter (`negative =
+    /// "clamp"`, which the sale reads as 0 below zero) first the rejected tries that took it
+    /// below zero (`AdapterReading::redis_excess`); an increment of the delta alone would leave
+    /// it below zero and change nothing the sale reads.
+    pub increment: i64,
+    /// The units the sale reads after the increment, as the counter `INCRBY` returned reads
+    /// (for a dry run: what it would read if nothing else moved).
     pub redis_after: Option<i64>,
-    /// The drift the increment leaves, by the reading that decided it (if nothing else moved).
+    /// The counter as `INCRBY` returned it, raw (below zero on a clamped counter that is still
+    /// short); `None` for a dry run.
+    pub counter_after: Option<i64>,
+    /// The drift left: after a repair, by the units read back (the drift less what they moved).
     pub drift_after: i64,
     pub dry_run: bool,
 }
@@ -117,13 +125,14 @@ pub async fn repair<C: Link>(
         return Err(AdapterError::Refused("a repair needs a reason (--reason)".into()));
     }
     let key = template.key(product);
+    let clamp = file.redis.as_ref().is_some_and(|r| r.negative == Some(Negative::Clamp));
     if dry_run {
         let baselines = match state_db {
             Some(p) => state::baselines(p, &file.sale.name).await?,
             None => Default::default(),
         };
         let r = one(file, links, &baselines, product).await?;
-        return plan(&r, &key, true, req.expect_drift);
+        return plan(&r, &key, clamp, true, req.expect_drift);
     }
     let pool = state_db.ok_or(AdapterError::NoStateDb)?;
     // Our lock: a named lock on a connection of its own, held until it is released.
@@ -158,15 +167,19 @@ pub async fn repair<C: Link>(
         }
         let baselines = state::baselines(pool, &file.sale.name).await?;
         let r = one(file, links, &baselines, product).await?;
-        let mut done = plan(&r, &key, false, req.expect_drift)?;
+        let mut done = plan(&r, &key, clamp, false, req.expect_drift)?;
         let mut conn = redis.clone();
         let after: i64 = redis::cmd("INCRBY")
             .arg(&key)
-            .arg(done.delta)
+            .arg(done.increment)
             .query_async(&mut conn)
             .await
             .map_err(|source| AdapterError::Redis { step: "apply the delta", source })?;
-        done.redis_after = Some(after);
+        // Read back: the units the sale reads now, and the drift they leave.
+        let units = if clamp { after.max(0) } else { after };
+        done.counter_after = Some(after);
+        done.redis_after = Some(units);
+        done.drift_after = done.drift + (units - done.redis_before.unwrap_or(0));
         let entry = AuditEntry::by(
             settings,
             "adapter_rewrite",
@@ -199,7 +212,13 @@ async fn one<C: Link>(
 }
 
 /// What to add, or why not.
-fn plan(r: &AdapterReading, key: &str, dry_run: bool, expect: Option<i64>) -> Result<DeltaRepair, AdapterError> {
+fn plan(
+    r: &AdapterReading,
+    key: &str,
+    clamp: bool,
+    dry_run: bool,
+    expect: Option<i64>,
+) -> Result<DeltaRepair, AdapterError> {
     let reading = &r.reading;
     match reading.status {
         DriftStatus::RedisHigh | DriftStatus::RedisLow => {}
@@ -232,8 +251,14 @@ fn plan(r: &AdapterReading, key: &str, dry_run: bool, expect: Option<i64>) -> Re
             reading.product_id
         )));
     }
-    // The increment is the drift's opposite: what Redis holds beyond (or short of) the DB.
+    // The delta is the drift's opposite: what Redis holds beyond (or short of) the DB. A
+    // clamped counter below zero is first brought back to zero (a try rejected meanwhile takes
+    // one more below: the sale then reads one unit fewer, never more).
     let delta = -drift;
+    let below_zero = if clamp && delta > 0 { r.redis_excess.max(0) } else { 0 };
+    let increment = delta.checked_add(below_zero).ok_or_else(|| {
+        AdapterError::Refused(format!("product {}: the increment overflows a 64-bit counter", reading.product_id))
+    })?;
     Ok(DeltaRepair {
         product_id: reading.product_id,
         key: key.to_string(),
@@ -241,7 +266,9 @@ fn plan(r: &AdapterReading, key: &str, dry_run: bool, expect: Option<i64>) -> Re
         redis_before: reading.redis_stock,
         drift,
         delta,
+        increment,
         redis_after: if dry_run { reading.redis_stock.map(|r| r - drift) } else { None },
+        counter_after: None,
         drift_after: drift + delta,
         dry_run,
     })

@@ -97,8 +97,47 @@ pub async fn record_baselines(
 
 /// Opens the state database and brings its schema up to date (it is Stockguard's own: the
 /// embedded migrations, the baselines among them); a role account opens one that is up to
-/// date without DDL rights.
+/// date without DDL rights. Beside a sale, [`open_beside`] first refuses the sale's own
+/// database.
 pub async fn open(url: &str) -> Result<MySqlPool, AdapterError> {
+    let (display, pool) = connect(url).await?;
+    crate::connect::migrate_if_behind(&pool, &display).await.map_err(AdapterError::StateConnect)?;
+    Ok(pool)
+}
+
+/// Opens the state database of the sale `file` describes (read in `sale_db`, when it has a
+/// database): refused, before anything is written, when it is not a database of its own
+/// ([`refuse_the_sales_own`]); then as [`open`].
+pub async fn open_beside(
+    url: &str,
+    file: &AdapterFile,
+    sale_db: Option<&MySqlPool>,
+) -> Result<MySqlPool, AdapterError> {
+    let (display, pool) = connect(url).await?;
+    if let Err(refused) = refuse_in(&pool, &display, file, sale_db).await {
+        pool.close().await;
+        return Err(refused);
+    }
+    crate::connect::migrate_if_behind(&pool, &display).await.map_err(AdapterError::StateConnect)?;
+    Ok(pool)
+}
+
+/// Refuses a state URL that names the sale's own database (the same server and database as
+/// `sale_db`), or a database that holds the sale's tables (`[stock]`, `[orders]`) and is not
+/// Stockguard's yet: migrating either would write 25 tables of ours (`orders`, `inventory`,
+/// ...) among the sale's. Connects, looks, and closes; writes nothing.
+pub async fn refuse_the_sales_own(
+    url: &str,
+    file: &AdapterFile,
+    sale_db: Option<&MySqlPool>,
+) -> Result<(), AdapterError> {
+    let (display, pool) = connect(url).await?;
+    let looked = refuse_in(&pool, &display, file, sale_db).await;
+    pool.close().await;
+    looked
+}
+
+async fn connect(url: &str) -> Result<(String, MySqlPool), AdapterError> {
     let display = crate::profile::redact(url);
     let options = crate::connect::mysql_options(url).map_err(AdapterError::StateConnect)?;
     let pool = sqlx::mysql::MySqlPoolOptions::new()
@@ -107,6 +146,60 @@ pub async fn open(url: &str) -> Result<MySqlPool, AdapterError> {
         .connect_with(options)
         .await
         .map_err(|e| AdapterError::StateConnect(crate::connect::classify_mysql_error(&display, e)))?;
-    crate::connect::migrate_if_behind(&pool, &display).await.map_err(AdapterError::StateConnect)?;
-    Ok(pool)
+    Ok((display, pool))
+}
+
+/// Where a connection is: the server's host name and port, and its database.
+async fn whereabouts(pool: &MySqlPool, step: &'static str) -> Result<(String, u16, Option<String>), AdapterError> {
+    let (host, port, db): (String, i64, Option<String>) =
+        sqlx::query_as("SELECT CAST(@@hostname AS CHAR), CAST(@@port AS SIGNED), DATABASE()")
+            .fetch_one(pool)
+            .await
+            .map_err(state(step))?;
+    Ok((host, u16::try_from(port).unwrap_or(0), db))
+}
+
+async fn refuse_in(
+    state_pool: &MySqlPool,
+    display: &str,
+    file: &AdapterFile,
+    sale_db: Option<&MySqlPool>,
+) -> Result<(), AdapterError> {
+    let (host, port, db) = whereabouts(state_pool, "look where the state database is").await?;
+    let Some(db) = db else {
+        return Err(AdapterError::Refused(format!(
+            "the state database URL {display} names no database: name one of Stockguard's own (nothing was written)"
+        )));
+    };
+    if let Some(sale_db) = sale_db {
+        if whereabouts(sale_db, "look where the sale's database is").await? == (host.clone(), port, Some(db.clone())) {
+            return Err(AdapterError::Refused(format!(
+                "the state database URL {display} names the sale's own database ({db} on {host}:{port}): Stockguard \
+                 keeps its state in a database of its own, never among the sale's tables; nothing was written \
+                 (create one, e.g. CREATE DATABASE stockguard_state, and name it in STOCKGUARD_STATE_URL)"
+            )));
+        }
+    }
+    let sales_tables: Vec<&str> =
+        [file.stock.as_ref().map(|s| s.table.as_str()), file.orders.as_ref().map(|o| o.table.as_str())]
+            .into_iter()
+            .flatten()
+            .collect();
+    let present: Vec<String> = sqlx::query_scalar(
+        "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
+    )
+    .fetch_all(state_pool)
+    .await
+    .map_err(state("list the state database's tables"))?;
+    let ours = present.iter().any(|t| t == "_sqlx_migrations");
+    let theirs: Vec<&str> = sales_tables.into_iter().filter(|t| present.iter().any(|p| p == t)).collect();
+    if !ours && !theirs.is_empty() {
+        return Err(AdapterError::Refused(format!(
+            "the state database {db} on {host}:{port} holds the sale's tables ({}) and is not Stockguard's: it looks \
+             like the sale's database or a copy of it; nothing was written (name a database of Stockguard's own in \
+             STOCKGUARD_STATE_URL)",
+            theirs.join(", ")
+        )));
+    }
+    Ok(())
 }
