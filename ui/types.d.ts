@@ -299,7 +299,7 @@ execute_compensation: Right, run_drills: Right,
  */
 acknowledge_alerts: Right, };
 
-export type DriftStatus = "OK" | "UNSETTLED" | "REDIS_HIGH" | "REDIS_LOW" | "KEY_MISSING" | "HISTORY_LOST" | "LEDGER_MISMATCH" | "OVERSOLD";
+export type DriftStatus = "OK" | "UNSETTLED" | "REDIS_HIGH" | "REDIS_LOW" | "KEY_MISSING" | "KEY_UNREADABLE" | "HISTORY_LOST" | "LEDGER_MISMATCH" | "OVERSOLD";
 
 export type Reading = { product_id: number, name: string, initial_stock: number, db_stock: number, live_orders_qty: number, inflight_pending: number, pending_release: number, 
 /**
@@ -450,7 +450,7 @@ export type Alert = { key: string, kind: AlertKind, product_id: number | null,
  *   orders above initial stock, DB stock below zero), the larger of the two;
  * - `LEDGER_MISMATCH`: the ledger's gap, `initial - DB stock - live orders`
  *   ([`Reading::ledger_gap`], the figure recon's ledger gaps keep);
- * - `KEY_MISSING`: none (no key, no figure);
+ * - `KEY_MISSING`: none (no key, or over an adapter one that holds no whole number; no figure);
  * - `BACKLOG`: the reservations waiting to be persisted;
  * - `BREAKER_OPEN`: the live engines whose breaker is open.
  */

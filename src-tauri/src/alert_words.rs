@@ -31,11 +31,11 @@ pub fn describe(alert: &Alert, lang: Lang) -> (String, String) {
             (format!("商品 {p} 账本不一致"), "数据库库存、有效订单与初始库存对不上：请运行账本核对。".into())
         }
         (AlertKind::KeyMissing, Lang::En) => (
-            format!("Stock key missing for product {p}"),
+            format!("Stock key missing or unreadable for product {p}"),
             "The product cannot sell until its Redis stock is rewritten.".into(),
         ),
         (AlertKind::KeyMissing, Lang::Zh) => {
-            (format!("商品 {p} 库存键缺失"), "在重写 Redis 库存之前，该商品无法售卖。".into())
+            (format!("商品 {p} 库存键缺失或不可读"), "在重写 Redis 库存之前，该商品无法售卖。".into())
         }
         (AlertKind::Backlog, Lang::En) => (
             format!("Backlog: {v} reservations waiting"),

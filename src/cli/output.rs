@@ -53,8 +53,8 @@ fn opt(v: Option<i64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
-/// One line per `UNSETTLED` product of a reading over an adapter: what waits in flight and why
-/// its drift is no verdict.
+/// One line per `UNSETTLED` product of a reading over an adapter (what waits in flight and why
+/// its drift is no verdict), and per `KEY_UNREADABLE` one (the key and what it holds).
 pub fn unsettled_lines(readings: &[stockguard_core::adapter::AdapterReading]) -> String {
     let mut out = String::new();
     let unsettled = stockguard_core::recon::DriftStatus::Unsettled;
@@ -63,6 +63,13 @@ pub fn unsettled_lines(readings: &[stockguard_core::adapter::AdapterReading]) ->
         out.push_str(&format!(
             "product {}: UNSETTLED, {} in flight: {why}; no drift verdict\n",
             r.reading.product_id, r.reading.in_flight
+        ));
+    }
+    for (r, bad) in readings.iter().filter_map(|r| r.unreadable.as_ref().map(|u| (r, u))) {
+        out.push_str(&format!(
+            "product {}: KEY_UNREADABLE: {} holds {:?}, not a whole number; the sale cannot sell it from Redis \
+             (rewrite the key from the DB)\n",
+            r.reading.product_id, bad.key, bad.value
         ));
     }
     out

@@ -26,3 +26,4 @@ mod sampler;
 mod state_db;
 mod string_ids;
 mod switch;
+mod unreadable_key;

@@ -74,12 +74,13 @@ struct Gauges {
     errors: IntCounter,
 }
 
-const STATUSES: [DriftStatus; 8] = [
+const STATUSES: [DriftStatus; 9] = [
     DriftStatus::Unsettled,
     DriftStatus::Ok,
     DriftStatus::RedisHigh,
     DriftStatus::RedisLow,
     DriftStatus::KeyMissing,
+    DriftStatus::KeyUnreadable,
     DriftStatus::HistoryLost,
     DriftStatus::LedgerMismatch,
     DriftStatus::Oversold,

@@ -223,6 +223,14 @@ rewrite = "delta"
             redis::cmd("DEL").arg(stock_key(&self.prefix, voucher)).query_async(&mut self.redis.clone()).await.unwrap();
     }
 
+    /// Someone writes what is not a whole number into the voucher's stock key (KEY_UNREADABLE);
+    /// returns the key.
+    pub async fn garble_key(&self, voucher: i64, value: &str) -> String {
+        let key = stock_key(&self.prefix, voucher);
+        let _: () = redis::cmd("SET").arg(&key).arg(value).query_async(&mut self.redis.clone()).await.unwrap();
+        key
+    }
+
     /// `n` unpaid orders written straight into the DB beyond stock, the stock column going
     /// below zero (OVERSOLD); Redis untouched. Call it once the voucher sold out.
     pub async fn oversell(&self, voucher: i64, n: i64) {

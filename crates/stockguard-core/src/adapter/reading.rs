@@ -38,7 +38,7 @@ use super::file::{AdapterFile, Inflight, Initial};
 use super::inflight::{self, Held, InflightRead};
 use super::links::SaleLinks;
 use super::lost::{self, LostInReading, LostOptions};
-use super::redis_side::{self, RedisStock};
+use super::redis_side::{self, RedisStock, Unreadable};
 pub use super::unsettled::Unsettled;
 use super::AdapterError;
 use crate::recon::{DriftStatus, Reading};
@@ -79,6 +79,9 @@ pub struct AdapterReading {
     pub lost: Option<LostInReading>,
     /// Why the product is `UNSETTLED` (`null` otherwise).
     pub unsettled: Option<Unsettled>,
+    /// The stock key that holds what is not a whole number, and what it holds, when the product
+    /// is `KEY_UNREADABLE` (`null` otherwise).
+    pub unreadable: Option<Unreadable>,
 }
 
 /// What one pass saw.
@@ -318,6 +321,7 @@ fn judge(
         DriftStatus::Ok
     } else {
         match stock.units {
+            None if stock.unreadable.is_some() => DriftStatus::KeyUnreadable,
             None => DriftStatus::KeyMissing,
             Some(_) if !has_stock_table => DriftStatus::Ok,
             Some(_) if !settled => DriftStatus::Unsettled,
@@ -366,6 +370,7 @@ fn judge(
         order_rows: row.rows,
         lost: None,
         unsettled: (status == DriftStatus::Unsettled).then_some(unsettled).flatten(),
+        unreadable: (status == DriftStatus::KeyUnreadable).then_some(stock.unreadable).flatten(),
     }
 }
 

@@ -21,6 +21,19 @@ pub struct RedisStock {
     /// A hash sale's total and sold.
     pub total: Option<i64>,
     pub sold: Option<i64>,
+    /// A key (or hash field) of the product that holds what is not a whole number, and what
+    /// it holds: the product reads `KEY_UNREADABLE`, the others read on.
+    pub unreadable: Option<Unreadable>,
+}
+
+/// A stock key that holds what is not a whole number.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Unreadable {
+    /// The key (and `.field` for a hash field).
+    pub key: String,
+    /// What it holds, as text (at most 64 characters).
+    pub value: String,
 }
 
 /// One GET or HMGET, keyed for its slot.
@@ -50,6 +63,19 @@ fn int(v: &Value) -> redis::RedisResult<Option<i64>> {
     redis::from_redis_value(v)
 }
 
+/// A counter's value: `Ok(None)` when the key is missing, `Err` with what it holds when that is
+/// not a whole number (one product's problem, not the reading's).
+fn counter(v: &Value) -> Result<Option<i64>, String> {
+    int(v).map_err(|_| {
+        let text: Option<String> = redis::from_redis_value(v).ok();
+        let mut text = text.unwrap_or_else(|| format!("{v:?}"));
+        if text.chars().count() > 64 {
+            text = text.chars().take(63).chain(['…']).collect();
+        }
+        text
+    })
+}
+
 /// Reads every product's stock.
 pub async fn read_stock<C: Link>(
     redis: &C,
@@ -61,8 +87,15 @@ pub async fn read_stock<C: Link>(
     match section.form() {
         RedisForm::Counter(t) => {
             let reads: Vec<Read> = ids.iter().map(|&id| Read { key: t.key(id), fields: Vec::new() }).collect();
-            for (&id, v) in ids.iter().zip(read_keys(redis, &reads).await?) {
-                let raw = int(&v)?;
+            for ((&id, v), read) in ids.iter().zip(read_keys(redis, &reads).await?).zip(&reads) {
+                let raw = match counter(&v) {
+                    Ok(raw) => raw,
+                    Err(value) => {
+                        let unreadable = Some(Unreadable { key: read.key.clone(), value });
+                        out.insert(id, RedisStock { unreadable, ..Default::default() });
+                        continue;
+                    }
+                };
                 let (units, excess) = match raw {
                     Some(r) if r < 0 && clamp => (Some(0), -r),
                     other => (other, 0),
@@ -73,9 +106,24 @@ pub async fn read_stock<C: Link>(
         RedisForm::Hash(h) => {
             let fields = vec![h.total.clone(), h.sold.clone()];
             let reads: Vec<Read> = ids.iter().map(|&id| Read { key: h.key.key(id), fields: fields.clone() }).collect();
-            for (&id, v) in ids.iter().zip(read_keys(redis, &reads).await?) {
-                let pair: Vec<Option<i64>> = redis::from_redis_value(&v)?;
-                let (total, sold) = (pair.first().copied().flatten(), pair.get(1).copied().flatten());
+            for ((&id, v), read) in ids.iter().zip(read_keys(redis, &reads).await?).zip(&reads) {
+                let fields: Vec<Value> = redis::from_redis_value(&v)?;
+                let mut pair = [None, None];
+                let mut unreadable = None;
+                for (n, field) in fields.iter().take(2).enumerate() {
+                    match counter(field) {
+                        Ok(units) => pair[n] = units,
+                        Err(value) => {
+                            unreadable
+                                .get_or_insert(Unreadable { key: format!("{}.{}", read.key, read.fields[n]), value });
+                        }
+                    }
+                }
+                if unreadable.is_some() {
+                    out.insert(id, RedisStock { unreadable, ..Default::default() });
+                    continue;
+                }
+                let [total, sold] = pair;
                 let units = total.map(|t| t - sold.unwrap_or(0));
                 out.insert(id, RedisStock { units, total, sold, ..Default::default() });
             }
@@ -93,9 +141,15 @@ pub async fn read_stock<C: Link>(
                 }
                 out.insert(id, RedisStock::default());
             }
-            for (id, v) in owners.into_iter().zip(read_keys(redis, &reads).await?) {
-                let units = int(&v)?;
-                out.get_mut(&id).expect("inserted above").buckets.push(units);
+            for ((id, v), read) in owners.into_iter().zip(read_keys(redis, &reads).await?).zip(&reads) {
+                let stock = out.get_mut(&id).expect("inserted above");
+                match counter(&v) {
+                    Ok(units) => stock.buckets.push(units),
+                    Err(value) => {
+                        stock.buckets.push(None);
+                        stock.unreadable.get_or_insert(Unreadable { key: read.key.clone(), value });
+                    }
+                }
             }
             for stock in out.values_mut() {
                 let complete = !stock.buckets.is_empty() && stock.buckets.iter().all(Option::is_some);

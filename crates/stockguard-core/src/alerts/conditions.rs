@@ -55,7 +55,7 @@ pub struct Alert {
     ///   orders above initial stock, DB stock below zero), the larger of the two;
     /// - `LEDGER_MISMATCH`: the ledger's gap, `initial - DB stock - live orders`
     ///   ([`Reading::ledger_gap`], the figure recon's ledger gaps keep);
-    /// - `KEY_MISSING`: none (no key, no figure);
+    /// - `KEY_MISSING`: none (no key, or over an adapter one that holds no whole number; no figure);
     /// - `BACKLOG`: the reservations waiting to be persisted;
     /// - `BREAKER_OPEN`: the live engines whose breaker is open.
     pub value: Option<i64>,
@@ -83,7 +83,8 @@ pub fn evaluate(
         let (kind, value) = match r.status {
             DriftStatus::Oversold => (AlertKind::Oversold, Some(beyond_stock(r))),
             DriftStatus::LedgerMismatch => (AlertKind::LedgerMismatch, Some(r.ledger_gap())),
-            DriftStatus::KeyMissing => (AlertKind::KeyMissing, None),
+            // A key that holds what is not a whole number sells no more than a missing one.
+            DriftStatus::KeyMissing | DriftStatus::KeyUnreadable => (AlertKind::KeyMissing, None),
             _ => continue,
         };
         alerts.push(Alert {

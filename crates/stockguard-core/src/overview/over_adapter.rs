@@ -125,6 +125,7 @@ mod tests {
             order_rows: live,
             lost: None,
             unsettled: None,
+            unreadable: None,
         }
     }
 

@@ -14,6 +14,10 @@ pub enum DriftStatus {
     RedisHigh,
     RedisLow,
     KeyMissing,
+    /// Over an adapter: the product's stock key holds what is not a whole number (`SET stock:2
+    /// abc`), so the sale cannot sell it from Redis and no drift can be read; the reading names
+    /// the key and the value (`AdapterReading::unreadable`). The other products read.
+    KeyUnreadable,
     /// Redis went back in time: the DB holds reservations Redis has no record of issuing
     /// (restart without persistence, flush, eviction, failover to a lagging replica). The
     /// reading's cut cannot be trusted, so its drift is not a verdict; rebuild the product's
@@ -32,6 +36,7 @@ impl DriftStatus {
             Self::RedisLow => 1,
             Self::RedisHigh => 2,
             Self::KeyMissing => 3,
+            Self::KeyUnreadable => 3,
             Self::HistoryLost => 4,
             Self::LedgerMismatch => 5,
             Self::Oversold => 6,
@@ -45,6 +50,7 @@ impl DriftStatus {
             Self::RedisHigh => "REDIS_HIGH",
             Self::RedisLow => "REDIS_LOW",
             Self::KeyMissing => "KEY_MISSING",
+            Self::KeyUnreadable => "KEY_UNREADABLE",
             Self::HistoryLost => "HISTORY_LOST",
             Self::LedgerMismatch => "LEDGER_MISMATCH",
             Self::Oversold => "OVERSOLD",
