@@ -15,7 +15,7 @@ use stockguard_core::adapter::check::CheckReport;
 use stockguard_core::adapter::repair::{DeltaRepair, DeltaRequest};
 use stockguard_core::adapter::{self, state, AdapterFile, AdapterReading, OpenedSale};
 use stockguard_core::profile::{
-    resolve, resolve_for_process_without_mysql, ConnectionSettings, EnvOverrides, ProfileStore,
+    resolve, resolve_for_process_servers, ConnectionSettings, EnvOverrides, ProfileStore, Servers,
 };
 
 /// Where the adapter and the state database are: the global options (a flag, else its
@@ -140,14 +140,21 @@ pub async fn open(opts: &AdapterOpts, profile: Option<&str>) -> Result<Opened, C
         ));
     };
     let file = AdapterFile::load(path).map_err(adapter::AdapterError::from)?;
-    let settings = if adapter::open::needs_db(&file) {
-        super::settings(profile).await?
-    } else {
-        let settings = resolve_for_process_without_mysql(profile).await?;
-        for notice in &settings.notices {
-            eprintln!("note: {notice}");
+    // A sale that keeps no database, or no Redis, is read with the URL of the server it uses.
+    let servers = match (adapter::open::needs_db(&file), file.redis.is_some()) {
+        (true, true) => None,
+        (false, _) => Some(Servers::RedisOnly),
+        (true, false) => Some(Servers::MysqlOnly),
+    };
+    let settings = match servers {
+        None => super::settings(profile).await?,
+        Some(servers) => {
+            let settings = resolve_for_process_servers(profile, servers).await?;
+            for notice in &settings.notices {
+                eprintln!("note: {notice}");
+            }
+            settings
         }
-        settings
     };
     let sale = OpenedSale::connect(file, &settings, opts.state_url.as_deref()).await.map_err(|e| match e {
         // The connection's own words, as every other command says them.

@@ -17,6 +17,7 @@ mod deep_stream;
 mod held_messages;
 mod init;
 mod lost;
+mod no_redis;
 mod overview;
 mod readings;
 mod sales;

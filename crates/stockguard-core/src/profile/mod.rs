@@ -21,8 +21,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use resolve::{
-    resolve, resolve_for_process, resolve_for_process_without_mysql, resolve_without_mysql, ConnectionSettings,
-    EnvOverrides, Notice,
+    resolve, resolve_for_process, resolve_for_process_servers, resolve_for_process_without_mysql, resolve_for_servers,
+    resolve_without_mysql, ConnectionSettings, EnvOverrides, Notice, Servers,
 };
 pub use role::Role;
 pub use secrets::{KeychainStore, SecretSlot, SecretStore};

@@ -135,6 +135,11 @@ impl ConnectionSettings {
         !self.mysql_url.expose_secret().is_empty()
     }
 
+    /// Whether a Redis URL was given (a sale over an adapter that keeps no Redis has none).
+    pub fn has_redis(&self) -> bool {
+        !self.redis_url.expose_secret().is_empty()
+    }
+
     pub fn mysql_display(&self) -> String {
         redact(self.mysql_url.expose_secret())
     }
@@ -190,7 +195,16 @@ pub fn resolve(
     env: &EnvOverrides,
     secrets: &dyn SecretStore,
 ) -> Result<ConnectionSettings, ProfileError> {
-    resolve_inner(store, profile_flag, env, secrets, false)
+    resolve_inner(store, profile_flag, env, secrets, Servers::Both)
+}
+
+/// Which of a sale's two servers a command connects to: a sale read over an adapter may keep
+/// no database (Redis counters only) or no Redis (the database alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Servers {
+    Both,
+    RedisOnly,
+    MysqlOnly,
 }
 
 /// As [`resolve`], for a sale with no database to read (an adapter file that names only
@@ -202,7 +216,19 @@ pub fn resolve_without_mysql(
     env: &EnvOverrides,
     secrets: &dyn SecretStore,
 ) -> Result<ConnectionSettings, ProfileError> {
-    resolve_inner(store, profile_flag, env, secrets, true)
+    resolve_inner(store, profile_flag, env, secrets, Servers::RedisOnly)
+}
+
+/// As [`resolve`], for a sale that uses `servers` only: with no profile chosen, the URL of
+/// each server it uses will do, and the other is then empty (nothing may connect to it).
+pub fn resolve_for_servers(
+    store: &ProfileStore,
+    profile_flag: Option<&str>,
+    env: &EnvOverrides,
+    secrets: &dyn SecretStore,
+    servers: Servers,
+) -> Result<ConnectionSettings, ProfileError> {
+    resolve_inner(store, profile_flag, env, secrets, servers)
 }
 
 fn resolve_inner(
@@ -210,7 +236,7 @@ fn resolve_inner(
     profile_flag: Option<&str>,
     env: &EnvOverrides,
     secrets: &dyn SecretStore,
-    mysql_optional: bool,
+    servers: Servers,
 ) -> Result<ConnectionSettings, ProfileError> {
     let mut notices = Vec::new();
     // Nothing chosen and no URLs given: the local sandbox, if one was set up, is the one
@@ -280,10 +306,11 @@ fn resolve_inner(
             }
         }
         None => {
-            let no_mysql = String::new();
+            let none = String::new();
             let (mysql, redis) = match (&env.mysql_url, &env.redis_url) {
                 (Some(mysql), Some(redis)) => (mysql, redis),
-                (None, Some(redis)) if mysql_optional => (&no_mysql, redis),
+                (None, Some(redis)) if servers == Servers::RedisOnly => (&none, redis),
+                (Some(mysql), None) if servers == Servers::MysqlOnly => (mysql, &none),
                 (Some(_), None) => {
                     return Err(ProfileError::OneUrlOnly {
                         set: "STOCKGUARD_MYSQL_URL",
@@ -328,10 +355,12 @@ fn resolve_inner(
         validate_prefix(prefix)?;
         settings.key_prefix = prefix.clone();
     }
-    if settings.has_mysql() || !mysql_optional {
+    if settings.has_mysql() || servers != Servers::RedisOnly {
         parse_url("MySQL", settings.mysql_url.expose_secret(), MYSQL_SCHEMES)?;
     }
-    parse_redis_url("Redis", settings.redis_url.expose_secret())?;
+    if settings.has_redis() || servers != Servers::MysqlOnly {
+        parse_redis_url("Redis", settings.redis_url.expose_secret())?;
+    }
     if let Some(replica) = &settings.mysql_replica_url {
         parse_url("MySQL replica", replica.expose_secret(), MYSQL_SCHEMES)?;
     }
@@ -353,12 +382,22 @@ pub async fn resolve_for_process(profile: Option<&str>) -> Result<ConnectionSett
 
 /// [`resolve_for_process`] for a sale with no database to read ([`resolve_without_mysql`]).
 pub async fn resolve_for_process_without_mysql(profile: Option<&str>) -> Result<ConnectionSettings, ProfileError> {
+    resolve_for_process_servers(profile, Servers::RedisOnly).await
+}
+
+/// [`resolve_for_process`] for a sale that uses `servers` only ([`resolve_for_servers`]).
+pub async fn resolve_for_process_servers(
+    profile: Option<&str>,
+    servers: Servers,
+) -> Result<ConnectionSettings, ProfileError> {
     let store = ProfileStore::load_default()?;
     let env = EnvOverrides::from_process_env();
     let profile = profile.map(str::to_string);
-    tokio::task::spawn_blocking(move || resolve_without_mysql(&store, profile.as_deref(), &env, &super::KeychainStore))
-        .await
-        .expect("profile resolution does not panic")
+    tokio::task::spawn_blocking(move || {
+        resolve_for_servers(&store, profile.as_deref(), &env, &super::KeychainStore, servers)
+    })
+    .await
+    .expect("profile resolution does not panic")
 }
 
 /// The environment label of a profile whose fields the environment may override. The
@@ -625,6 +664,19 @@ mod tests {
         let err = resolve(&store, None, &env, &NoKeychain).unwrap_err();
         assert!(matches!(err, ProfileError::OneUrlOnly { missing: "STOCKGUARD_REDIS_URL", .. }), "{err}");
         assert!(err.to_string().starts_with("STOCKGUARD_MYSQL_URL is set but STOCKGUARD_REDIS_URL is not"), "{err}");
+    }
+
+    #[test]
+    fn a_mysql_url_alone_resolves_only_for_a_sale_without_redis() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
+        let env = EnvOverrides { mysql_url: Some("mysql://root@127.0.0.1:3306/x".into()), ..Default::default() };
+        let s = resolve_for_servers(&store, None, &env, &NoKeychain, Servers::MysqlOnly).unwrap();
+        assert!(s.has_mysql() && !s.has_redis());
+        for servers in [Servers::Both, Servers::RedisOnly] {
+            let err = resolve_for_servers(&store, None, &env, &NoKeychain, servers).unwrap_err();
+            assert!(matches!(err, ProfileError::OneUrlOnly { missing: "STOCKGUARD_REDIS_URL", .. }), "{err}");
+        }
     }
 
     #[test]
