@@ -25,6 +25,7 @@ mod sales_files;
 mod sales_selftest;
 mod sampler;
 mod state_db;
+mod stream_fields;
 mod string_ids;
 mod switch;
 mod unreadable_key;

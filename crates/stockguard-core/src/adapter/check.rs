@@ -222,6 +222,8 @@ async fn look<C: Link>(
                 .map_err(|source| AdapterError::Redis { step: "find the stream", source })?;
             if !exists {
                 report.missing.push(Missing::Stream { stream: stream.as_str().to_string() });
+            } else if let Some(wrong) = stream_fields(&mut conn, file).await? {
+                report.missing.push(wrong);
             } else {
                 match inflight::read(file, redis, &ids).await {
                     Ok(read) => report.in_flight = Some(read.depth()),
@@ -278,4 +280,38 @@ async fn look<C: Link>(
         }
     }
     Ok(())
+}
+
+/// The shared stream's latest entry against the fields the file names: the first one it does
+/// not carry, exactly as spelled (`None` when it carries them, or holds no entry to look at).
+async fn stream_fields<C: Link>(conn: &mut C, file: &AdapterFile) -> Result<Option<Missing>, AdapterError> {
+    let Inflight::RedisStream { stream, product_field, order_id_field, .. } = &file.inflight else {
+        return Ok(None);
+    };
+    let latest: Vec<(String, Vec<(String, String)>)> = redis::cmd("XREVRANGE")
+        .arg(stream.as_str())
+        .arg("+")
+        .arg("-")
+        .arg("COUNT")
+        .arg(1)
+        .query_async(conn)
+        .await
+        .map_err(|source| AdapterError::Redis { step: "read the stream's latest entry", source })?;
+    let Some((_, fields)) = latest.into_iter().next() else {
+        return Ok(None);
+    };
+    let found: Vec<String> = fields.into_iter().map(|(name, _)| name).collect();
+    let named =
+        std::iter::once(("product_field", product_field)).chain(order_id_field.iter().map(|f| ("order_id_field", f)));
+    for (key, field) in named {
+        if !found.iter().any(|n| n == field) {
+            return Ok(Some(Missing::StreamField {
+                stream: stream.as_str().to_string(),
+                key: key.to_string(),
+                field: field.clone(),
+                found,
+            }));
+        }
+    }
+    Ok(None)
 }

@@ -34,6 +34,15 @@ pub enum Missing {
         stream: String,
         group: String,
     },
+    /// The stream's latest entry carries no field the file names (`product_field`,
+    /// `order_id_field`: `key`); `found` are the fields it carries. Field names are
+    /// case-sensitive: `VoucherId` is not `voucherId`.
+    StreamField {
+        stream: String,
+        key: String,
+        field: String,
+        found: Vec<String>,
+    },
     BullmqQueue {
         prefix: String,
         queue: String,
@@ -76,6 +85,20 @@ impl std::fmt::Display for Missing {
             ),
             Self::Stream { stream } => write!(f, "the sale's Redis has no stream {stream}"),
             Self::Group { stream, group } => write!(f, "the stream {stream} has no consumer group {group}"),
+            Self::StreamField { stream, key, field, found } => {
+                match found.iter().find(|n| n.eq_ignore_ascii_case(field)) {
+                    Some(near) => write!(
+                        f,
+                        "the stream {stream}'s entries carry {near}, not {field} ([inflight] {key}; field names are \
+                         case-sensitive)"
+                    ),
+                    None => write!(
+                        f,
+                        "the stream {stream}'s entries carry no field {field} ([inflight] {key}); they carry {}",
+                        found.join(", ")
+                    ),
+                }
+            }
             Self::BullmqQueue { prefix, queue } => {
                 write!(f, "the sale's Redis has no BullMQ queue {queue} (no {prefix}:{queue}:* keys)")
             }

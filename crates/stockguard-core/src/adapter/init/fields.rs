@@ -141,6 +141,10 @@ fn in_its_field(form: &ProposalForm, missing: &Missing) -> FieldProblem {
         }
         Missing::Stream { stream } => (Field::InflightStream, Problem::NoStream, stream.as_str()),
         Missing::Group { group, .. } => (Field::InflightGroup, Problem::NoGroup, group.as_str()),
+        Missing::StreamField { key, field, .. } => {
+            let named = if key == "order_id_field" { Field::InflightOrderIdField } else { Field::InflightProductField };
+            (named, Problem::Rule, field.as_str())
+        }
         Missing::RabbitQueue { queue } => (Field::InflightQueue, Problem::NoQueue, queue.as_str()),
         Missing::RabbitUnreachable { url, .. } => (Field::InflightUrl, Problem::Unreachable, url.as_str()),
         Missing::NoProducts => {
@@ -156,7 +160,10 @@ fn in_its_field(form: &ProposalForm, missing: &Missing) -> FieldProblem {
     // A source the form does not offer names nothing in it: said on the whole form.
     let field = match (field, &form.inflight) {
         (Field::InflightQueue | Field::InflightUrl, InflightFields::Rabbitmq { .. }) => field,
-        (Field::InflightStream | Field::InflightGroup, InflightFields::RedisStream { .. }) => field,
+        (
+            Field::InflightStream | Field::InflightGroup | Field::InflightProductField | Field::InflightOrderIdField,
+            InflightFields::RedisStream { .. },
+        ) => field,
         (Field::InflightQueue | Field::InflightUrl | Field::InflightStream | Field::InflightGroup, _) => Field::Whole,
         _ => field,
     };
