@@ -67,8 +67,8 @@ pub fn unsettled_lines(readings: &[stockguard_core::adapter::AdapterReading]) ->
     }
     for (r, bad) in readings.iter().filter_map(|r| r.unreadable.as_ref().map(|u| (r, u))) {
         out.push_str(&format!(
-            "product {}: KEY_UNREADABLE: {} holds {:?}, not a whole number; the sale cannot sell it from Redis \
-             (rewrite the key from the DB)\n",
+            "product {}: KEY_UNREADABLE: {} holds {:?}, not a whole number of units (at most 10^15); the sale \
+             cannot sell it from Redis (rewrite the key from the DB)\n",
             r.reading.product_id, bad.key, bad.value
         ));
     }

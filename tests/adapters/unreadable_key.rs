@@ -37,15 +37,23 @@ async fn a_stock_key_holding_no_whole_number_is_its_products_problem_named_and_t
     let text = stockguard(&["recon"], &env);
     let out = String::from_utf8_lossy(&text.stdout);
     let said: Vec<&str> = out.lines().filter(|l| l.contains("KEY_UNREADABLE:")).collect();
-    assert_eq!(said, [format!("product 2: KEY_UNREADABLE: {key} holds \"abc\", not a whole number; the sale cannot sell it from Redis (rewrite the key from the DB)")], "{out}");
+    assert_eq!(said, [format!("product 2: KEY_UNREADABLE: {key} holds \"abc\", not a whole number of units (at most 10^15); the sale cannot sell it from Redis (rewrite the key from the DB)")], "{out}");
 
     let alerts = stockguard(&["alerts", "--json"], &env);
     let fired: serde_json::Value = serde_json::from_slice(&alerts.stdout).expect("alerts --json prints JSON");
     let keys: Vec<&str> = fired.as_array().unwrap().iter().filter_map(|a| a["alert"]["key"].as_str()).collect();
     assert!(keys.contains(&"key_missing:2"), "{fired}");
 
+    // A whole number no stock can be (the review's huge figures wrapped or panicked): the same.
+    sale.garble_key(2, "9223372036854775807").await;
+    let recon = stockguard(&["recon", "--json"], &env);
+    let readings: serde_json::Value = serde_json::from_slice(&recon.stdout).expect("recon --json prints JSON");
+    let huge = readings.as_array().unwrap().iter().find(|r| r["product_id"] == 2).cloned().unwrap();
+    assert_eq!(huge["status"], "KEY_UNREADABLE", "{readings}");
+    assert_eq!(huge["unreadable"]["value"], "9223372036854775807");
+
     assert_eq!(sale.db.tables().await, tables, "nothing written in the sale's database");
     let raw: String = redis::cmd("GET").arg(&key).query_async(&mut crate::sales::redis_conn().await).await.unwrap();
-    assert_eq!(raw, "abc", "nor in its Redis");
+    assert_eq!(raw, "9223372036854775807", "nor in its Redis");
     sale.cleanup().await;
 }

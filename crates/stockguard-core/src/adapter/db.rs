@@ -183,12 +183,44 @@ pub async fn read_rows<'c, E: sqlx::Executor<'c, Database = MySql>>(
     };
     let query = bind_statuses(sqlx::query_as::<_, Row>(&sql), &statuses);
     let rows = query.fetch_all(pool).await.map_err(db("read stock and orders"))?;
-    Ok(rows
-        .into_iter()
+    rows.into_iter()
         .map(|(id, name, remaining, reserved, initial, live, reserving, rows)| {
-            (id, DbRow { name, remaining, reserved, initial, live, reserving, rows })
+            let row = DbRow { name, remaining, reserved, initial, live, reserving, rows };
+            within_bounds(file, id, &row)?;
+            Ok((id, row))
         })
-        .collect())
+        .collect()
+}
+
+/// Refuses a row whose figures no stock can hold ([`super::MAX_UNITS`]), naming the product,
+/// where the figure is and its value: an absurd oversell must not wrap into an `OK`.
+fn within_bounds(file: &AdapterFile, id: u64, row: &DbRow) -> Result<(), AdapterError> {
+    let stock = file.stock.as_ref();
+    let at = |column: Option<&Ident>, what: &str| match (stock, column) {
+        (Some(s), Some(c)) => format!("{}.{}", s.table.as_str(), c.as_str()),
+        _ => what.to_string(),
+    };
+    let initial_column = stock.and_then(|s| match &s.initial {
+        Initial::Column(c) => Some(c),
+        _ => None,
+    });
+    let figures = [
+        (at(stock.map(|s| &s.remaining), "the remaining stock"), Some(row.remaining)),
+        (at(stock.and_then(|s| s.reserved.as_ref()), "the reserved stock"), Some(row.reserved)),
+        (at(initial_column, "the initial stock"), row.initial),
+        ("the units of its live orders".to_string(), Some(row.live)),
+        ("the units of its reserving orders".to_string(), Some(row.reserving)),
+    ];
+    for (what, value) in figures {
+        if let Some(v) = value.filter(|v| v.unsigned_abs() > super::MAX_UNITS as u64) {
+            return Err(AdapterError::Refused(format!(
+                "product {id}: {what} is {v}, beyond any stock ({} units at most): no reading is taken from a \
+                 figure that cannot be right; correct that row",
+                super::MAX_UNITS
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The stock statement and, when in-flight entries name their orders, the lookup of those

@@ -65,6 +65,11 @@ pub use open::OpenedSale;
 pub use reading::{read, AdapterReading};
 pub use unsettled::Unsettled;
 
+/// The most units any figure of a sale may hold (10^15), in its database or its Redis: a figure
+/// beyond it cannot be a stock, and the reading refuses it by name rather than add it up (sums
+/// of such figures would wrap in a release build and panic in a debug one).
+pub const MAX_UNITS: i64 = 1_000_000_000_000_000;
+
 /// What went wrong reading or repairing a sale over its adapter; each failing step named,
 /// its cause kept.
 #[derive(Debug, thiserror::Error)]

@@ -64,16 +64,21 @@ fn int(v: &Value) -> redis::RedisResult<Option<i64>> {
 }
 
 /// A counter's value: `Ok(None)` when the key is missing, `Err` with what it holds when that is
-/// not a whole number (one product's problem, not the reading's).
+/// not a stock count, a whole number within [`super::MAX_UNITS`] (one product's problem, not
+/// the reading's).
 fn counter(v: &Value) -> Result<Option<i64>, String> {
-    int(v).map_err(|_| {
-        let text: Option<String> = redis::from_redis_value(v).ok();
-        let mut text = text.unwrap_or_else(|| format!("{v:?}"));
-        if text.chars().count() > 64 {
-            text = text.chars().take(63).chain(['…']).collect();
+    match int(v) {
+        Ok(Some(n)) if n.unsigned_abs() > super::MAX_UNITS as u64 => Err(n.to_string()),
+        Ok(units) => Ok(units),
+        Err(_) => {
+            let text: Option<String> = redis::from_redis_value(v).ok();
+            let mut text = text.unwrap_or_else(|| format!("{v:?}"));
+            if text.chars().count() > 64 {
+                text = text.chars().take(63).chain(['…']).collect();
+            }
+            Err(text)
         }
-        text
-    })
+    }
 }
 
 /// Reads every product's stock.
