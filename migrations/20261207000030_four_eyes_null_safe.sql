@@ -13,13 +13,13 @@
 -- line of our own sale is kept (never deleted, so never replaced), and an effect refuses an order
 -- whose buyer, quantity or price is not its line's; the event's buyer is the line's.
 --
--- An order's id (its place in the acceptance order) is fixed too. What the checkers approved is
+-- An order's id (its place in the acceptance order) is fixed too. What the checkers approve is
 -- kept beside the case (`compensation_approved_orders`, written by the trigger alone): each
--- oversold line's order status and the product's initial stock when the case became APPROVED.
--- An order whose live status moved since (an unpaid order marked paid by hand, then refunded), or
--- a product whose initial stock moved other than by the case's own fulfilments (lowered to keep a
--- cleared oversell "beyond stock"), is SKIPPED with a detail saying so: the next opening finds
--- the order again for a fresh approval.
+-- oversold line's order status and the product's initial stock when the plan is proposed. A
+-- refund of an order whose live status moved since (an unpaid order marked paid by hand, then
+-- refunded), or a line of a product whose initial stock was lowered since (to keep a cleared
+-- oversell "beyond stock"; the case's own fulfilments raise the kept figure too), is SKIPPED with a detail
+-- saying so: the next opening finds the order again for a fresh approval.
 --
 -- The settings row: a missing row (moved by admin with check_constraint_checks = 0) meant one
 -- checker; it means two now, and its id is fixed.
@@ -272,6 +272,16 @@ BEGIN
         SELECT two_checkers_above_cents INTO v_above FROM compensation_settings WHERE id = 1;
         UPDATE compensation_cases SET status = 'PROPOSED', maker = NEW.actor, proposal_step = NEW.id, approvers = NULL,
             approvals_needed = IF(v_above IS NULL OR v_total > v_above, 2, 1) WHERE id = NEW.case_id;
+        -- What the checkers are asked to approve, on our own sale: each oversold order's status
+        -- and the product's initial stock as the plan is proposed (every checker's approval is of
+        -- these facts, however long the approvals take).
+        DELETE FROM compensation_approved_orders WHERE case_id = NEW.case_id;
+        INSERT INTO compensation_approved_orders (case_id, order_no, status, initial_stock)
+            SELECT l.case_id, l.order_no, CAST(o.status AS CHAR), i.initial_stock
+            FROM compensation_lines l JOIN compensation_cases c ON c.id = l.case_id AND c.sale = ''
+            JOIN orders o ON o.order_no = l.order_no
+            JOIN inventory i ON i.product_id = o.product_id
+            WHERE l.case_id = NEW.case_id AND l.reason = 'OVERSOLD';
     ELSEIF NEW.step = 'APPROVE' THEN
         -- An UPDATE works on the row's latest version: two checkers in two transactions (one
         -- of them in an older snapshot) both count. `status` first, from the old approvers.
@@ -279,15 +289,6 @@ BEGIN
             SET status = IF(COALESCE(JSON_LENGTH(approvers), 0) + 1 >= approvals_needed, 'APPROVED', status),
                 approvers = JSON_ARRAY_APPEND(COALESCE(approvers, JSON_ARRAY()), '$', NEW.actor)
             WHERE id = NEW.case_id;
-        -- What the checkers approved on our own sale: each oversold order's status, the stock.
-        IF EXISTS (SELECT 1 FROM compensation_cases WHERE id = NEW.case_id AND status = 'APPROVED' AND sale = '') THEN
-            DELETE FROM compensation_approved_orders WHERE case_id = NEW.case_id;
-            INSERT INTO compensation_approved_orders (case_id, order_no, status, initial_stock)
-                SELECT l.case_id, l.order_no, CAST(o.status AS CHAR), i.initial_stock
-                FROM compensation_lines l JOIN orders o ON o.order_no = l.order_no
-                JOIN inventory i ON i.product_id = o.product_id
-                WHERE l.case_id = NEW.case_id AND l.reason = 'OVERSOLD';
-        END IF;
     ELSEIF NEW.step = 'REJECT' THEN
         UPDATE compensation_cases SET status = 'DRAFT' WHERE id = NEW.case_id;
     ELSEIF NEW.step = 'EXECUTE' THEN
@@ -345,7 +346,6 @@ BEGIN
     DECLARE r_detail VARCHAR(500);
     DECLARE a_status VARCHAR(16);
     DECLARE a_initial BIGINT;
-    DECLARE v_fulfilled BIGINT;
     SET r_outcome = NEW.outcome, r_detail = NEW.detail;
     SET NEW.executor = SUBSTRING_INDEX(USER(), '@', 1), NEW.event_cents = NULL, NEW.detail = '';
     SELECT CAST(status AS CHAR), maker, proposal_step, product_id, planners, sale
@@ -383,6 +383,9 @@ BEGIN
         IF CHAR_LENGTH(TRIM(COALESCE(r_detail, ''))) = 0 THEN
             SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: an effect over an adapter says what the run did in the sale';
         END IF;
+        IF r_outcome IS NOT NULL AND r_outcome NOT IN ('DONE', 'SKIPPED') THEN
+            SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: an effect''s outcome is DONE or SKIPPED';
+        END IF;
         SET NEW.outcome = COALESCE(r_outcome, 'DONE'), NEW.detail = r_detail;
     ELSE
         IF l_reason = 'OVERSOLD' THEN
@@ -391,10 +394,10 @@ BEGIN
             IF o_status IS NOT NULL AND NOT (o_user <=> l_user AND o_qty <=> l_qty AND COALESCE(o_price, 0) <=> l_price) THEN
                 SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'compensation: the order is not the one its line was born from (its buyer, quantity or price differ): nothing executed';
             END IF;
+            -- A locking read, as the inventory's: the latest (a fulfilment of this case raises
+            -- the kept initial stock with the sale's, below), not this statement's snapshot.
             SELECT status, initial_stock INTO a_status, a_initial FROM compensation_approved_orders
-                WHERE case_id = NEW.case_id AND order_no = NEW.order_no;
-            SELECT COALESCE(SUM(qty), 0) INTO v_fulfilled FROM compensation_lines
-                WHERE case_id = NEW.case_id AND action = 'FULFIL' AND outcome = 'DONE';
+                WHERE case_id = NEW.case_id AND order_no = NEW.order_no LOCK IN SHARE MODE;
             -- The latest live orders (a locking read), not an older snapshot.
             SELECT COALESCE(SUM(buy_count), 0) INTO v_live FROM orders
                 WHERE product_id = v_product AND status IN ('WAIT_PAY', 'PAID') LOCK IN SHARE MODE;
@@ -409,19 +412,23 @@ BEGIN
                 SET NEW.outcome = 'SKIPPED',
                     NEW.detail = CONCAT('the order is no longer beyond stock (', GREATEST(v_live - v_initial, 0),
                                         ' units beyond now): nothing to do');
-            ELSEIF a_status IS NOT NULL AND o_status <> a_status THEN
+            ELSEIF NEW.action = 'CANCEL_REFUND' AND a_status IS NOT NULL AND o_status <> a_status THEN
+                -- A refund follows the status: one the checkers saw unpaid is not refunded paid.
                 SET NEW.outcome = 'SKIPPED',
-                    NEW.detail = CONCAT('the order changed since approval (', a_status, ' -> ', o_status,
+                    NEW.detail = CONCAT('the order changed since the plan was approved (', a_status, ' -> ', o_status,
                                         '): nothing done; the next opening finds it for a fresh approval');
-            ELSEIF a_initial IS NOT NULL AND v_initial <> a_initial + v_fulfilled THEN
+            ELSEIF a_initial IS NOT NULL AND v_initial < a_initial THEN
+                -- Lowered (raised stock never makes an order wrongly beyond it).
                 SET NEW.outcome = 'SKIPPED',
-                    NEW.detail = CONCAT('the product''s initial stock changed since approval (', a_initial + v_fulfilled,
-                                        ' -> ', v_initial, '): nothing done; the next opening finds it for a fresh approval');
+                    NEW.detail = CONCAT('the product''s initial stock was lowered since the plan was approved (',
+                                        a_initial, ' -> ', v_initial,
+                                        '): nothing done; the next opening finds it for a fresh approval');
             END IF;
         END IF;
         IF NEW.outcome = 'DONE' THEN
             IF NEW.action = 'FULFIL' THEN
                 UPDATE inventory SET initial_stock = initial_stock + o_qty, stock = stock + o_qty WHERE product_id = v_product;
+                UPDATE compensation_approved_orders SET initial_stock = initial_stock + o_qty WHERE case_id = NEW.case_id;
                 SET NEW.detail = CONCAT(o_qty, ' units added to the sale');
             ELSEIF NEW.action = 'CANCEL_REFUND' THEN
                 UPDATE orders SET status = 'CANCELLED' WHERE id = o_id;
@@ -478,7 +485,8 @@ BEGIN
     SET NEW.claimed_actor = NEW.actor, NEW.actor = SUBSTRING_INDEX(USER(), '@', 1);
     IF NEW.role <=> 'db' AND NOT EXISTS (
         SELECT 1 FROM compensation_steps s
-        WHERE s.id = JSON_VALUE(NEW.details, '$.step_id') AND s.case_id = JSON_VALUE(NEW.details, '$.case_id')
+        WHERE s.id = JSON_UNQUOTE(JSON_EXTRACT(NEW.details, '$.step_id'))
+          AND s.case_id = JSON_UNQUOTE(JSON_EXTRACT(NEW.details, '$.case_id'))
           AND NEW.action = CONCAT('compensation.', LOWER(s.step)) AND s.actor = NEW.actor) THEN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'audit: a row of role db is the workflow''s own record of a step';
     END IF;

@@ -30,7 +30,7 @@ async fn an_unpaid_order_marked_paid_by_hand_after_approval_is_skipped_and_not_r
     assert!(matches!(&run.lines[..], [LineRun::Skipped { .. }]), "{:?}", run.lines);
     let (outcome, why) = detail(&pool, "H003").await;
     assert_eq!(outcome, "SKIPPED");
-    assert!(why.contains("changed since approval (WAIT_PAY -> PAID)"), "{why}");
+    assert!(why.contains("changed since the plan was approved (WAIT_PAY -> PAID)"), "{why}");
     assert!(events(&pool).await.is_empty(), "nothing refunded for an order the checkers saw unpaid");
     let status: String = sqlx::query_scalar("SELECT CAST(status AS CHAR) FROM orders WHERE order_no = 'H003'")
         .fetch_one(&pool)
@@ -59,6 +59,31 @@ async fn an_initial_stock_lowered_after_approval_does_not_make_an_honourable_buy
     execute(&d.executor, case_id, &|_, _, _| {}).await.unwrap();
     let (outcome, why) = detail(&pool, "I011").await;
     assert_eq!(outcome, "SKIPPED");
-    assert!(why.contains("initial stock changed since approval (10 -> 9)"), "{why}");
+    assert!(why.contains("initial stock was lowered since the plan was approved (10 -> 9)"), "{why}");
     assert!(events(&pool).await.is_empty());
+}
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_plan_that_fulfils_every_line_executes_each_its_own_fulfilments_are_no_change(pool: MySqlPool) {
+    use stockguard_core::compensation::open::open_case;
+    use stockguard_core::compensation::plan::{set_plan, Choice, Lines};
+    use stockguard_core::compensation::workflow::{take, StepKind};
+    use stockguard_core::compensation::Action;
+    let redis = TestRedis::new("fea3").await;
+    let d = desk(&pool, &redis).await;
+    oversold(&d.root, 2, 5, 500, "F").await;
+    let case_id = open_case(&d.maker.mysql, P).await.unwrap().case_id;
+    let fulfil = [Choice { lines: Lines::All, action: Action::Fulfil, amount_cents: None, note: String::new() }];
+    set_plan(&d.maker.mysql, case_id, &fulfil).await.unwrap();
+    take(&d.maker.mysql, case_id, StepKind::Propose, "the merchant found units").await.unwrap();
+    take(&d.checker.mysql, case_id, StepKind::Approve, "ok").await.unwrap();
+    let run = execute(&d.executor, case_id, &|_, _, _| {}).await.unwrap();
+    assert_eq!(run.lines.len(), 3);
+    assert!(run.lines.iter().all(|l| matches!(l, LineRun::Done { .. })), "{:?}", run.lines);
+    let initial: i64 = sqlx::query_scalar("SELECT initial_stock FROM inventory WHERE product_id = ?")
+        .bind(P)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(initial, 5, "three units added, once each");
 }

@@ -90,10 +90,11 @@ pub async fn open_case(
 /// who wrote it.
 type Recorded = (String, u64, u64, i64, NaiveDateTime, i64, String);
 
-/// Records `order` as read from the sale (written once), or, when a row of it is there already,
-/// compares: a row that differs from what the sale says now (a colleague's forged buyer or
-/// price, issue 48) refuses the opening in one line naming the order and who wrote the row, and
-/// nothing is written. Returns the time the line is born with (the recorded one).
+/// Records `order` as read from the sale (written once: `INSERT IGNORE`, so two openings at
+/// once wait in turn rather than deadlock on a gap lock), then compares the row there with what
+/// the sale says now: a row that differs (a colleague's forged buyer or price, issue 48) refuses
+/// the opening in one line naming the order and who wrote the row, and the transaction writes
+/// nothing. Returns the time the line is born with (the recorded one).
 async fn record(
     tx: &mut sqlx::Transaction<'_, sqlx::MySql>,
     sale: &str,
@@ -101,30 +102,8 @@ async fn record(
     kind: &str,
     order: &SaleOrder,
 ) -> Result<NaiveDateTime, CompensationError> {
-    let recorded: Option<Recorded> = sqlx::query_as(
-        "SELECT CAST(kind AS CHAR), product_id, user_id, CAST(qty AS SIGNED), created_at, price_cents, read_by \
-         FROM adapter_orders WHERE sale = ? AND order_no = ? FOR UPDATE",
-    )
-    .bind(sale)
-    .bind(&order.order_no)
-    .fetch_optional(&mut **tx)
-    .await
-    .step("reading the recorded orders (open case over an adapter)")?;
-    if let Some(row) = recorded {
-        let (_, _, _, _, at, _, ref by) = row;
-        if let Some(diff) = differs(&row, product_id, kind, order) {
-            return Err(CompensationError::Refused(format!(
-                "the sale's order {:?} is recorded in the state database by {by} with {diff}: a case is opened only \
-                 from the sale's own facts, and nothing was written (ask {by} why; an admin of the state database \
-                 can show the row: adapter_orders, sale {sale:?})",
-                order.order_no
-            )));
-        }
-        return Ok(at);
-    }
-    let accepted_at = order.created_at.unwrap_or_else(|| Utc::now().naive_utc());
     sqlx::query(
-        "INSERT INTO adapter_orders (sale, order_no, kind, product_id, user_id, qty, created_at, status_code) \
+        "INSERT IGNORE INTO adapter_orders (sale, order_no, kind, product_id, user_id, qty, created_at, status_code) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(sale)
@@ -133,19 +112,38 @@ async fn record(
     .bind(product_id)
     .bind(order.user_id)
     .bind(order.qty)
-    .bind(accepted_at)
+    .bind(order.created_at.unwrap_or_else(|| Utc::now().naive_utc()))
     .bind(&order.status)
     .execute(&mut **tx)
     .await
     .map_err(CompensationError::from_db("recording the sale's orders (open case over an adapter)"))?;
-    Ok(accepted_at)
+    let row: Recorded = sqlx::query_as(
+        "SELECT CAST(kind AS CHAR), product_id, user_id, CAST(qty AS SIGNED), created_at, price_cents, read_by \
+         FROM adapter_orders WHERE sale = ? AND order_no = ?",
+    )
+    .bind(sale)
+    .bind(&order.order_no)
+    .fetch_one(&mut **tx)
+    .await
+    .step("reading the recorded orders (open case over an adapter)")?;
+    if let Some(diff) = differs(&row, product_id, kind, order) {
+        let by = &row.6;
+        return Err(CompensationError::Refused(format!(
+            "the sale's order {:?} is recorded in the state database by {by} with {diff}: a case is opened only \
+             from the sale's own facts, and nothing was written (ask {by} why; the row is kept, so only the state \
+             database's owner can remove it: adapter_orders, sale {sale:?})",
+            order.order_no
+        )));
+    }
+    Ok(row.4)
 }
 
-/// How a recorded row differs from the order the sale holds now, in words; `None` when it is
-/// the same order (its time compared to the millisecond the column keeps, and only when the
-/// sale says one; its status may have moved since).
+/// How a recorded row differs from the order the sale holds now, in the facts a payment
+/// follows (kind, product, buyer, quantity, price), in words; `None` when it is the same order.
+/// Its time and status are not compared: a row recorded before the file named the sale's
+/// `created` column holds the time it was read, and a status moves.
 fn differs(row: &Recorded, product_id: u64, kind: &str, order: &SaleOrder) -> Option<String> {
-    let (r_kind, r_product, r_user, r_qty, r_at, r_price, _) = row;
+    let (r_kind, r_product, r_user, r_qty, _, r_price, _) = row;
     let mut diff = Vec::new();
     if r_kind != kind {
         diff.push(format!("kind {r_kind} (the reading finds it {kind})"));
@@ -161,11 +159,6 @@ fn differs(row: &Recorded, product_id: u64, kind: &str, order: &SaleOrder) -> Op
     }
     if *r_price != 0 {
         diff.push(format!("price {r_price} cents (a reading records none)"));
-    }
-    if let Some(at) = order.created_at {
-        if (*r_at - at).num_milliseconds().abs() > 1 {
-            diff.push(format!("time {r_at} (the sale says {at})"));
-        }
     }
     (!diff.is_empty()).then(|| diff.join(", "))
 }

@@ -1,5 +1,7 @@
 //! Cases as the inbox and the case page show them.
 
+use std::collections::HashMap;
+
 use crate::step::Step as _;
 use chrono::NaiveDateTime;
 use serde::Serialize;
@@ -72,7 +74,6 @@ type LineRow = (
     String,
     Option<String>,
     Option<String>,
-    Option<i64>,
 );
 
 /// The whole case: lines in case order (oversold in acceptance order, then withdrawn), steps
@@ -106,13 +107,7 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
     let rows: Vec<LineRow> = sqlx::query_as(
         "SELECT l.order_no, l.user_id, CAST(l.qty AS SIGNED), l.accepted_at, l.price_cents, CAST(l.reason AS CHAR), \
                 CAST(l.action AS CHAR), l.amount_cents, l.note, CAST(l.outcome AS CHAR), l.outcome_detail, l.executed_by, \
-                IF(a.read_by <> c.opened_by, a.read_by, NULL), \
-                IF(c.sale = '' AND l.reason = 'OVERSOLD', \
-                   (SELECT CAST(COALESCE(SUM(o2.buy_count), 0) + 1 AS SIGNED) FROM orders o \
-                    JOIN orders o2 ON o2.product_id = o.product_id AND o2.id < o.id \
-                    WHERE o.order_no = l.order_no AND (o2.status IN ('WAIT_PAY', 'PAID') \
-                          OR o2.order_no IN (SELECT order_no FROM compensation_lines WHERE case_id = l.case_id))), \
-                   NULL) \
+                IF(a.read_by <> c.opened_by, a.read_by, NULL) \
          FROM compensation_lines l JOIN compensation_cases c ON c.id = l.case_id \
          LEFT JOIN adapter_orders a ON c.sale <> '' AND a.sale = c.sale AND a.order_no = l.order_no \
          WHERE l.case_id = ? ORDER BY l.id",
@@ -121,7 +116,7 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
     .fetch_all(pool)
     .await
     .step("reading compensation_lines (show)")?;
-    let lines: Vec<Line> = rows
+    let mut lines: Vec<Line> = rows
         .into_iter()
         .map(
             |(
@@ -138,7 +133,6 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
                 detail,
                 by,
                 read_by,
-                sold_from,
             )| Line {
                 order_no,
                 user_id,
@@ -153,10 +147,16 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
                 outcome_detail: detail,
                 executed_by: by,
                 read_by,
-                sold_from,
+                sold_from: None,
             },
         )
         .collect();
+    if initial_stock.is_some() {
+        let places = sold_from(pool, case_id, product_id).await?;
+        for line in lines.iter_mut().filter(|l| l.reason == LineReason::Oversold) {
+            line.sold_from = places.get(&line.order_no).copied();
+        }
+    }
     let steps: Vec<(u64, String, String, String, NaiveDateTime)> = sqlx::query_as(
         "SELECT id, CAST(step AS CHAR), actor, reason, at FROM compensation_steps WHERE case_id = ? ORDER BY id",
     )
@@ -190,4 +190,55 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
             .map(|(_, step, actor, reason, at)| Step { step, actor, reason, at: text(at) })
             .collect(),
     })
+}
+
+/// Why each oversold line of our own sale's case is in it: its first unit's place among the
+/// units sold, in acceptance order (the live orders' and this case's, by id). Two statements,
+/// whatever the product's orders: the live units before the case's first order (a covering
+/// range of `idx_orders_recon`), then the orders from it on, which are few (the last accepted).
+async fn sold_from(pool: &MySqlPool, case_id: u64, product_id: u64) -> Result<HashMap<String, i64>, CompensationError> {
+    let first: Option<u64> = sqlx::query_scalar(
+        "SELECT MIN(o.id) FROM compensation_lines l JOIN orders o ON o.order_no = l.order_no \
+         WHERE l.case_id = ? AND l.reason = 'OVERSOLD'",
+    )
+    .bind(case_id)
+    .fetch_one(pool)
+    .await
+    .step("reading the case's first order (show)")?;
+    let Some(first) = first else {
+        return Ok(HashMap::new());
+    };
+    let before: i64 = sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(buy_count), 0) AS SIGNED) FROM orders \
+         WHERE product_id = ? AND status IN ('WAIT_PAY', 'PAID') AND id < ?",
+    )
+    .bind(product_id)
+    .bind(first)
+    .fetch_one(pool)
+    .await
+    .step("reading the units sold before the case's orders (show)")?;
+    let tail: Vec<(String, i64, i64, i64)> = sqlx::query_as(
+        "SELECT o.order_no, CAST(o.buy_count AS SIGNED), CAST(o.status IN ('WAIT_PAY', 'PAID') AS SIGNED), \
+                CAST(l.order_no IS NOT NULL AS SIGNED) \
+         FROM orders o LEFT JOIN compensation_lines l \
+              ON l.case_id = ? AND l.order_no = o.order_no AND l.reason = 'OVERSOLD' \
+         WHERE o.product_id = ? AND o.id >= ? ORDER BY o.id",
+    )
+    .bind(case_id)
+    .bind(product_id)
+    .bind(first)
+    .fetch_all(pool)
+    .await
+    .step("reading the case's orders in acceptance order (show)")?;
+    let mut units = before;
+    let mut places = HashMap::new();
+    for (order_no, qty, live, in_case) in tail {
+        if in_case != 0 {
+            places.insert(order_no, units + 1);
+        }
+        if live != 0 || in_case != 0 {
+            units += qty;
+        }
+    }
+    Ok(places)
 }
