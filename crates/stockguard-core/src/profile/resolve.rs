@@ -195,7 +195,7 @@ pub fn resolve(
     env: &EnvOverrides,
     secrets: &dyn SecretStore,
 ) -> Result<ConnectionSettings, ProfileError> {
-    resolve_inner(store, profile_flag, env, secrets, Servers::Both)
+    resolve_for_servers(store, profile_flag, env, secrets, Servers::Both)
 }
 
 /// Which of a sale's two servers a command connects to: a sale read over an adapter may keep
@@ -216,22 +216,12 @@ pub fn resolve_without_mysql(
     env: &EnvOverrides,
     secrets: &dyn SecretStore,
 ) -> Result<ConnectionSettings, ProfileError> {
-    resolve_inner(store, profile_flag, env, secrets, Servers::RedisOnly)
+    resolve_for_servers(store, profile_flag, env, secrets, Servers::RedisOnly)
 }
 
 /// As [`resolve`], for a sale that uses `servers` only: with no profile chosen, the URL of
 /// each server it uses will do, and the other is then empty (nothing may connect to it).
 pub fn resolve_for_servers(
-    store: &ProfileStore,
-    profile_flag: Option<&str>,
-    env: &EnvOverrides,
-    secrets: &dyn SecretStore,
-    servers: Servers,
-) -> Result<ConnectionSettings, ProfileError> {
-    resolve_inner(store, profile_flag, env, secrets, servers)
-}
-
-fn resolve_inner(
     store: &ProfileStore,
     profile_flag: Option<&str>,
     env: &EnvOverrides,
