@@ -114,5 +114,7 @@ async fn redis_failover_loss_is_confirmed_and_repaired_and_loses_no_accepted_ord
     assert!(repaired.passed, "{repaired:?}");
     assert_eq!(s.figures.lost, 0, "{:?}", s.affected_orders);
     assert!(s.checks.iter().find(|c| c.name == "no_accepted_order_lost").is_some_and(|c| c.passed));
+    assert_eq!(s.figures.failed_back, 0, "no buyer told ACCEPTED was failed back (issue 54)");
+    assert!(s.checks.iter().find(|c| c.name == "accepted_is_final").is_some_and(|c| c.passed));
     assert!(s.figures.accepted > 0, "the load got orders accepted");
 }

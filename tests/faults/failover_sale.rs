@@ -55,12 +55,13 @@ pub async fn drop_the_replica(on_master: &mut redis::aio::MultiplexedConnection)
     assert_eq!(dropped, 1, "the master had one replica to drop");
 }
 
-/// Every ACCEPTED answer of `report` is an order row or a FAILED record, nothing oversold,
+/// Every ACCEPTED answer of `report` is an order row, none a FAILED record, nothing oversold,
 /// everything drained, and the probe's order (`probe_order`, the first accepted after the
 /// kill) is a row.
 pub async fn assert_every_accepted_answer_kept(pool: &MySqlPool, report: &LoadReport, probe_order: &str) {
     let v = &report.verdict;
     assert_eq!(v.lost, 0, "every ACCEPTED answer is an order row or a FAILED record: {report:?}");
+    assert_eq!(v.failed_back, 0, "and none is FAILED: ACCEPTED is final (issue 54): {report:?}");
     assert_eq!(v.oversold_units, 0, "{report:?}");
     assert!(v.drained, "{report:?}");
     assert!(v.duplicated <= report.errors, "an order no answer announced can only be an errored request: {report:?}");

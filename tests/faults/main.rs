@@ -10,6 +10,7 @@ mod sale;
 mod support;
 
 mod accepted_by_default;
+mod accepted_final;
 mod cluster_accepted;
 mod cluster_failover;
 mod failover_sale;

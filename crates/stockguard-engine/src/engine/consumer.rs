@@ -106,7 +106,7 @@ fn bulk_pair<'a>(k: &'a Value, v: &'a Value) -> Option<(&'a [u8], &'a [u8])> {
 }
 
 /// One `[id, [field, value, ...]]` entry; `None` (logged, left pending) when malformed.
-fn parse_entry(entry: &Value) -> Option<StreamMessage> {
+pub(super) fn parse_entry(entry: &Value) -> Option<StreamMessage> {
     let (id, fields) = match entry {
         Value::Array(parts) => match parts.as_slice() {
             [Value::BulkString(id), fields] => (String::from_utf8_lossy(id).into_owned(), fields),

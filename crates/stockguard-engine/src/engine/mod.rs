@@ -13,7 +13,9 @@
 //!   order to the DB itself: no loss on failover. The gate and its guarantee are there;
 //!   [`vouched`] reserves through it and, when no replica vouched in time, has the order
 //!   written to the DB by [`write_through`], in one batch with the others no replica vouched
-//!   for.
+//!   for, after what the product's stream still holds ([`backlog`]).
+//! - [`history`]: whether a product's Redis history holds every reservation the DB has; when
+//!   a failover lost some, its orders are written to the DB before they are answered.
 //! - [`degraded`]: the DB-only order path of degraded mode.
 //! - [`switching`]: reading and applying the degrade switch, heartbeats, breaker escalation.
 //! - [`breaker`]: the Redis circuit breaker (trips by itself, closes only after the guided
@@ -25,11 +27,13 @@
 //! - [`run`]: one instance: consumers + API until shutdown.
 //! - [`backoff`]: how the background loops wait and what they log while a server is down.
 
+pub mod backlog;
 pub mod backoff;
 pub mod breaker;
 pub mod close;
 pub mod consumer;
 pub mod degraded;
+pub mod history;
 pub mod http;
 pub mod ledger_write;
 pub mod limits;

@@ -117,6 +117,9 @@ pub struct Shared {
     vouching: tokio::sync::OnceCell<Vouching>,
     /// Where orders no replica vouched for in time are written to the DB, in batches.
     pub write_through: WriteThrough,
+    /// Whether each product's Redis history has issued every reservation the DB holds: if
+    /// not, its orders are written to the DB before they are answered.
+    pub histories: super::history::Histories,
     pub keys: Keys,
     /// Made with the instance tag the DB hands out on first use ([`EngineState::reserver`]);
     /// `run::serve` takes it before serving, so an engine that cannot register never sells.
@@ -153,12 +156,13 @@ impl EngineState {
         config: EngineConfig,
         replicas: Option<ReplicaGate>,
     ) -> Self {
-        let write_through = WriteThrough::new(pool.clone(), config.payment_timeout);
+        let write_through = WriteThrough::new(pool.clone(), redis.clone(), keys.clone(), config.payment_timeout);
         Self(Arc::new(Shared {
             pool,
             redis,
             vouching: tokio::sync::OnceCell::new_with(replicas.map(Vouching::Gate)),
             write_through,
+            histories: super::history::Histories::default(),
             keys,
             reserver: tokio::sync::OnceCell::new(),
             limits: Limits::new(config.global_rate, config.per_user_rate),
@@ -239,6 +243,26 @@ impl EngineState {
         }
         self.switch.store(Arc::new(view));
         true
+    }
+
+    /// Whether Redis may answer `product_id`'s orders on its own word: its history holds
+    /// every reservation the DB has ([`super::history`]), read through the engine's Redis
+    /// link; checked once unless found lost.
+    pub async fn history_whole(&self, product_id: u64) -> bool {
+        let mut redis = self.redis.clone();
+        self.history_whole_on(&mut redis, product_id, 0).await
+    }
+
+    /// [`Self::history_whole`] read on `conn` (the replica gate's link the order reserves
+    /// on), checked again after the gate's master links changed (`change`,
+    /// [`super::replicas::ReplicaGate::changes`]). A check that does not answer within the
+    /// Redis timeout says no.
+    pub async fn history_whole_on<C>(&self, conn: &mut C, product_id: u64, change: u64) -> bool
+    where
+        C: redis::aio::ConnectionLike + Send,
+    {
+        let check = self.histories.whole(&self.pool, conn, &self.keys, product_id, change);
+        tokio::time::timeout(self.config.redis_timeout, check).await.unwrap_or(false)
     }
 
     /// Runs one Redis call of the order path under the Redis timeout, telling the breaker

@@ -28,9 +28,10 @@ use super::write_through::{WriteThroughError, Written};
 impl ReplicaGate {
     /// Reserves on the product's master over the gate's link to it. Returns the outcome, the
     /// message of a new reservation and where it was made, for that master's group round to
-    /// vouch for ([`Pending::vouch`]). A reservation a cluster redirects (`MOVED`: its slot
-    /// moved, so the script did not run) is made again once on the master the re-read table
-    /// names.
+    /// vouch for ([`Pending::vouch`]), and whether the product's history was proven whole on
+    /// that link before the reservation ([`super::history`]; `Pending::whole`). A reservation
+    /// a cluster redirects (`MOVED`: its slot moved, so the script did not run) is made again
+    /// once on the master the re-read table names.
     async fn reserve(
         &self,
         state: &EngineState,
@@ -55,6 +56,11 @@ impl ReplicaGate {
                 }
             };
             let mut conn = link.conn.clone();
+            // Read once the link is in hand: a link that connected afresh counted itself
+            // before it was handed out, so a history proven under this count was proven on
+            // this master.
+            let change = self.changes();
+            let whole = state.history_whole_on(&mut conn, request.product_id, change).await;
             let reserved = super::metrics::timed(
                 &super::metrics::get().redis_seconds,
                 state.redis_call(reserver.reserve_message(&mut conn, &state.keys, request)),
@@ -76,7 +82,7 @@ impl ReplicaGate {
                     return Err(e);
                 }
             };
-            return Ok((outcome, message, Pending { node, generation: link.generation }));
+            return Ok((outcome, message, Pending { node, generation: link.generation, whole, conn }));
         }
     }
 }
@@ -93,6 +99,10 @@ enum NodeRef<'a> {
 struct Pending<'a> {
     node: NodeRef<'a>,
     generation: u64,
+    /// Whether the product's Redis history was proven whole on this link before it reserved.
+    whole: bool,
+    /// The link's connection: the stream backlog a write-through writes first is read on it.
+    conn: redis::aio::MultiplexedConnection,
 }
 
 impl std::ops::Deref for NodeRef<'_> {
@@ -143,6 +153,10 @@ pub enum VouchedError {
 /// ([`super::write_through`]). A DB that refuses it (Redis over-issued) is recorded as the
 /// consumer records it (`order_failures`) and the buyer is told sold out; the consumer then
 /// finds it failed back and never makes it an order.
+///
+/// When the product's Redis history is not proven whole on the link it reserves on
+/// ([`super::history`]), no replica's word is taken: the order is written to the DB before
+/// its answer.
 pub async fn reserve_vouched(
     state: &EngineState,
     gate: &ReplicaGate,
@@ -161,10 +175,13 @@ pub async fn reserve_vouched(
     };
     let vouch = pending.vouch(proof);
     tokio::pin!(vouch);
-    let kept = if pending.node().lagging() {
+    let kept = if !pending.whole {
+        tracing::debug!(%order_no, "the product's Redis history is not proven whole: writing the order to the DB");
+        Kept::Written(state.write_through.write(message, Some(pending.conn.clone())).await)
+    } else if pending.node().lagging() {
         // Its replicas lag: the round will likely run out its timeout. The order is written
         // to the DB at once, beside the round, and whichever keeps it first answers.
-        race(vouch, state.write_through.write(message)).await
+        race(vouch, state.write_through.write(message, Some(pending.conn.clone()))).await
     } else {
         enum First {
             Vouched(bool),
@@ -181,9 +198,9 @@ pub async fn reserve_vouched(
             First::Vouched(true) => Kept::OnReplica,
             First::Vouched(false) => {
                 tracing::debug!(%order_no, "no replica acknowledged in time: writing the order to the DB");
-                Kept::Written(state.write_through.write(message).await)
+                Kept::Written(state.write_through.write(message, Some(pending.conn.clone())).await)
             }
-            First::LagBegan => race(vouch, state.write_through.write(message)).await,
+            First::LagBegan => race(vouch, state.write_through.write(message, Some(pending.conn.clone()))).await,
         }
     };
     let written = match kept {
@@ -194,6 +211,38 @@ pub async fn reserve_vouched(
         Kept::Written(written) => written,
     };
     gate.written_through.store(true, Ordering::Relaxed);
+    answer_written(state, request, outcome, order_no, written).await
+}
+
+/// Reserves in Redis without a replica gate, and answers only once the order is in the DB:
+/// for a product whose Redis history is not proven whole ([`super::history`]).
+pub async fn reserve_written_through(
+    state: &EngineState,
+    reserver: &super::reserve::Reserver,
+    request: &super::reserve::ReserveRequest,
+) -> Result<super::ReserveOutcome, VouchedError> {
+    let mut redis = state.redis.clone();
+    let reserve = reserver.reserve_message(&mut redis, &state.keys, request);
+    let (outcome, message) =
+        super::metrics::timed(&super::metrics::get().redis_seconds, state.redis_call(reserve)).await?;
+    let Some(message) = message else {
+        return Ok(outcome);
+    };
+    let order_no = message.order_no.clone();
+    let written = state.write_through.write(message, None).await;
+    answer_written(state, request, outcome, order_no, written).await
+}
+
+/// The answer to a new reservation (`outcome`, numbered `order_no`) once the engine wrote it
+/// to the DB: accepted when the DB has it; when the DB refused it, the buyer's first order
+/// under the same key if there is one, else sold out.
+async fn answer_written(
+    state: &EngineState,
+    request: &super::reserve::ReserveRequest,
+    outcome: super::ReserveOutcome,
+    order_no: String,
+    written: Result<Written, WriteThroughError>,
+) -> Result<super::ReserveOutcome, VouchedError> {
     super::metrics::get().written_through.inc();
     match written? {
         Written::Stored => Ok(outcome),

@@ -14,16 +14,26 @@
 //!
 //! Each order still gets its own answer: in the DB (written now, or already by a consumer),
 //! refused by the DB (recorded in `order_failures`), or its number another buyer's.
+//!
+//! A batch never jumps the queue: before its own orders, it writes what the product's stream
+//! still holds ([`super::backlog`]), so that an order a buyer was already told is ACCEPTED
+//! takes its unit from the DB before an order not yet answered can. When Redis holds more
+//! than the DB (after a failover to a replica that lacked deductions), the DB refuses the
+//! orders not yet answered, never the accepted ones.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use redis::aio::MultiplexedConnection;
 use sqlx::MySqlPool;
+use stockguard_core::keys::Keys;
+use stockguard_core::redis_link::RedisLink;
 use stockguard_core::reservation::ReservationMessage;
 use tokio::sync::{mpsc, oneshot};
 
+use super::backlog::BacklogError;
 use super::persist::{stored_already, write_batch, PersistError, StreamMessage};
 
 /// Most orders one write takes; the rest wait for the next.
@@ -46,6 +56,10 @@ pub enum WriteThroughError {
     /// The batch it was in failed (every order of that batch is told so).
     #[error("{0}")]
     Batch(Arc<PersistError>),
+    /// The product's stream backlog, which goes to the DB first, could not be read (the batch
+    /// wrote nothing of its own).
+    #[error("{0}")]
+    Backlog(Arc<BacklogError>),
     /// The product's write task is gone (it panicked).
     #[error("the write-through task of product {0} stopped")]
     Stopped(u64),
@@ -54,6 +68,18 @@ pub enum WriteThroughError {
 impl From<PersistError> for WriteThroughError {
     fn from(e: PersistError) -> Self {
         Self::Batch(Arc::new(e))
+    }
+}
+
+impl From<BacklogError> for WriteThroughError {
+    fn from(e: BacklogError) -> Self {
+        Self::Backlog(Arc::new(e))
+    }
+}
+
+impl From<sqlx::Error> for WriteThroughError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::from(PersistError::from(e))
     }
 }
 
@@ -73,6 +99,7 @@ struct Counts {
 
 struct Pending {
     body: ReservationMessage,
+    via: Option<MultiplexedConnection>,
     answer: oneshot::Sender<Result<Written, WriteThroughError>>,
 }
 
@@ -80,19 +107,29 @@ struct Pending {
 /// product's first order written through, ended when this is dropped.
 pub struct WriteThrough {
     pool: MySqlPool,
+    redis: RedisLink,
+    keys: Keys,
     payment_timeout: Duration,
     queues: Mutex<HashMap<u64, mpsc::UnboundedSender<Pending>>>,
     counts: Arc<Counts>,
 }
 
 impl WriteThrough {
-    pub fn new(pool: MySqlPool, payment_timeout: Duration) -> Self {
-        Self { pool, payment_timeout, queues: Mutex::default(), counts: Arc::default() }
+    /// Writes to `pool`, reading the streams' backlog through `redis` under `keys`.
+    pub fn new(pool: MySqlPool, redis: RedisLink, keys: Keys, payment_timeout: Duration) -> Self {
+        Self { pool, redis, keys, payment_timeout, queues: Mutex::default(), counts: Arc::default() }
     }
 
     /// Writes the order of `body` to the DB with the others queued for its product, and
-    /// says what became of it.
-    pub async fn write(&self, body: ReservationMessage) -> Result<Written, WriteThroughError> {
+    /// says what became of it. The product's stream backlog, written first, is read `via`
+    /// the connection the order was reserved on when there is one (after a failover the
+    /// engine's own Redis link may still be looking for the new master), else through the
+    /// engine's Redis link.
+    pub async fn write(
+        &self,
+        body: ReservationMessage,
+        via: Option<MultiplexedConnection>,
+    ) -> Result<Written, WriteThroughError> {
         let product_id = body.product_id;
         let queue = {
             let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -102,6 +139,8 @@ impl WriteThrough {
                     let (queue, waiting) = mpsc::unbounded_channel();
                     let batches = Batches {
                         pool: self.pool.clone(),
+                        redis: self.redis.clone(),
+                        keys: self.keys.clone(),
                         product_id,
                         payment_timeout: self.payment_timeout,
                         counts: self.counts.clone(),
@@ -112,7 +151,7 @@ impl WriteThrough {
                 .clone()
         };
         let (answer, told) = oneshot::channel();
-        if queue.send(Pending { body, answer }).is_err() {
+        if queue.send(Pending { body, via, answer }).is_err() {
             return Err(WriteThroughError::Stopped(product_id));
         }
         told.await.unwrap_or(Err(WriteThroughError::Stopped(product_id)))
@@ -129,6 +168,8 @@ impl WriteThrough {
 /// The write task of one product.
 struct Batches {
     pool: MySqlPool,
+    redis: RedisLink,
+    keys: Keys,
     product_id: u64,
     payment_timeout: Duration,
     counts: Arc<Counts>,
@@ -157,7 +198,6 @@ impl Batches {
                     }
                 }
                 Err(e) => {
-                    let e = WriteThroughError::from(e);
                     tracing::warn!(product_id = self.product_id, orders = group.len(), error = %e, "writing orders through to the DB failed");
                     for pending in group {
                         let _ = pending.answer.send(Err(e.clone()));
@@ -170,8 +210,10 @@ impl Batches {
     /// What became of each order of `group`, in its order. Orders a consumer already wrote
     /// are left out of the batch, so that one early consumer does not send the whole batch
     /// down the one-transaction-per-order path.
-    async fn write(&self, group: &[Pending]) -> Result<Vec<Written>, PersistError> {
+    async fn write(&self, group: &[Pending]) -> Result<Vec<Written>, WriteThroughError> {
         let bodies: Vec<&ReservationMessage> = group.iter().map(|p| &p.body).collect();
+        let via = group.iter().rev().find_map(|p| p.via.clone());
+        self.write_backlog(&bodies, via).await?;
         let stored = stored_already(&self.pool, &bodies).await?;
         // The stream id is not needed (the consumer acknowledges the message when it comes to
         // it); the batch's own index stands in for it, to tell a clashed order by.
@@ -181,7 +223,9 @@ impl Batches {
             .filter(|(_, p)| !stored.contains(&p.body.order_no))
             .map(|(i, p)| StreamMessage { id: i.to_string(), body: p.body.clone() })
             .collect();
-        let outcome = write_batch(&self.pool, self.product_id, &batch, self.payment_timeout).await?;
+        let outcome = write_batch(&self.pool, self.product_id, &batch, self.payment_timeout)
+            .await
+            .map_err(WriteThroughError::from)?;
         let in_db: HashSet<&String> = outcome.persisted.iter().chain(&outcome.duplicates).collect();
         let refused: HashSet<&String> = outcome.failed.iter().collect();
         Ok(group
@@ -197,5 +241,38 @@ impl Batches {
                 }
             })
             .collect())
+    }
+
+    /// Writes what the product's stream holds, other than `own`, to the DB (oldest first, in
+    /// batches, as a consumer would; what the DB already has is left out), so that none of
+    /// `own` takes a unit an accepted order is still waiting for.
+    async fn write_backlog(
+        &self,
+        own: &[&ReservationMessage],
+        via: Option<MultiplexedConnection>,
+    ) -> Result<(), WriteThroughError> {
+        let held = match via {
+            Some(mut conn) => super::backlog::read(&mut conn, &self.keys, self.product_id).await?,
+            None => super::backlog::read(&mut self.redis.clone(), &self.keys, self.product_id).await?,
+        };
+        let own: HashSet<&str> = own.iter().map(|m| m.order_no.as_str()).collect();
+        let ahead: Vec<StreamMessage> = held.into_iter().filter(|m| !own.contains(m.body.order_no.as_str())).collect();
+        for chunk in ahead.chunks(MAX_BATCH) {
+            let bodies: Vec<&ReservationMessage> = chunk.iter().map(|m| &m.body).collect();
+            let stored = stored_already(&self.pool, &bodies).await?;
+            let rest: Vec<StreamMessage> =
+                chunk.iter().filter(|m| !stored.contains(&m.body.order_no)).cloned().collect();
+            if rest.is_empty() {
+                continue;
+            }
+            let outcome = write_batch(&self.pool, self.product_id, &rest, self.payment_timeout).await?;
+            tracing::info!(
+                product_id = self.product_id,
+                written = outcome.persisted.len(),
+                refused = outcome.failed.len(),
+                "wrote the stream's backlog to the DB ahead of orders written through"
+            );
+        }
+        Ok(())
     }
 }

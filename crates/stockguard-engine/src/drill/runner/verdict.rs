@@ -272,6 +272,13 @@ impl Record {
                 confirmed.map_or("never".into(), |t| format!("{t} ticks after the failover")),
                 "<= 2 ticks",
             ));
+            // A buyer told ACCEPTED is never told FAILED afterwards, failover or not (issue 54).
+            checks.push(invariant(
+                "accepted_is_final",
+                figures.failed_back == 0,
+                format!("{} accepted orders failed back", figures.failed_back),
+                "0",
+            ));
         }
         if let Some(stale) = figures.stale_writes {
             checks.push(invariant("no_stale_rewrite", stale == 0, stale.to_string(), "0"));

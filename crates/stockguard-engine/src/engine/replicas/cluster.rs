@@ -8,6 +8,7 @@
 //! [`REREAD_EVERY`]: after a failover the promoted replica takes the dead master's slots.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,11 +32,14 @@ pub struct ClusterNodes {
     nodes: std::sync::Mutex<HashMap<(String, u16), Arc<Node>>>,
     /// When the table was last read; held while it is read, so one caller reads it.
     read_at: tokio::sync::Mutex<Option<Instant>>,
+    /// The gate's count of master changes, which each node adds to.
+    changes: Arc<AtomicU64>,
 }
 
 impl ClusterNodes {
-    pub fn new(seeds: Vec<ConnectionInfo>, replicas: usize, timeout: Duration) -> Self {
+    pub fn new(seeds: Vec<ConnectionInfo>, replicas: usize, timeout: Duration, changes: Arc<AtomicU64>) -> Self {
         Self {
+            changes,
             seeds,
             replicas,
             timeout,
@@ -62,7 +66,7 @@ impl ClusterNodes {
         if let Some(node) = nodes.get(&(host.to_string(), port)) {
             return Ok(node.clone());
         }
-        let node = Arc::new(Node::start(self.reach(host, port), self.replicas, self.timeout)?);
+        let node = Arc::new(Node::start(self.reach(host, port), self.replicas, self.timeout, self.changes.clone())?);
         nodes.insert((host.to_string(), port), node.clone());
         Ok(node)
     }

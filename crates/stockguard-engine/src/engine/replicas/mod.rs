@@ -33,7 +33,8 @@ pub mod node;
 pub mod readback;
 pub mod topology;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use redis::IntoConnectionInfo as _;
@@ -57,6 +58,8 @@ pub struct ReplicaGate {
     pub(super) masters: Masters,
     /// Whether the last new reservation was written to the DB (no replica in time).
     pub(super) written_through: AtomicBool,
+    /// How many times a master link connected afresh ([`Self::changes`]).
+    changes: Arc<AtomicU64>,
 }
 
 impl ReplicaGate {
@@ -69,14 +72,23 @@ impl ReplicaGate {
 
     /// [`Self::start`] on the server or seed nodes `infos` reach (several: a cluster).
     pub fn on(infos: Vec<redis::ConnectionInfo>, replicas: usize, timeout: Duration) -> redis::RedisResult<Self> {
+        let changes = Arc::new(AtomicU64::new(0));
         let masters = match <[_; 1]>::try_from(infos) {
-            Ok([one]) => Masters::Single(Node::start(one, replicas, timeout)?),
+            Ok([one]) => Masters::Single(Node::start(one, replicas, timeout, changes.clone())?),
             Err(infos) if infos.is_empty() => {
                 return Err(redis::RedisError::from((redis::ErrorKind::InvalidClientConfig, "no Redis to vouch on")))
             }
-            Err(infos) => Masters::Cluster(ClusterNodes::new(infos, replicas, timeout)),
+            Err(infos) => Masters::Cluster(ClusterNodes::new(infos, replicas, timeout, changes.clone())),
         };
-        Ok(Self { masters, written_through: AtomicBool::new(false) })
+        Ok(Self { masters, written_through: AtomicBool::new(false), changes })
+    }
+
+    /// How many times one of the gate's master links connected where it may reach another
+    /// master than before: its first connection, and any after a break (a failover, a new
+    /// master of a cluster's slot). A product's Redis history checked under an older count
+    /// is checked again ([`super::history`]).
+    pub fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Relaxed)
     }
 
     /// What an accepted answer survives now: a replica, or the DB when the last new

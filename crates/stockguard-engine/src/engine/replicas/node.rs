@@ -26,7 +26,7 @@
 //! timeout, on a connection of its own: an order waits about its own `WAIT` and a quarter
 //! timeout.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -69,6 +69,11 @@ struct Links {
     /// The master's replicas, when the gate reaches enough of them to read reservations back
     /// ([`super::readback`]).
     readers: std::sync::Mutex<ReadersSlot>,
+    /// Whether the next connection may reach another master than the last one (the first
+    /// one, or one after a break): it then counts as a change of the gate's masters.
+    suspect: AtomicBool,
+    /// The gate's count of such changes ([`super::ReplicaGate::changes`]).
+    changes: Arc<AtomicU64>,
 }
 
 #[derive(Default)]
@@ -86,6 +91,7 @@ impl Links {
         let mut current = self.current.lock().await;
         if current.as_ref().is_some_and(|l| l.generation == generation) {
             *current = None;
+            self.suspect.store(true, Ordering::Relaxed);
             self.forget_readers();
         }
     }
@@ -144,14 +150,22 @@ pub struct Node {
 
 impl Node {
     /// The master `info` reaches, asking `replicas` replicas to acknowledge within `timeout`.
-    /// It connects on first use.
-    pub fn start(info: redis::ConnectionInfo, replicas: usize, timeout: Duration) -> redis::RedisResult<Self> {
+    /// It connects on first use, and counts each connection that may reach another master
+    /// (the first, and any after a break) in `changes`.
+    pub fn start(
+        info: redis::ConnectionInfo,
+        replicas: usize,
+        timeout: Duration,
+        changes: Arc<AtomicU64>,
+    ) -> redis::RedisResult<Self> {
         let client = redis::Client::open(info)?;
         let links = Arc::new(Links {
             client,
             current: Mutex::new(None),
             generations: AtomicU64::new(0),
             readers: std::sync::Mutex::default(),
+            suspect: AtomicBool::new(true),
+            changes,
         });
         let (queue, waiting) = mpsc::unbounded_channel();
         let lagging = Arc::new(watch::Sender::new(false));
@@ -182,6 +196,9 @@ impl Node {
         let config = AsyncConnectionConfig::new().set_connection_timeout(CONNECT_TIMEOUT);
         let conn = self.links.client.get_multiplexed_async_connection_with_config(&config).await?;
         let generation = self.links.generations.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.links.suspect.swap(false, Ordering::Relaxed) {
+            self.links.changes.fetch_add(1, Ordering::Relaxed);
+        }
         let link = Link { generation, conn };
         *current = Some(link.clone());
         Ok(link)
