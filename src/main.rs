@@ -17,7 +17,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("STOCKGUARD_LOG").unwrap_or_else(|_| "warn,sqlx=error".into()),
+            // The AMQP client logs a queue the server refused before our one line says so
+            // (issue 49): its own words add nothing there, and `STOCKGUARD_LOG` brings them back.
+            tracing_subscriber::EnvFilter::try_from_env("STOCKGUARD_LOG")
+                .unwrap_or_else(|_| "warn,sqlx=error,lapin=off".into()),
         )
         .with_writer(std::io::stderr)
         .init();

@@ -612,7 +612,8 @@ impl From<stockguard_core::adapter::AdapterError> for DesktopError {
             | E::Redis { .. }
             | E::Amqp { .. }
             | E::Management { .. }
-            | E::Missing(_) => Self::Query(Said::detailed(C::AdapterFailed, m)),
+            | E::Missing(_)
+            | E::At { .. } => Self::Query(Said::detailed(C::AdapterFailed, m)),
         }
     }
 }

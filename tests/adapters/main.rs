@@ -14,6 +14,7 @@ mod clamp_repair;
 mod cli;
 mod compensation;
 mod deep_stream;
+mod file_lines;
 mod held_messages;
 mod init;
 mod lost;

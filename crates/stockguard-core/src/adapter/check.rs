@@ -129,7 +129,15 @@ pub async fn check<C: Link>(
     look(file, sale_db, redis, &mut report).await?;
     // What `adapter init` left for a person: the file reads, but wrong, until it is settled.
     report.missing.extend(file.undecided.iter().map(|u| Missing::Undecided { line: u.line, what: u.what.clone() }));
-    report.problems = report.missing.iter().map(Missing::to_string).collect();
+    // Each problem names the line of the file to fix (an UNDECIDED one says its own).
+    report.problems = report
+        .missing
+        .iter()
+        .map(|m| match (m, file.lines.of_missing(m)) {
+            (Missing::Undecided { .. }, _) | (_, None) => m.to_string(),
+            (_, Some(line)) => format!("line {line}: {m}"),
+        })
+        .collect();
     Ok(report)
 }
 

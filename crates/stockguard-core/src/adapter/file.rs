@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::file_lines::FileLines;
 use super::ident::Ident;
 use super::template::Template;
 
@@ -37,6 +38,9 @@ pub struct AdapterFile {
     /// but `adapter check` fails on each (a proposal as written reads wrong).
     #[serde(skip)]
     pub undecided: Vec<UndecidedLine>,
+    /// Where the file's text says what: a problem found later names its line.
+    #[serde(skip)]
+    pub lines: FileLines,
 }
 
 /// One `# UNDECIDED: <what>` line of a proposed file, by its line number (from 1).
@@ -466,8 +470,13 @@ pub enum AdapterFileError {
     },
     #[error("the adapter file {path} is not valid: {message}")]
     Parse { path: PathBuf, message: String },
-    #[error("the adapter file {path}: {problem}")]
-    Invalid { path: PathBuf, problem: String },
+    #[error("the adapter file {path}{}: {problem}", at_line(*.line))]
+    Invalid { path: PathBuf, line: Option<usize>, problem: String },
+}
+
+/// `, line N` when the line is known.
+fn at_line(line: Option<usize>) -> String {
+    line.map_or(String::new(), |n| format!(", line {n}"))
 }
 
 impl AdapterFile {
@@ -482,9 +491,31 @@ impl AdapterFile {
     pub fn parse(text: &str, path: &Path) -> Result<Self, AdapterFileError> {
         let mut file: Self = toml::from_str(text)
             .map_err(|e| AdapterFileError::Parse { path: path.into(), message: e.to_string().trim().to_string() })?;
-        file.problems().map_err(|problem| AdapterFileError::Invalid { path: path.into(), problem })?;
+        file.lines = FileLines::scan(text, path);
+        file.problems().map_err(|problem| AdapterFileError::Invalid {
+            path: path.into(),
+            line: file.lines.of_problem(&problem),
+            problem,
+        })?;
         file.undecided = undecided_lines(text);
         Ok(file)
+    }
+
+    /// `e` with the line of this file that names what it is about, when there is one: a
+    /// thing the sale lacks, or a name the sale's database refused (a table or a column).
+    pub fn locate(&self, e: super::AdapterError) -> super::AdapterError {
+        use super::AdapterError;
+        let line = match &e {
+            AdapterError::Missing(m) => self.lines.of_missing(m),
+            AdapterError::Db { source, .. } => {
+                quoted_names(&source.to_string()).into_iter().find_map(|name| self.lines.of_name(&name))
+            }
+            _ => None,
+        };
+        match line {
+            Some(line) => AdapterError::At { path: self.lines.path().to_path_buf(), line, inner: Box::new(e) },
+            None => e,
+        }
     }
 
     /// The first shape problem, said for a person.
@@ -662,6 +693,18 @@ impl<'de> Deserialize<'de> for Initial {
     }
 }
 
+/// The names a MySQL error quotes (`Table 'shop.goods' doesn't exist`, `Unknown column
+/// 'g.stock_count' in 'field list'`), each without its qualifier.
+fn quoted_names(message: &str) -> Vec<String> {
+    message
+        .split('\'')
+        .skip(1)
+        .step_by(2)
+        .map(|quoted| quoted.rsplit('.').next().unwrap_or(quoted).trim_matches('`').to_string())
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -822,6 +865,23 @@ mod tests {
         assert!(err.contains("max_inflight"), "{err}");
         let file = parse(&COURSE.replace("name = \"vouchers\"", "name = \"vouchers\"\nmax_inflight = 500")).unwrap();
         assert_eq!(file.sale.max_inflight(), 500);
+    }
+
+    #[test]
+    fn a_mysql_error_names_its_table_or_column_without_its_qualifier() {
+        // The apostrophe of "doesn't" opens one more: it names nothing a line gives.
+        assert_eq!(quoted_names("1146 (42S02): Table 'shop.goodz' doesn't exist")[0], "goodz");
+        assert_eq!(quoted_names("Unknown column 'g.stok' in 'field list'"), ["stok", "field list"]);
+        assert!(quoted_names("pool timed out").is_empty());
+    }
+
+    #[test]
+    fn a_shape_problem_names_the_line_it_is_on() {
+        let text = COURSE.replacen("[sale]\n", "[sale]\nsettle_ms = 999999\n", 1);
+        let line = text.lines().position(|l| l.contains("settle_ms")).unwrap() + 1;
+        let err = AdapterFile::parse(&text, Path::new("course.toml")).unwrap_err().to_string();
+        let said = format!("the adapter file course.toml, line {line}: [sale] settle_ms is at most");
+        assert!(err.starts_with(&said), "{err}");
     }
 
     #[test]

@@ -42,6 +42,7 @@ pub mod check;
 pub mod compensate;
 pub mod db;
 pub mod file;
+pub mod file_lines;
 pub mod ident;
 pub mod inflight;
 pub mod init;
@@ -107,6 +108,10 @@ pub enum AdapterError {
     /// Something the file names does not exist.
     #[error("{0}")]
     Missing(missing::Missing),
+    /// An error about what a line of the adapter file names ([`AdapterFile::locate`]): the
+    /// error whole (its causes too), then the line.
+    #[error("{} (the adapter file {path}, line {line})", crate::step::chain(.inner.as_ref()))]
+    At { path: std::path::PathBuf, line: usize, inner: Box<AdapterError> },
     #[error("no product {0} in this sale")]
     UnknownProduct(u64),
     /// The console's state for an adapter sale lives in a database of its own.
@@ -134,4 +139,15 @@ pub enum AdapterError {
     /// A repair on production without the product id typed again.
     #[error("PRODUCTION: confirm the repair with --confirm {0} (the product id typed again)")]
     ConfirmationRequired(u64),
+}
+
+impl AdapterError {
+    /// What the sale lacks, when that is what this says (wherever the file names it).
+    pub fn missing(&self) -> Option<&missing::Missing> {
+        match self {
+            Self::Missing(m) => Some(m),
+            Self::At { inner, .. } => inner.missing(),
+            _ => None,
+        }
+    }
 }

@@ -154,8 +154,18 @@ fn figures_age(file: &AdapterFile) -> Option<std::time::Duration> {
 }
 
 /// Reads the given products (all of the sale's when `only` is empty), most severe first.
-/// `baselines` are the recorded initial stocks (for `initial = "baseline"`).
+/// `baselines` are the recorded initial stocks (for `initial = "baseline"`). A source the
+/// file names that the sale lacks is refused in one line naming the file's line.
 pub async fn read<C: Link>(
+    file: &AdapterFile,
+    links: &SaleLinks<'_, C>,
+    baselines: &HashMap<u64, i64>,
+    only: &[u64],
+) -> Result<Vec<AdapterReading>, AdapterError> {
+    read_unlocated(file, links, baselines, only).await.map_err(|e| file.locate(e))
+}
+
+async fn read_unlocated<C: Link>(
     file: &AdapterFile,
     links: &SaleLinks<'_, C>,
     baselines: &HashMap<u64, i64>,

@@ -174,20 +174,20 @@ pub fn guess(tables: &[Table]) -> SchemaGuess {
     out
 }
 
-/// The product column an orders table names: the stock table's own id names first, then one
-/// built from the stock table's name (`goods` -> `goods_id`, `pms_sku_stock` ->
-/// `product_sku_id`), then the usual ones.
-fn product_column<'a>(orders: &'a Table, stock: &Table) -> Option<&'a Column> {
+/// The product column an orders table names, and another it might as well be (said
+/// `UNDECIDED`): the stock table's own id by name first (`voucher_id`); then, for a stock
+/// table keyed by a bare `id`, one built from its name (`pms_sku_stock` -> `product_sku_id`),
+/// before a `_id` column both tables share, which may name what the stock row belongs to
+/// (a mall's `product_id` is the product of a stock row per SKU); then the usual ones.
+fn product_column<'a>(orders: &'a Table, stock: &Table) -> Option<(&'a Column, Option<&'a Column>)> {
+    if let Some(own) = stock.primary().filter(|p| p.name != "id").and_then(|p| orders.column(&[&p.name])) {
+        return Some((own, None));
+    }
     let shared = stock
         .columns
         .iter()
         .filter(|c| !c.primary && c.name.to_lowercase().ends_with("_id"))
         .find_map(|c| orders.column(&[&c.name]));
-    if let Some(c) =
-        shared.or_else(|| stock.primary().filter(|p| p.name != "id").and_then(|p| orders.column(&[&p.name])))
-    {
-        return Some(c);
-    }
     let ignored = ["tb", "t", "pms", "stock", "seckill", "flash", "miaosha"];
     let stems: Vec<String> = stock
         .name
@@ -196,18 +196,27 @@ fn product_column<'a>(orders: &'a Table, stock: &Table) -> Option<&'a Column> {
         .filter(|w| !w.is_empty() && !ignored.contains(w))
         .map(|w| format!("{w}_id"))
         .collect();
-    orders
-        .columns
-        .iter()
-        .find(|c| stems.iter().any(|s| c.name.to_lowercase().ends_with(s.as_str())))
-        .or_else(|| orders.column(PRODUCT_IDS))
+    let named = orders.columns.iter().find(|c| stems.iter().any(|s| c.name.to_lowercase().ends_with(s.as_str())));
+    let by_bare_id = stock.primary().is_some_and(|p| p.name == "id");
+    let (first, second) = if by_bare_id { (named, shared) } else { (shared, named) };
+    match (first, second) {
+        (Some(a), Some(b)) if a.name != b.name => Some((a, Some(b))),
+        (Some(a), _) | (None, Some(a)) => Some((a, None)),
+        (None, None) => orders.column(PRODUCT_IDS).map(|c| (c, None)),
+    }
 }
 
 fn orders_for(tables: &[Table], stock: &Table, undecided: &mut Vec<String>) -> Option<OrdersGuess> {
     let mut direct = Vec::new();
     let mut joined = Vec::new();
     for t in tables.iter().filter(|t| t.is_orders() && t.name != stock.name) {
-        let Some(product) = product_column(t, stock) else { continue };
+        let Some((product, or)) = product_column(t, stock) else { continue };
+        if let Some(or) = or {
+            undecided.push(format!(
+                "took {}.{} for the product of a {} row; also possible: {}.{}",
+                t.name, product.name, stock.name, t.name, or.name
+            ));
+        }
         let quantity_column = t
             .column(QUANTITY)
             .or_else(|| t.columns.iter().find(|c| c.name.to_lowercase().ends_with("_quantity")))
@@ -299,6 +308,36 @@ mod tests {
         assert_eq!(orders.quantity_column.as_deref(), Some("product_quantity"));
         assert_eq!(orders.join, Some(("oms_order".into(), "order_id".into(), "id".into())));
         assert_eq!((orders.created.as_deref(), orders.user.as_deref()), (Some("create_time"), Some("member_id")));
+    }
+
+    #[test]
+    fn a_mall_whose_stock_is_per_sku_takes_the_sku_column_and_says_the_shared_product_id_is_possible() {
+        // As the public mall has them: both tables carry the SPU's `product_id`.
+        let tables = [
+            table(
+                "pms_sku_stock",
+                &[("*id", "bigint"), ("product_id", "bigint"), ("stock", "int"), ("lock_stock", "int")],
+            ),
+            table("oms_order", &[("*id", "bigint"), ("member_id", "bigint"), ("status", "int")]),
+            table(
+                "oms_order_item",
+                &[
+                    ("*id", "bigint"),
+                    ("order_id", "bigint"),
+                    ("product_id", "bigint"),
+                    ("product_sku_id", "bigint"),
+                    ("product_quantity", "int"),
+                ],
+            ),
+        ];
+        let g = guess(&tables);
+        assert_eq!(g.orders.as_ref().unwrap().product, "product_sku_id");
+        assert_eq!(g.stock.as_ref().unwrap().product, "id", "the stock row is the SKU");
+        assert!(
+            g.undecided.iter().any(|u| u.contains("product_sku_id") && u.contains("oms_order_item.product_id")),
+            "{:?}",
+            g.undecided
+        );
     }
 
     #[test]

@@ -10,8 +10,8 @@ use super::form::{
     RedisStockFields, StatusMeaning, StockFields,
 };
 use crate::adapter::file::{
-    AdapterFile, Buckets, Inflight, Initial, Join, Negative, OrdersSection, RedisSection, RepairSection, SaleSection,
-    StatusValue, StockHash, StockSection,
+    AdapterFile, AdapterFileError, Buckets, Inflight, Initial, Join, Negative, OrdersSection, RedisSection,
+    RepairSection, SaleSection, StatusValue, StockHash, StockSection,
 };
 use crate::adapter::ident::Ident;
 use crate::adapter::template::Template;
@@ -106,11 +106,20 @@ impl ProposalForm {
             compensation: Default::default(),
             switch: None,
             undecided: Vec::new(),
+            lines: Default::default(),
         };
         // The file's own rules across sections, by parsing what would be written.
         let text = toml::to_string(&file).expect("an adapter file serializes to TOML");
-        AdapterFile::parse(&text, Path::new("the form"))
-            .map_err(|e| vec![FieldProblem::new(Field::Whole, Problem::Rule, "", e.to_string())])
+        AdapterFile::parse(&text, Path::new("the form")).map_err(|e| {
+            // A line of the text the form would write means nothing to the person filling it.
+            let e = match e {
+                AdapterFileError::Invalid { path, problem, .. } => {
+                    AdapterFileError::Invalid { path, line: None, problem }
+                }
+                e => e,
+            };
+            vec![FieldProblem::new(Field::Whole, Problem::Rule, "", e.to_string())]
+        })
     }
 
     /// The adapter file as it is written beside the profile: a header, then the file.
