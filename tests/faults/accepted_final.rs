@@ -163,18 +163,25 @@ async fn every_accepted_buyer_has_an_order(pool: &MySqlPool, accepted: &[&String
 
 /// Twenty-five buyers at once on an engine on the promoted replica (default flags, the
 /// consumers behind), then the consumers catch up: every buyer ever told ACCEPTED has an
-/// order, and the sale sold every unit it had.
-async fn the_sale_goes_on_from(pool: &MySqlPool, promoted: &RedisServer, prefix: &str, before: &[String]) {
+/// order, and the sale sold every unit it had. Returns the sale on the promoted replica and
+/// every order number told ACCEPTED.
+async fn the_sale_goes_on_from(
+    pool: &MySqlPool,
+    promoted: &RedisServer,
+    prefix: &str,
+    before: &[String],
+) -> (Connections, Vec<String>) {
     let on_promoted = sale_on(pool, promoted, prefix).await;
     let second = Engine::on(pool, &on_promoted, consumers_behind()).await;
     let after = second.buy(16..41).await;
     second.stop().await;
     sale::persist_all(&on_promoted, P).await;
 
-    let mut all: Vec<&String> = before.iter().collect();
-    all.extend(accepted(&after));
-    every_accepted_buyer_has_an_order(pool, &all).await;
+    let mut all: Vec<String> = before.to_vec();
+    all.extend(accepted(&after).into_iter().cloned());
+    every_accepted_buyer_has_an_order(pool, &all.iter().collect::<Vec<_>>()).await;
     assert_eq!(all.len() as i64, STOCK, "the sale still sells every unit it has: {after:?}");
+    (on_promoted, all)
 }
 
 #[sqlx::test(migrations = "./migrations")]
@@ -189,5 +196,19 @@ async fn after_a_failover_that_lost_written_through_orders_no_buyer_told_accepte
 #[sqlx::test(migrations = "./migrations")]
 async fn with_no_replica_behind_the_promoted_one_no_buyer_told_accepted_is_failed_either(pool: MySqlPool) {
     let (promoted, before, prefix) = a_failover_that_lost_written_through_orders(&pool, "final2").await;
-    the_sale_goes_on_from(&pool, &promoted, &prefix, &before).await;
+    let (on_promoted, mut all) = the_sale_goes_on_from(&pool, &promoted, &prefix, &before).await;
+
+    // The promoted master has now issued past the DB's highest number: an engine started now
+    // would find nothing amiss on its own. Redis still holds units the DB does not have.
+    let mut r = promoted.conn().await;
+    let _: i64 = redis::cmd("INCRBY").arg(on_promoted.keys.stock(P)).arg(5).query_async(&mut r).await.unwrap();
+    let marked: Option<String> = redis::cmd("GET").arg(on_promoted.keys.lost(P)).query_async(&mut r).await.unwrap();
+    assert!(marked.is_some(), "the engine that found the history lost marked it for the others");
+    let third = Engine::on(&pool, &on_promoted, consumers_behind()).await;
+    let late = third.buy(41..46).await;
+    third.stop().await;
+    sale::persist_all(&on_promoted, P).await;
+    assert!(accepted(&late).is_empty(), "the DB has no unit left: {late:?}");
+    all.extend(accepted(&late).into_iter().cloned());
+    every_accepted_buyer_has_an_order(&pool, &all.iter().collect::<Vec<_>>()).await;
 }

@@ -67,6 +67,14 @@ impl Keys {
         self.product_key(product_id, "epoch")
     }
 
+    /// `sg:{P}:lost`: the epoch in which an engine found the product's Redis history lost (the
+    /// DB holds reservations Redis never issued, after a failover): every engine then writes
+    /// the product's orders to the DB before answering them, until a rebuild starts a new
+    /// epoch. (An addition to the contract.)
+    pub fn lost(&self, product_id: u64) -> String {
+        self.product_key(product_id, "lost")
+    }
+
     /// `sg:{P}:idem`: `user_id:idempotency_key` -> order_no, so a retried request gets its
     /// first answer back. (An addition to the contract's key table; see `docs/contract.md`.)
     pub fn idempotency(&self, product_id: u64) -> String {
@@ -90,6 +98,7 @@ impl Keys {
             self.idempotency(product_id),
             self.seq(product_id),
             self.epoch(product_id),
+            self.lost(product_id),
             self.rewrite_lock(product_id),
         ]
     }

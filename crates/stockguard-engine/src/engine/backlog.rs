@@ -9,7 +9,9 @@
 //! DB can no longer take every order Redis issues: whichever reaches the DB last is refused.
 //! A written-through order is refused before its buyer is answered (SOLD_OUT, a fair
 //! answer); an accepted order waiting in the stream would be refused after ACCEPTED, a promise
-//! broken. So a write-through never jumps the queue: the backlog goes first (issue 54).
+//! broken. So while a product's history is not proven whole, a write-through never jumps the
+//! queue: the backlog goes first (issue 54). `XRANGE` with an exclusive start needs Redis 6.2
+//! or later.
 
 use redis::Value;
 use stockguard_core::keys::Keys;
@@ -35,6 +37,8 @@ pub enum BacklogError {
     },
     #[error("product {product_id}'s stream holds more than {MAX_BACKLOG} reservations not yet persisted: its consumers are far behind, so no order is written ahead of them")]
     TooDeep { product_id: u64 },
+    #[error("reading the stream backlog of product {product_id} took more than {after:?}")]
+    TimedOut { product_id: u64, after: std::time::Duration },
 }
 
 /// Every reservation `product_id`'s stream holds, oldest first (malformed entries are left

@@ -16,7 +16,8 @@
 //! reservation of it is written to the DB before its buyer is answered
 //! ([`super::write_through`], after the stream's backlog). It stays lost for as long as Redis
 //! stays in that epoch (the numbers issued after the failover are numbers the DB already
-//! holds, so catching up proves nothing); the check is read again at most every
+//! holds, so catching up proves nothing), for every engine: the first to find it marks
+//! `sg:{P}:lost` with the epoch. The check is read again at most every
 //! [`RECHECK_LOST_EVERY`], and once the guided rewrite has started a new epoch the product
 //! sells on Redis's word again.
 
@@ -31,10 +32,23 @@ use tokio::time::Instant;
 /// How often a product whose history is lost is checked again.
 pub const RECHECK_LOST_EVERY: Duration = Duration::from_secs(1);
 
+/// How long a check that could not be made (the DB or Redis failed or was slow) stands: the
+/// product's orders are written to the DB meanwhile, and one check, not one per order, tries
+/// again.
+const RECHECK_UNKNOWN_EVERY: Duration = Duration::from_millis(250);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Known {
+    Whole,
+    /// Lost in this Redis epoch.
+    Lost(u64),
+    /// The check could not be made.
+    Unknown,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Checked {
-    /// `None` when whole; else the Redis epoch whose history was found lost.
-    lost_in: Option<u64>,
+    known: Known,
     /// The gate's change count the check was made under.
     change: u64,
     at: Instant,
@@ -42,7 +56,12 @@ struct Checked {
 
 impl Checked {
     fn fresh(&self, change: u64) -> bool {
-        self.change == change && (self.lost_in.is_none() || self.at.elapsed() < RECHECK_LOST_EVERY)
+        self.change == change
+            && match self.known {
+                Known::Whole => true,
+                Known::Lost(_) => self.at.elapsed() < RECHECK_LOST_EVERY,
+                Known::Unknown => self.at.elapsed() < RECHECK_UNKNOWN_EVERY,
+            }
     }
 }
 
@@ -57,14 +76,22 @@ pub struct Histories {
 impl Histories {
     /// Whether `product_id`'s Redis history, read through `redis` (the connection the order
     /// is about to reserve on), is whole, checked under the gate's change count `change`. A
-    /// check that cannot be made (the DB or Redis fails) says no: the order is then written
-    /// to the DB before its answer, or fails with Redis.
-    pub async fn whole<C>(&self, pool: &MySqlPool, redis: &mut C, keys: &Keys, product_id: u64, change: u64) -> bool
+    /// check that cannot be made within `patience` (the DB or Redis fails or is slow) says no
+    /// for a moment: the orders are written to the DB before their answer meanwhile.
+    pub async fn whole<C>(
+        &self,
+        pool: &MySqlPool,
+        redis: &mut C,
+        keys: &Keys,
+        product_id: u64,
+        change: u64,
+        patience: Duration,
+    ) -> bool
     where
         C: redis::aio::ConnectionLike + Send,
     {
         if let Some(known) = self.known(product_id).filter(|c| c.fresh(change)) {
-            return known.lost_in.is_none();
+            return known.known == Known::Whole;
         }
         let lock = {
             let mut checking = self.checking.lock().unwrap_or_else(|e| e.into_inner());
@@ -72,12 +99,16 @@ impl Histories {
         };
         let _one = lock.lock().await;
         if let Some(known) = self.known(product_id).filter(|c| c.fresh(change)) {
-            return known.lost_in.is_none();
+            return known.known == Known::Whole;
         }
-        let was_lost_in = self.known(product_id).and_then(|c| c.lost_in);
-        let lost_in = match check(pool, redis, keys, product_id, was_lost_in).await {
-            Ok(Verdict::Whole) => None,
-            Ok(Verdict::Lost { db, redis }) => {
+        let was_lost_in = match self.known(product_id).map(|c| c.known) {
+            Some(Known::Lost(epoch)) => Some(epoch),
+            _ => None,
+        };
+        let checked = tokio::time::timeout(patience, check(pool, redis, keys, product_id, was_lost_in)).await;
+        let known = match checked {
+            Ok(Ok(Verdict::Whole)) => Known::Whole,
+            Ok(Ok(Verdict::Lost { db, redis })) => {
                 if was_lost_in.is_none() {
                     tracing::warn!(
                         product_id,
@@ -90,21 +121,25 @@ impl Histories {
                          until a rewrite rebuilds it"
                     );
                 }
-                Some(redis.0)
+                Known::Lost(redis.0)
             }
-            Err(e) => {
+            Ok(Err(e)) => {
                 tracing::warn!(product_id, error = %e, "the product's Redis history cannot be checked: its orders are written to the DB before they are answered");
-                return false;
+                Known::Unknown
+            }
+            Err(_) => {
+                tracing::warn!(product_id, ?patience, "the product's Redis history was not checked in time: its orders are written to the DB before they are answered");
+                Known::Unknown
             }
         };
-        if was_lost_in.is_some() && lost_in.is_none() {
+        if was_lost_in.is_some() && known == Known::Whole {
             tracing::info!(product_id, "the product's Redis history was rebuilt: Redis answers its orders again");
         }
         self.known
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(product_id, Checked { lost_in, change, at: Instant::now() });
-        lost_in.is_none()
+            .insert(product_id, Checked { known, change, at: Instant::now() });
+        known == Known::Whole
     }
 
     fn known(&self, product_id: u64) -> Option<Checked> {
@@ -150,11 +185,24 @@ where
     .bind(product_id)
     .fetch_one(pool)
     .await?;
-    let (seq, epoch): (Option<u64>, Option<u64>) =
-        redis::cmd("MGET").arg(keys.seq(product_id)).arg(keys.epoch(product_id)).query_async(redis).await?;
+    let (seq, epoch, marked): (Option<u64>, Option<u64>, Option<u64>) = redis::cmd("MGET")
+        .arg(keys.seq(product_id))
+        .arg(keys.epoch(product_id))
+        .arg(keys.lost(product_id))
+        .query_async(redis)
+        .await?;
     let db = (db_epoch.unwrap_or(0).max(0) as u64, db_seq.max(0) as u64);
-    let redis = (epoch.unwrap_or(0), seq.unwrap_or(0));
-    Ok(judge(db_epoch.is_some(), db, redis, lost_in))
+    let now = (epoch.unwrap_or(0), seq.unwrap_or(0));
+    // What this engine found, or any engine marked in Redis: an engine started after the
+    // failover, once the promoted master issued past the DB's highest number, would find
+    // nothing amiss on its own.
+    let remembered = lost_in.filter(|e| *e == now.0).or(marked.filter(|e| *e == now.0));
+    let verdict = judge(db_epoch.is_some(), db, now, remembered);
+    if matches!(verdict, Verdict::Lost { .. }) && marked != Some(now.0) {
+        // For every engine: the rebuild's new epoch makes the mark stale by itself.
+        let _: () = redis::cmd("SET").arg(keys.lost(product_id)).arg(now.0).query_async(redis).await?;
+    }
+    Ok(verdict)
 }
 
 /// Lost when the DB holds a newer epoch than Redis's, or a number of Redis's epoch above

@@ -256,13 +256,12 @@ impl EngineState {
     /// [`Self::history_whole`] read on `conn` (the replica gate's link the order reserves
     /// on), checked again after the gate's master links changed (`change`,
     /// [`super::replicas::ReplicaGate::changes`]). A check that does not answer within the
-    /// Redis timeout says no.
+    /// Redis timeout says no, for a moment.
     pub async fn history_whole_on<C>(&self, conn: &mut C, product_id: u64, change: u64) -> bool
     where
         C: redis::aio::ConnectionLike + Send,
     {
-        let check = self.histories.whole(&self.pool, conn, &self.keys, product_id, change);
-        tokio::time::timeout(self.config.redis_timeout, check).await.unwrap_or(false)
+        self.histories.whole(&self.pool, conn, &self.keys, product_id, change, self.config.redis_timeout).await
     }
 
     /// Runs one Redis call of the order path under the Redis timeout, telling the breaker

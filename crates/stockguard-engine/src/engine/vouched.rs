@@ -23,7 +23,7 @@ use super::replicas::node::Node;
 use super::replicas::readback::Proof;
 use super::replicas::{Masters, ReplicaGate};
 use super::state::{EngineState, RedisCallError};
-use super::write_through::{WriteThroughError, Written};
+use super::write_through::{Ahead, WriteThroughError, Written};
 
 impl ReplicaGate {
     /// Reserves on the product's master over the gate's link to it. Returns the outcome, the
@@ -101,7 +101,8 @@ struct Pending<'a> {
     generation: u64,
     /// Whether the product's Redis history was proven whole on this link before it reserved.
     whole: bool,
-    /// The link's connection: the stream backlog a write-through writes first is read on it.
+    /// The link's connection: when the history is not whole, the stream backlog a
+    /// write-through writes first is read on it.
     conn: redis::aio::MultiplexedConnection,
 }
 
@@ -177,11 +178,11 @@ pub async fn reserve_vouched(
     tokio::pin!(vouch);
     let kept = if !pending.whole {
         tracing::debug!(%order_no, "the product's Redis history is not proven whole: writing the order to the DB");
-        Kept::Written(state.write_through.write(message, Some(pending.conn.clone())).await)
+        Kept::Written(state.write_through.write(message, Ahead::Backlog(Some(pending.conn.clone()))).await)
     } else if pending.node().lagging() {
         // Its replicas lag: the round will likely run out its timeout. The order is written
         // to the DB at once, beside the round, and whichever keeps it first answers.
-        race(vouch, state.write_through.write(message, Some(pending.conn.clone()))).await
+        race(vouch, state.write_through.write(message, Ahead::Nothing)).await
     } else {
         enum First {
             Vouched(bool),
@@ -198,9 +199,9 @@ pub async fn reserve_vouched(
             First::Vouched(true) => Kept::OnReplica,
             First::Vouched(false) => {
                 tracing::debug!(%order_no, "no replica acknowledged in time: writing the order to the DB");
-                Kept::Written(state.write_through.write(message, Some(pending.conn.clone())).await)
+                Kept::Written(state.write_through.write(message, Ahead::Nothing).await)
             }
-            First::LagBegan => race(vouch, state.write_through.write(message, Some(pending.conn.clone()))).await,
+            First::LagBegan => race(vouch, state.write_through.write(message, Ahead::Nothing)).await,
         }
     };
     let written = match kept {
@@ -229,7 +230,7 @@ pub async fn reserve_written_through(
         return Ok(outcome);
     };
     let order_no = message.order_no.clone();
-    let written = state.write_through.write(message, None).await;
+    let written = state.write_through.write(message, Ahead::Backlog(None)).await;
     answer_written(state, request, outcome, order_no, written).await
 }
 

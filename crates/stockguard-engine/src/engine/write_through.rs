@@ -15,11 +15,13 @@
 //! Each order still gets its own answer: in the DB (written now, or already by a consumer),
 //! refused by the DB (recorded in `order_failures`), or its number another buyer's.
 //!
-//! A batch never jumps the queue: before its own orders, it writes what the product's stream
-//! still holds ([`super::backlog`]), so that an order a buyer was already told is ACCEPTED
-//! takes its unit from the DB before an order not yet answered can. When Redis holds more
-//! than the DB (after a failover to a replica that lacked deductions), the DB refuses the
-//! orders not yet answered, never the accepted ones.
+//! When Redis may hold more than the DB (its history is not proven whole, after a failover
+//! to a replica that lacked deductions: [`super::history`]), a batch never jumps the queue:
+//! before its own orders it writes what the product's stream still holds
+//! ([`super::backlog`]), so that an order a buyer was already told is ACCEPTED takes its unit
+//! from the DB before an order not yet answered can; the DB then refuses the orders not yet
+//! answered, never the accepted ones. While the history is whole the DB has a unit for every
+//! reservation, and the batch writes its own orders only.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,6 +40,22 @@ use super::persist::{stored_already, write_batch, PersistError, StreamMessage};
 
 /// Most orders one write takes; the rest wait for the next.
 const MAX_BATCH: usize = 500;
+
+/// How long reading a product's stream backlog may take: a master that stalls fails the
+/// batch (its buyers are told to try again) instead of holding the product's writes.
+const BACKLOG_PATIENCE: Duration = Duration::from_secs(2);
+
+/// What a write-through writes ahead of an order.
+#[derive(Clone)]
+pub enum Ahead {
+    /// Nothing: the product's Redis history is whole, so the DB has a unit for every
+    /// reservation.
+    Nothing,
+    /// The product's stream backlog, read on the connection the order was reserved on
+    /// (after a failover the engine's own Redis link may still be looking for the new
+    /// master), or through the engine's Redis link.
+    Backlog(Option<MultiplexedConnection>),
+}
 
 /// What became of one order written through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,7 +117,7 @@ struct Counts {
 
 struct Pending {
     body: ReservationMessage,
-    via: Option<MultiplexedConnection>,
+    ahead: Ahead,
     answer: oneshot::Sender<Result<Written, WriteThroughError>>,
 }
 
@@ -120,16 +138,9 @@ impl WriteThrough {
         Self { pool, redis, keys, payment_timeout, queues: Mutex::default(), counts: Arc::default() }
     }
 
-    /// Writes the order of `body` to the DB with the others queued for its product, and
-    /// says what became of it. The product's stream backlog, written first, is read `via`
-    /// the connection the order was reserved on when there is one (after a failover the
-    /// engine's own Redis link may still be looking for the new master), else through the
-    /// engine's Redis link.
-    pub async fn write(
-        &self,
-        body: ReservationMessage,
-        via: Option<MultiplexedConnection>,
-    ) -> Result<Written, WriteThroughError> {
+    /// Writes the order of `body` to the DB with the others queued for its product, after
+    /// what `ahead` says, and says what became of it.
+    pub async fn write(&self, body: ReservationMessage, ahead: Ahead) -> Result<Written, WriteThroughError> {
         let product_id = body.product_id;
         let queue = {
             let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -151,7 +162,7 @@ impl WriteThrough {
                 .clone()
         };
         let (answer, told) = oneshot::channel();
-        if queue.send(Pending { body, via, answer }).is_err() {
+        if queue.send(Pending { body, ahead, answer }).is_err() {
             return Err(WriteThroughError::Stopped(product_id));
         }
         told.await.unwrap_or(Err(WriteThroughError::Stopped(product_id)))
@@ -212,8 +223,13 @@ impl Batches {
     /// down the one-transaction-per-order path.
     async fn write(&self, group: &[Pending]) -> Result<Vec<Written>, WriteThroughError> {
         let bodies: Vec<&ReservationMessage> = group.iter().map(|p| &p.body).collect();
-        let via = group.iter().rev().find_map(|p| p.via.clone());
-        self.write_backlog(&bodies, via).await?;
+        let backlog = group.iter().rev().find_map(|p| match &p.ahead {
+            Ahead::Backlog(via) => Some(via.clone()),
+            Ahead::Nothing => None,
+        });
+        if let Some(via) = backlog {
+            self.write_backlog(&bodies, via).await?;
+        }
         let stored = stored_already(&self.pool, &bodies).await?;
         // The stream id is not needed (the consumer acknowledges the message when it comes to
         // it); the batch's own index stands in for it, to tell a clashed order by.
@@ -251,10 +267,15 @@ impl Batches {
         own: &[&ReservationMessage],
         via: Option<MultiplexedConnection>,
     ) -> Result<(), WriteThroughError> {
-        let held = match via {
-            Some(mut conn) => super::backlog::read(&mut conn, &self.keys, self.product_id).await?,
-            None => super::backlog::read(&mut self.redis.clone(), &self.keys, self.product_id).await?,
+        let read = async {
+            match via {
+                Some(mut conn) => super::backlog::read(&mut conn, &self.keys, self.product_id).await,
+                None => super::backlog::read(&mut self.redis.clone(), &self.keys, self.product_id).await,
+            }
         };
+        let held = tokio::time::timeout(BACKLOG_PATIENCE, read)
+            .await
+            .map_err(|_| BacklogError::TimedOut { product_id: self.product_id, after: BACKLOG_PATIENCE })??;
         let own: HashSet<&str> = own.iter().map(|m| m.order_no.as_str()).collect();
         let ahead: Vec<StreamMessage> = held.into_iter().filter(|m| !own.contains(m.body.order_no.as_str())).collect();
         for chunk in ahead.chunks(MAX_BATCH) {
