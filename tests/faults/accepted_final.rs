@@ -174,6 +174,12 @@ async fn the_sale_goes_on_from(
     let on_promoted = sale_on(pool, promoted, prefix).await;
     let second = Engine::on(pool, &on_promoted, consumers_behind()).await;
     let after = second.buy(16..41).await;
+    let health: serde_json::Value = reqwest::get(format!("{}/health", second.url)).await.unwrap().json().await.unwrap();
+    let lost = health["history_lost"].as_array().cloned().unwrap_or_default();
+    assert!(
+        lost.iter().any(|l| l["product_id"] == P),
+        "/health names the product whose history the failover lost: {health}"
+    );
     second.stop().await;
     sale::persist_all(&on_promoted, P).await;
 

@@ -15,6 +15,7 @@ mod cluster_accepted;
 mod cluster_failover;
 mod failover_sale;
 mod fault_proxy;
+mod history_mark;
 mod one_server_failover;
 mod outage_backoff;
 mod proxy_service;

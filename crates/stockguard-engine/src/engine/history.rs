@@ -142,6 +142,22 @@ impl Histories {
         known == Known::Whole
     }
 
+    /// The products this engine last found lost, with the Redis epoch they were lost in
+    /// (ascending by product): their orders are written to the DB before they are answered
+    /// until a rewrite rebuilds them. `GET /health` says it.
+    pub fn lost(&self) -> Vec<(u64, u64)> {
+        let known = self.known.read().unwrap_or_else(|e| e.into_inner());
+        let mut lost: Vec<(u64, u64)> = known
+            .iter()
+            .filter_map(|(product, c)| match c.known {
+                Known::Lost(epoch) => Some((*product, epoch)),
+                _ => None,
+            })
+            .collect();
+        lost.sort_unstable();
+        lost
+    }
+
     fn known(&self, product_id: u64) -> Option<Checked> {
         self.known.read().unwrap_or_else(|e| e.into_inner()).get(&product_id).copied()
     }
@@ -199,8 +215,19 @@ where
     let remembered = lost_in.filter(|e| *e == now.0).or(marked.filter(|e| *e == now.0));
     let verdict = judge(db_epoch.is_some(), db, now, remembered);
     if matches!(verdict, Verdict::Lost { .. }) && marked != Some(now.0) {
-        // For every engine: the rebuild's new epoch makes the mark stale by itself.
-        let _: () = redis::cmd("SET").arg(keys.lost(product_id)).arg(now.0).query_async(redis).await?;
+        // For every engine: the rebuild's new epoch makes the mark stale by itself. The mark
+        // is for the others; this engine's verdict stands without it, so an account that may
+        // not SET it (or a write that fails) costs the mark, never the verdict.
+        let marking: redis::RedisResult<()> =
+            redis::cmd("SET").arg(keys.lost(product_id)).arg(now.0).query_async(redis).await;
+        if let Err(e) = marking {
+            tracing::warn!(
+                product_id,
+                epoch = now.0,
+                error = %e,
+                "a lost history could not be marked in Redis (sg:{{P}}:lost): other engines find it on their own check only"
+            );
+        }
     }
     Ok(verdict)
 }

@@ -316,6 +316,12 @@ pub async fn health(State(state): State<EngineState>) -> Result<Json<serde_json:
         });
     }
     let breaker = state.breaker.report();
+    let history_lost: Vec<serde_json::Value> = state
+        .histories
+        .lost()
+        .iter()
+        .map(|(product_id, epoch)| serde_json::json!({ "product_id": product_id, "epoch": epoch }))
+        .collect();
     Ok(Json(serde_json::json!({
         "status": "ok",
         "instance_id": state.config.instance_id,
@@ -326,5 +332,7 @@ pub async fn health(State(state): State<EngineState>) -> Result<Json<serde_json:
         "breaker_reason": breaker.reason,
         "accepted_guarantee": state.vouching().await.guarantee(),
         "write_through": state.write_through.counts(),
+        // Products whose Redis history a failover lost (issue 54): written through until rebuilt.
+        "history_lost": history_lost,
     })))
 }
