@@ -13,6 +13,7 @@ mod attach;
 mod clamp_repair;
 mod cli;
 mod compensation;
+mod compensation_recheck;
 mod deep_stream;
 mod file_lines;
 mod held_messages;

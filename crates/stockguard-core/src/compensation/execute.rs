@@ -21,9 +21,13 @@
 //! cancelled, not refunded. Refunds and coupons leave a `compensation.executed` event in
 //! `compensation_events` with its idempotency key, for the systems downstream.
 //!
-//! Over an adapter ([`super::over_adapter`]) the same run performs each line's effect in the
-//! sale first (a conditional update: a retry finds it done) and the effect row records what it
-//! did; the executor checks and the once-per-line key are the same triggers'.
+//! Over an adapter ([`super::over_adapter`]) the same run re-checks each line in the sale's own
+//! rows just before it (the order still there, the one its line was born from, live and still
+//! beyond stock), performs its effect there (a cancel is done only when the sale's row reads
+//! back the cancel status; a retry finds it done) and the effect row records what it did
+//! ([`super::sale_side`]). The executor checks and the once-per-line key are the same
+//! triggers'; what the row says happened in the sale is the executor's run's word, since the
+//! state database cannot read the sale (docs/contract.md, "Who may do what").
 
 use crate::step::{again_on_deadlock, is_deadlock, is_unique_violation, Step as _};
 use serde::Serialize;
@@ -67,6 +71,12 @@ pub struct Execution {
 struct Pending {
     order_no: String,
     action: Action,
+    /// An oversold order (not a withdrawn acceptance).
+    oversold: bool,
+    /// What the line was born from: its buyer, quantity and price.
+    user_id: u64,
+    qty: i64,
+    price_cents: i64,
 }
 
 /// Executes every pending line of an approved (or already executing) case as the connected
@@ -113,9 +123,9 @@ pub(super) async fn execute_at(
     })
     .await
     .map_err(CompensationError::from_db("recording the EXECUTE step (execute)"))?;
-    let rows: Vec<(String, Option<String>)> = sqlx::query_as(
-        "SELECT order_no, CAST(action AS CHAR) FROM compensation_lines \
-         WHERE case_id = ? AND outcome = 'PENDING' ORDER BY id",
+    let rows: Vec<(String, Option<String>, String, u64, i64, i64)> = sqlx::query_as(
+        "SELECT order_no, CAST(action AS CHAR), CAST(reason AS CHAR), user_id, CAST(qty AS SIGNED), price_cents \
+         FROM compensation_lines WHERE case_id = ? AND outcome = 'PENDING' ORDER BY id",
     )
     .bind(case_id)
     .fetch_all(pool)
@@ -123,14 +133,23 @@ pub(super) async fn execute_at(
     .step("reading compensation_lines (execute)")?;
     let pending: Vec<Pending> = rows
         .into_iter()
-        .map(|(order_no, action)| Pending {
+        .map(|(order_no, action, reason, user_id, qty, price_cents)| Pending {
             order_no,
             action: action.as_deref().and_then(Action::parse).unwrap_or(Action::Note),
+            oversold: reason == "OVERSOLD",
+            user_id,
+            qty,
+            price_cents,
         })
         .collect();
+    let product: u64 = sqlx::query_scalar("SELECT product_id FROM compensation_cases WHERE id = ?")
+        .bind(case_id)
+        .fetch_one(pool)
+        .await
+        .step("reading compensation_cases (execute)")?;
     let mut lines = Vec::with_capacity(pending.len());
     for (i, line) in pending.iter().enumerate() {
-        lines.push(run_line(pool, case_id, line, venue).await?);
+        lines.push(run_line(pool, case_id, product, line, venue).await?);
         progress(i + 1, pending.len(), &line.order_no);
     }
     let left: i64 =
@@ -159,14 +178,29 @@ pub(super) async fn execute_at(
 async fn run_line(
     pool: &MySqlPool,
     case_id: u64,
+    product: u64,
     line: &Pending,
     venue: Venue<'_>,
 ) -> Result<LineRun, CompensationError> {
-    // Over an adapter the effect happens in the sale first (idempotent: a retry finds it
-    // done), then its row records what it did.
+    // Over an adapter the line is re-checked in the sale and its effect happens there first
+    // (idempotent: a retry finds it done), then its row records what it did. A line another
+    // executor settled since this run listed it is not touched in the sale again.
     let reported = match venue {
         Venue::Ledger => None,
-        Venue::Adapter(sale) => Some(super::sale_side::perform(sale, &line.order_no, line.action).await?),
+        Venue::Adapter(sale) => {
+            if line_outcome(pool, case_id, &line.order_no).await?.is_some_and(|o| o != "PENDING") {
+                return Ok(LineRun::AlreadyDone { order_no: line.order_no.clone() });
+            }
+            let born = super::sale_side::Born {
+                order_no: &line.order_no,
+                product,
+                user_id: line.user_id,
+                qty: line.qty,
+                price_cents: line.price_cents,
+                oversold: line.oversold,
+            };
+            Some(super::sale_side::perform(sale, pool, &born, line.action).await?)
+        }
     };
     // A deadlock's victim was rolled back whole (its effect too): the line is tried again,
     // as any statement is ([`again_on_deadlock`]); whatever else ends the try is its answer.

@@ -13,11 +13,15 @@
 //!
 //! Plan, propose, approve, reject, close, list, show and export are the native steps run on the
 //! state database. Execution ([`execute`]) differs in its effect only: the state database
-//! cannot reach the sale's, so the run performs the effect and the effect row records it, once
-//! per line, by an executor the triggers accept. A cancel-and-refund line is cancelled in the
-//! sale's own database when the adapter file declares how (`[compensation] cancel`, with an
-//! account that may write the orders' status); every other line, and every line of a sale that
-//! declares no cancel, is handed over in the approved case's CSV export.
+//! cannot reach the sale's, so the run re-checks each line in the sale's own rows just before it
+//! (the order still the one its line was born from, live, and still beyond the initial stock as
+//! it was opened: [`super::sale_side`]), performs the effect, and the effect row records it,
+//! once per line, by an executor the triggers accept. A line the sale no longer bears out is
+//! `SKIPPED` with a detail saying why. A cancel-and-refund line is cancelled in the sale's own
+//! database when the adapter file declares how (`[compensation] cancel`, with an account that
+//! may write the orders' status), and is `DONE` only when the sale's row reads back the cancel
+//! status; every other line, and every line of a sale that declares no cancel, is handed over
+//! in the approved case's CSV export.
 
 use chrono::{NaiveDateTime, Utc};
 use sqlx::MySqlPool;
@@ -164,7 +168,9 @@ fn differs(row: &Recorded, product_id: u64, kind: &str, order: &SaleOrder) -> Op
 }
 
 /// Executes every pending line of an approved case of the sale `sale` (neither its maker, a
-/// planner nor a checker may): see the module's doc for what each line does.
+/// planner nor a checker may): see the module's doc for what each line does. Refused, before
+/// anything is recorded, for a sale whose initial stock the re-check cannot read (no stock
+/// table).
 pub async fn execute(
     state: &MySqlPool,
     sale: SaleSide<'_>,
@@ -185,6 +191,9 @@ pub async fn execute(
             )))
         }
         Some(_) => {}
+    }
+    if let Some(why) = sale.cannot_recheck() {
+        return Err(CompensationError::Refused(why));
     }
     execute::execute_at(state, case_id, Venue::Adapter(sale), progress).await
 }
