@@ -183,29 +183,31 @@ const ERRORS = {
     zh: "图表尺寸 {width}x{height} 无法绘制",
   },
   chart_failed: { en: "drawing the chart failed", zh: "绘制图表失败" },
+  // The core's words (stockguard_core::sale::Refusal), held by the desktop's test
+  // `the_window_says_a_refusal_in_the_cores_words`.
   adapter_no_drills: {
-    en: "Sale {sale} is read through its adapter: drills run against a sale our engine runs; run them in the sandbox.",
-    zh: "销售 {sale} 通过适配器读取：演练只能针对本引擎运行的销售，请在沙箱中运行。",
+    en: 'a fault drill is not for the sale "{sale}", read over its adapter file: drills run against a sale our engine runs; run them in the sandbox',
+    zh: "演练不适用于通过适配器文件读取的销售「{sale}」：演练只能针对本引擎运行的销售，请在沙箱中运行。",
   },
   adapter_no_ledger_check: {
-    en: "Sale {sale} is read through its adapter: the ledger check reads our own orders and outbox; the board's reading judges this sale's ledger (LEDGER_MISMATCH) every tick.",
-    zh: "销售 {sale} 通过适配器读取：账本核对读取本系统自己的订单表和发件箱；看板的每次读数已判断该销售的账本（账本不符）。",
+    en: 'the ledger check is not for the sale "{sale}", read over its adapter file: the ledger check reads our own orders and outbox; over an adapter every reading judges the sale\'s ledger (LEDGER_MISMATCH)',
+    zh: "账本核对不适用于通过适配器文件读取的销售「{sale}」：账本核对读取本系统自己的订单表和发件箱；通过适配器时，每次读数都会判断该销售的账本（账本不符）。",
   },
   adapter_no_switch: {
-    en: "Sale {sale} is read through its adapter: its own degrade flag is switched by `stockguard degrade on|off` where the adapter file has a [switch] section.",
-    zh: "销售 {sale} 通过适配器读取：其自身的降级开关由 `stockguard degrade on|off` 切换（适配器文件须有 [switch] 段）。",
+    en: 'the degrade switch of the sale "{sale}", read over its adapter file, is not in the window yet: the CLI\'s `stockguard degrade on|off` switches the sale\'s own flag, where the adapter file has a [switch] section',
+    zh: "窗口暂不能切换通过适配器文件读取的销售「{sale}」的降级开关：命令行的 `stockguard degrade on|off` 可以切换该销售自身的开关（适配器文件须有 [switch] 段）。",
   },
   adapter_no_rewrite: {
-    en: "Sale {sale} is read through its adapter: its repair is the delta rewrite of a settled drift, `stockguard rewrite --product N`, where the adapter file allows it.",
-    zh: "销售 {sale} 通过适配器读取：其修正方式是对已稳定的偏差做增量重写，即 `stockguard rewrite --product N`（须适配器文件允许）。",
+    en: 'the repair of Redis stock of the sale "{sale}", read over its adapter file, is not in the window yet: the CLI\'s `stockguard rewrite --product N` repairs a settled drift (its dry run first), where the adapter file allows it',
+    zh: "窗口暂不能修正通过适配器文件读取的销售「{sale}」的 Redis 库存：命令行的 `stockguard rewrite --product N` 可修正已稳定的偏差（先做试运行，须适配器文件允许）。",
   },
   adapter_no_burndown: {
-    en: "Sale {sale} is read through its adapter: the burn-down reads our own orders table.",
-    zh: "销售 {sale} 通过适配器读取：库存消耗图读取本系统自己的订单表。",
+    en: 'the burn-down is not for the sale "{sale}", read over its adapter file: the burn-down reads our own orders table',
+    zh: "库存消耗图不适用于通过适配器文件读取的销售「{sale}」：库存消耗图读取本系统自己的订单表。",
   },
   adapter_no_rights: {
-    en: "Sale {sale} is read through its adapter: the rights panel reads our own tables' grants.",
-    zh: "销售 {sale} 通过适配器读取：权限面板读取本系统自己表的授权。",
+    en: 'managing roles is not for the sale "{sale}", read over its adapter file: roles grant rights on our own tables and keys; a sale read over an adapter keeps its own accounts',
+    zh: "角色管理不适用于通过适配器文件读取的销售「{sale}」：角色授予的是本系统自己表和键的权限；通过适配器读取的销售使用其自己的账户。",
   },
   adapter_no_state_db: {
     en: "This needs the state database, where Stockguard keeps its own records for a sale it did not build: set the profile's state database.",

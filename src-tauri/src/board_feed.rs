@@ -23,7 +23,8 @@ use tauri::{AppHandle, Emitter as _};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::alert_desk;
-use crate::state::{Feeds, Live, Sale};
+use crate::state::{Feeds, Live};
+use stockguard_core::sale::Sale;
 
 pub const TICK_EVENT: &str = "board-tick";
 pub const ERROR_EVENT: &str = "board-error";
@@ -115,15 +116,18 @@ pub fn spawn(app: AppHandle, live: Weak<Live>, mut feeds: Feeds) {
 
 async fn emit_tick(app: &AppHandle, live: &Live, tick: &Arc<Tick>) {
     let repairable = match &live.sale {
-        Sale::Ours { .. } => Some(rewrite::repairable(&tick.readings)),
-        Sale::Adapter { .. } => None,
+        Sale::Ours(_) => Some(rewrite::repairable(&tick.readings)),
+        Sale::Adapter(_) => None,
     };
-    let (health, health_error, adapter) = match &live.sale {
-        Sale::Ours { conns, .. } => match health::probe(conns, &tick.readings).await {
+    let (health, health_error, adapter) = match (&live.sale, &live.latest) {
+        (Sale::Ours(o), _) => match health::probe(&o.conns, &tick.readings).await {
             Ok(h) => (Some(h), None, None),
             Err(e) => (None, Some(e.to_string()), None),
         },
-        Sale::Adapter { sale, latest } => (None, None, Some(AdapterBoard::of(&sale.file.sale.name, &latest.borrow()))),
+        (Sale::Adapter(a), Some(latest)) => {
+            (None, None, Some(AdapterBoard::of(&a.sale.file.sale.name, &latest.borrow())))
+        }
+        (Sale::Adapter(a), None) => (None, None, Some(AdapterBoard::of(&a.sale.file.sale.name, &[]))),
     };
     let payload = BoardTick {
         at: tick.at,
@@ -144,9 +148,10 @@ async fn emit_tick(app: &AppHandle, live: &Live, tick: &Arc<Tick>) {
 /// adapter the case is kept in the state database and lists the sale's own orders.
 async fn open_cases(app: &AppHandle, live: &Live, tick: &Tick, on_oversold: &mut OnOversold) {
     let opened = match &live.sale {
-        Sale::Ours { conns, .. } => on_oversold.observe(&conns.mysql, &tick.readings, &tick.confirmed).await,
-        Sale::Adapter { sale, latest } => {
-            let readings = latest.borrow().clone();
+        Sale::Ours(o) => on_oversold.observe(&o.conns.mysql, &tick.readings, &tick.confirmed).await,
+        Sale::Adapter(a) => {
+            let sale = &a.sale;
+            let readings = live.latest.as_ref().map(|l| l.borrow().clone()).unwrap_or_default();
             match (&sale.state, &sale.mysql) {
                 (Some(state), Some(db)) => {
                     let side = SaleSide { file: &sale.file, db };

@@ -17,6 +17,7 @@ use stockguard_core::drills::report::ReportError;
 use stockguard_core::drills::DrillRunError;
 use stockguard_core::profile::{ProfileError, Role};
 use stockguard_core::rewrite::RewriteError;
+use stockguard_core::sale::{Capability, Grounds, Refusal, SaleError};
 use stockguard_core::step::chain;
 use stockguard_core::switch::SwitchError;
 
@@ -109,8 +110,8 @@ pub enum MessageCode {
     AlertNotFiring,
     AckTooShort,
     InvalidThresholds,
-    /// A screen that needs our own tables, on a sale read over its adapter ([`OnlyOurs`]),
-    /// with `sale`.
+    /// What a sale read over its adapter cannot do (the core's table, [`Refusal`]), with
+    /// `sale`; the message is the core's, the CLI's words.
     AdapterNoDrills,
     AdapterNoLedgerCheck,
     AdapterNoSwitch,
@@ -121,45 +122,6 @@ pub enum MessageCode {
     AdapterNoStateDb,
     /// Reading or writing a sale over its adapter failed: `detail`.
     AdapterFailed,
-}
-
-/// The screens that need a sale our engine runs (our tables, keys and streams): on a sale
-/// read over its adapter each says why in one line instead of failing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnlyOurs {
-    Drills,
-    LedgerCheck,
-    Switch,
-    Rewrite,
-    Burndown,
-    Rights,
-}
-
-impl OnlyOurs {
-    fn said(self, sale: &str) -> Said {
-        use MessageCode as C;
-        let (code, why) = match self {
-            Self::Drills => (C::AdapterNoDrills, "drills run against a sale our engine runs; run them in the sandbox"),
-            Self::LedgerCheck => (
-                C::AdapterNoLedgerCheck,
-                "the ledger check reads our own orders and outbox; the board's reading judges this sale's ledger \
-                 (LEDGER_MISMATCH) every tick",
-            ),
-            Self::Switch => (
-                C::AdapterNoSwitch,
-                "its own degrade flag is switched by `stockguard degrade on|off` where the adapter file has a \
-                 [switch] section",
-            ),
-            Self::Rewrite => (
-                C::AdapterNoRewrite,
-                "its repair is the delta rewrite of a settled drift: `stockguard rewrite --product N`, where the \
-                 adapter file allows it",
-            ),
-            Self::Burndown => (C::AdapterNoBurndown, "the burn-down reads our own orders table"),
-            Self::Rights => (C::AdapterNoRights, "the rights panel reads our own tables' grants"),
-        };
-        Said::new(code, &[("sale", &sale)], format!("sale {sale} is read through its adapter: {why}"))
-    }
 }
 
 /// A message: its code, what fills the code's template, and the whole English sentence.
@@ -243,11 +205,6 @@ pub enum DesktopError {
 }
 
 impl DesktopError {
-    /// `screen` cannot work on `sale`, read over its adapter.
-    pub fn not_over_adapter(screen: OnlyOurs, sale: &str) -> Self {
-        Self::Refused(screen.said(sale))
-    }
-
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Profile(_) => ErrorKind::Profile,
@@ -594,6 +551,40 @@ impl From<stockguard_core::overview::OverviewError> for DesktopError {
     }
 }
 
+/// The core's refusal, in its own words (the CLI prints the same line); the code lets the
+/// window say it in Chinese too.
+impl From<Refusal> for DesktopError {
+    fn from(r: Refusal) -> Self {
+        Self::Refused(Said::new(refusal_code(&r), &[("sale", &r.sale)], r.to_string()))
+    }
+}
+
+/// The window's message code of a refusal: one per capability the window refuses on a sale
+/// over an adapter, whose template is the core's sentence (held by a test); any other refusal
+/// (a file that lacks a section, say) is shown in the core's English words.
+fn refusal_code(r: &Refusal) -> MessageCode {
+    use MessageCode as C;
+    match (r.grounds, r.capability) {
+        (Grounds::Never, Capability::Drills) => C::AdapterNoDrills,
+        (Grounds::Never, Capability::LedgerCheck) => C::AdapterNoLedgerCheck,
+        (Grounds::Never, Capability::Burndown) => C::AdapterNoBurndown,
+        (Grounds::Never, Capability::Rights) => C::AdapterNoRights,
+        (Grounds::NotOnThisPath, Capability::Degrade) => C::AdapterNoSwitch,
+        (Grounds::NotOnThisPath, Capability::Repair) => C::AdapterNoRewrite,
+        _ => C::Other,
+    }
+}
+
+impl From<SaleError> for DesktopError {
+    fn from(e: SaleError) -> Self {
+        match e {
+            SaleError::Profile(e) => e.into(),
+            SaleError::Connect(e) => e.into(),
+            SaleError::Adapter(e) => e.into(),
+        }
+    }
+}
+
 impl From<stockguard_core::adapter::AdapterError> for DesktopError {
     fn from(e: stockguard_core::adapter::AdapterError) -> Self {
         use stockguard_core::adapter::AdapterError as E;
@@ -674,5 +665,56 @@ mod tests {
         let missing = DesktopError::from(LaunchError::BinaryMissing("/opt/sg/stockguard".into()));
         assert_eq!(missing.kind(), ErrorKind::Runner);
         assert!(missing.to_string().contains("/opt/sg/stockguard"), "{missing}");
+    }
+
+    /// The English template of `code` in ui/messages.js, its `{sale}` filled.
+    fn window_template(code: &str, sale: &str) -> String {
+        let js = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../ui/messages.js")).unwrap();
+        let entry = &js[js.find(&format!("  {code}: {{")).unwrap_or_else(|| panic!("{code} in messages.js"))..];
+        let en = &entry[entry.find("en: ").unwrap() + 4..];
+        let quote = en.chars().next().unwrap();
+        let body = &en[1..];
+        let mut text = String::new();
+        let mut chars = body.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => text.push(chars.next().unwrap()),
+                c if c == quote => break,
+                c => text.push(c),
+            }
+        }
+        text.replace("{sale}", sale)
+    }
+
+    /// Every refusal the window has a template for says the core's sentence, the one the CLI
+    /// prints: the two doors refuse in the same words.
+    #[test]
+    fn the_window_says_a_refusal_in_the_cores_words() {
+        let refusal = |capability, grounds| {
+            let why = match grounds {
+                Grounds::NotOnThisPath => stockguard_core::sale::capability::elsewhere(capability),
+                _ => match stockguard_core::sale::SaleKind::Adapter.supports(capability) {
+                    stockguard_core::sale::Support::Unsupported(why) => why,
+                    other => panic!("{capability:?} is {other:?} over an adapter"),
+                },
+            };
+            Refusal { capability, kind: stockguard_core::sale::SaleKind::Adapter, sale: "mall".into(), grounds, why }
+        };
+        let cases = [
+            (Capability::Drills, Grounds::Never),
+            (Capability::LedgerCheck, Grounds::Never),
+            (Capability::Burndown, Grounds::Never),
+            (Capability::Rights, Grounds::Never),
+            (Capability::Degrade, Grounds::NotOnThisPath),
+            (Capability::Repair, Grounds::NotOnThisPath),
+        ];
+        for (capability, grounds) in cases {
+            let r = refusal(capability, grounds);
+            let json = serde_json::to_value(DesktopError::from(r.clone())).unwrap();
+            let code = json["code"].as_str().unwrap().to_string();
+            assert_ne!(code, "other", "{capability:?} has a code of its own");
+            assert_eq!(json["message"], r.to_string(), "the message is the core's");
+            assert_eq!(window_template(&code, "mall"), r.to_string(), "{code}: the window's words are the core's");
+        }
     }
 }

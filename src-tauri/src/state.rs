@@ -3,26 +3,27 @@
 //! While connected, the drift sampler runs and its ticks are forwarded to the window; a drill
 //! run the window started or opened is watched (one at a time) through the database.
 //!
-//! A profile that names an adapter file opens a sale Stockguard did not build ([`Sale::Adapter`]):
-//! its sampler reads over the adapter and sends the same ticks, so the board, the alerts and the
-//! compensation step work on it; a screen that needs our own tables says why it cannot
-//! ([`Live::ours`]).
+//! The sale is the core's one [`Sale`], opened the core's one way: a profile that names an
+//! adapter file opens a sale Stockguard did not build, whose sampler reads over the adapter
+//! and sends the same ticks, so the board, the alerts and the compensation step work on it; a
+//! screen that needs our own tables says why it cannot, in the core's words ([`Live::ours`]).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use sqlx::MySqlPool;
-use stockguard_core::adapter::{self, AdapterError, AdapterFile, AdapterReading, OpenedSale};
+use stockguard_core::adapter::{self, AdapterReading, OpenedSale};
 use stockguard_core::alerts::acks;
-use stockguard_core::connect::{connect_replica, Connections};
+use stockguard_core::connect::Connections;
 use stockguard_core::drills::launch;
-use stockguard_core::profile::{resolve_for_process, resolve_for_process_without_mysql, ConnectionSettings};
+use stockguard_core::profile::ConnectionSettings;
 use stockguard_core::recon::sampler::{self, History, SamplerConfig};
+use stockguard_core::sale::{Capability, OpenRequest, Sale};
 use tauri::async_runtime::JoinHandle;
 use tokio::sync::{broadcast, watch, RwLock};
 
 use crate::drill_feed;
-use crate::error::{DesktopError, OnlyOurs};
+use crate::error::DesktopError;
 
 /// The `stockguard` binary that runs drills: `STOCKGUARD_BIN`, else the one beside this app
 /// (`cargo build` puts both in `target/<profile>/`; the packages install both side by side).
@@ -36,63 +37,37 @@ pub fn drill_runner() -> Result<PathBuf, DesktopError> {
 pub struct Live {
     /// The profile (or overrides) it was opened with.
     pub settings: ConnectionSettings,
+    /// The sale, our own or one over its adapter: the core's one `Sale`, asked what it can do.
     pub sale: Sale,
+    /// Over an adapter: the newest reading's adapter figures (lost orders among them), set
+    /// before its tick.
+    pub latest: Option<watch::Receiver<Arc<Vec<AdapterReading>>>>,
     pub history: Arc<Mutex<History>>,
     stop: watch::Sender<bool>,
 }
 
-/// What kind of sale is open. One per app: the variants' sizes do not matter.
-#[allow(clippy::large_enum_variant)]
-pub enum Sale {
-    /// A sale our engine runs: our tables, keys and streams.
-    Ours {
-        conns: Connections,
-        /// The profile's read replica, for the ledger check.
-        replica: Option<MySqlPool>,
-    },
-    /// A sale Stockguard did not build, read over its adapter file (`adapter` in the profile).
-    Adapter {
-        sale: Arc<OpenedSale>,
-        /// The newest reading's adapter figures (lost orders among them), set before its tick.
-        latest: watch::Receiver<Arc<Vec<AdapterReading>>>,
-    },
-}
-
 impl Live {
-    /// Our own sale's connections, or why `screen` cannot work on a sale over an adapter.
-    pub fn ours(&self, screen: OnlyOurs) -> Result<&Connections, DesktopError> {
-        match &self.sale {
-            Sale::Ours { conns, .. } => Ok(conns),
-            Sale::Adapter { sale, .. } => Err(DesktopError::not_over_adapter(screen, &sale.file.sale.name)),
-        }
+    /// Our own sale's connections for `capability`, or why this sale cannot do it (the
+    /// core's table, in the CLI's words).
+    pub fn ours(&self, capability: Capability) -> Result<&Connections, DesktopError> {
+        Ok(self.sale.ours(capability)?)
     }
 
     /// The sale over its adapter, when that is what is open.
     pub fn adapter(&self) -> Option<&Arc<OpenedSale>> {
-        match &self.sale {
-            Sale::Adapter { sale, .. } => Some(sale),
-            Sale::Ours { .. } => None,
-        }
+        self.sale.adapter()
     }
 
     /// Where Stockguard keeps its own records of this sale (audit, compensation cases,
     /// acknowledgements): our sale's database, or an adapter sale's state database.
     pub fn records(&self) -> Result<&MySqlPool, DesktopError> {
-        match &self.sale {
-            Sale::Ours { conns, .. } => Ok(&conns.mysql),
-            Sale::Adapter { sale, .. } => Ok(sale.state()?),
-        }
+        Ok(self.sale.records()?)
     }
 
     /// Where the acknowledgements of this sale's alerts are kept (none: an adapter sale
     /// without a state database).
     pub fn alert_acks(&self) -> Option<acks::Desk<'_>> {
-        match &self.sale {
-            Sale::Ours { conns, .. } => Some(acks::Desk::ours(conns)),
-            Sale::Adapter { sale, .. } => {
-                sale.state.as_ref().map(|state| acks::Desk::adapter(state, &self.settings, &sale.file.sale.name))
-            }
-        }
+        self.sale.alert_acks()
     }
 }
 
@@ -162,38 +137,31 @@ impl AppState {
     }
 
     async fn open(&self, profile: Option<&str>) -> Result<(Arc<Live>, Feeds), DesktopError> {
-        // The profile says whether it is a sale over an adapter, and a counters-only adapter
-        // sale has no MySQL URL: resolve without one first.
-        let first = resolve_for_process_without_mysql(profile).await?;
+        // The core's one way to open a sale: the profile says whether it is one over an adapter.
+        let sale =
+            stockguard_core::sale::open(&OpenRequest { profile, replica: true, ..OpenRequest::default() }).await?;
+        let settings = sale.settings().clone();
         let (stop, stopped) = watch::channel(false);
         let (ticks, tick_rx) = broadcast::channel(4);
         let (errors, error_rx) = broadcast::channel(16);
-        let live = match first.adapter.clone() {
-            Some(path) => {
-                let file = AdapterFile::load(&path).map_err(AdapterError::from)?;
-                let settings = if adapter::open::needs_db(&file) { resolve_for_process(profile).await? } else { first };
-                let sale = Arc::new(OpenedSale::connect(file, &settings, None).await?);
-                // A reading over an adapter is two passes a second apart: a point a tick.
-                let config = SamplerConfig { recent_capacity: 600, archive_every: 20, ..SamplerConfig::default() };
-                let history = Arc::new(Mutex::new(History::new(config.recent_capacity, config.archive_every)));
+        // A point of 5,000 products is 120 KB. Ten minutes at full rate (72 MB), then one point
+        // in 20 (22 MB an hour more), where the default hour at full rate would hold 430 MB. Over
+        // an adapter a reading is two passes a second apart: a point a tick.
+        let config = SamplerConfig { recent_capacity: 600, archive_every: 20, ..SamplerConfig::default() };
+        let history = Arc::new(Mutex::new(History::new(config.recent_capacity, config.archive_every)));
+        let latest = match &sale {
+            Sale::Adapter(a) => {
                 let (latest, latest_rx) = watch::channel(Arc::new(Vec::new()));
                 let out = adapter::sampler::Outlets { ticks, latest, errors, history: history.clone() };
-                tokio::spawn(adapter::sampler::run(sale.clone(), config, out, stopped));
-                Live { settings, sale: Sale::Adapter { sale, latest: latest_rx }, history, stop }
+                tokio::spawn(adapter::sampler::run(a.sale.clone(), config, out, stopped));
+                Some(latest_rx)
             }
-            None => {
-                let settings = resolve_for_process(profile).await?;
-                let conns = Connections::open(settings.clone()).await?;
-                let replica = connect_replica(&conns.settings).await?;
-                // A point of 5,000 products is 120 KB. Ten minutes at full rate (72 MB), then one
-                // point in 20 (22 MB an hour more), where the default hour at full rate would
-                // hold 430 MB.
-                let config = SamplerConfig { recent_capacity: 600, archive_every: 20, ..SamplerConfig::default() };
-                let history = Arc::new(Mutex::new(History::new(config.recent_capacity, config.archive_every)));
-                tokio::spawn(sampler::run(conns.clone(), config, ticks, errors, history.clone(), stopped));
-                Live { settings, sale: Sale::Ours { conns, replica }, history, stop }
+            Sale::Ours(o) => {
+                tokio::spawn(sampler::run(o.conns.clone(), config, ticks, errors, history.clone(), stopped));
+                None
             }
         };
+        let live = Live { settings, sale, latest, history, stop };
         let live = Arc::new(live);
         *self.live.write().await = Some(live.clone());
         Ok((live, Feeds { ticks: tick_rx, errors: error_rx }))

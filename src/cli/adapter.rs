@@ -6,6 +6,7 @@
 //! the flag, then its variable, then the profile.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Subcommand;
 
@@ -13,10 +14,9 @@ use super::output::say;
 use super::{connect, output, CliError};
 use stockguard_core::adapter::check::CheckReport;
 use stockguard_core::adapter::repair::{DeltaRepair, DeltaRequest};
-use stockguard_core::adapter::{self, state, AdapterFile, AdapterReading, OpenedSale};
-use stockguard_core::profile::{
-    resolve, resolve_for_process_servers, ConnectionSettings, EnvOverrides, ProfileStore, Servers,
-};
+use stockguard_core::adapter::{self, state, AdapterReading, OpenedSale};
+use stockguard_core::profile::ConnectionSettings;
+use stockguard_core::sale::{self, Sale};
 
 /// Where the adapter and the state database are: the global options (a flag, else its
 /// environment variable), else the chosen profile's `adapter` and `state_url`.
@@ -33,13 +33,7 @@ impl AdapterOpts {
     /// `STOCKGUARD_PROFILE`, or the local sandbox by default) names. A profiles file that
     /// cannot be read names none here: connecting reports it.
     pub fn resolve(file: Option<PathBuf>, state_url: Option<String>, profile: Option<&str>) -> Self {
-        let file = file.or_else(|| {
-            let store = ProfileStore::load_default().ok()?;
-            let env = EnvOverrides::from_process_env();
-            let (_, chosen) = resolve::chosen(&store, profile, &env).ok()??;
-            chosen.adapter.as_ref().map(PathBuf::from)
-        });
-        Self { file, state_url }
+        Self { file: sale::open::adapter_file(file.as_deref(), profile), state_url }
     }
 }
 
@@ -115,10 +109,10 @@ pub enum AdapterCommand {
     },
 }
 
-/// An adapter sale, opened (the core's one way, [`OpenedSale`]), with the settings it was
+/// An adapter sale, opened (the core's one way, [`sale::open()`]), with the settings it was
 /// opened with: the sale's fields read through it (`sale.file`, `sale.links()`).
 pub struct Opened {
-    pub sale: OpenedSale,
+    pub sale: Arc<OpenedSale>,
     pub settings: ConnectionSettings,
 }
 
@@ -139,29 +133,10 @@ pub async fn open(opts: &AdapterOpts, profile: Option<&str>) -> Result<Opened, C
                 .into(),
         ));
     };
-    let file = AdapterFile::load(path).map_err(adapter::AdapterError::from)?;
-    // A sale that keeps no database, or no Redis, is read with the URL of the server it uses.
-    let servers = match (adapter::open::needs_db(&file), file.redis.is_some()) {
-        (true, true) => None,
-        (false, _) => Some(Servers::RedisOnly),
-        (true, false) => Some(Servers::MysqlOnly),
-    };
-    let settings = match servers {
-        None => super::settings(profile).await?,
-        Some(servers) => {
-            let settings = resolve_for_process_servers(profile, servers).await?;
-            for notice in &settings.notices {
-                eprintln!("note: {notice}");
-            }
-            settings
-        }
-    };
-    let sale = OpenedSale::connect(file, &settings, opts.state_url.as_deref()).await.map_err(|e| match e {
-        // The connection's own words, as every other command says them.
-        adapter::AdapterError::Connect(e) => CliError::Connect(e),
-        e => e.into(),
-    })?;
-    Ok(Opened { sale, settings })
+    match super::open_sale(profile, opts, Some(path)).await? {
+        Sale::Adapter(a) => Ok(Opened { sale: a.sale, settings: a.settings }),
+        Sale::Ours(_) => unreachable!("an adapter file was given"),
+    }
 }
 
 pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>) -> Result<(), CliError> {
@@ -244,6 +219,8 @@ pub async fn rewrite(opts: &AdapterOpts, profile: Option<&str>, args: &RepairArg
 }
 
 async fn repair_products(sale: &Opened, args: &RepairArgs) -> Result<(), CliError> {
+    // The table both doors ask: a repair (its dry run too) needs `[repair] rewrite = "delta"`.
+    sale::capability::over_adapter(&sale.sale, sale::Capability::Repair)?;
     let settings = &sale.settings;
     if !args.expect_drift.is_empty() && args.expect_drift.len() != args.products.len() {
         return Err(CliError::Refused(format!(

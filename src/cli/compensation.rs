@@ -8,16 +8,14 @@
 
 use clap::{Args, Subcommand};
 
-use super::adapter::{AdapterOpts, Opened as AdapterSale};
+use super::adapter::AdapterOpts;
 use super::output::say;
-use super::{connect, output, CliError};
-use stockguard_core::adapter::AdapterError;
-use stockguard_core::compensation::execute::{execute, LineRun};
-use stockguard_core::compensation::over_adapter::{self, SaleSide};
+use super::{open_sale, output, CliError};
+use stockguard_core::compensation::execute::LineRun;
 use stockguard_core::compensation::plan::{set_plan, Choice, Lines};
 use stockguard_core::compensation::workflow::{take, StepKind, Stepped};
-use stockguard_core::compensation::{export, open, read, Action, Case, CaseStatus, LineReason};
-use stockguard_core::connect::Connections;
+use stockguard_core::compensation::{export, read, Action, Case, CaseStatus, LineReason};
+use stockguard_core::sale::Capability;
 
 #[derive(Debug, Subcommand)]
 pub enum CompensationCommand {
@@ -223,35 +221,11 @@ fn print_stepped(s: &Stepped, json: bool) {
     }
 }
 
-/// Where the cases are: our own sale's database, or the state database of a sale read over
-/// its adapter.
-enum Desk {
-    Ours(Box<Connections>),
-    Adapter(Box<AdapterSale>),
-}
-
-impl Desk {
-    fn pool(&self) -> Result<&sqlx::MySqlPool, CliError> {
-        match self {
-            Self::Ours(conns) => Ok(&conns.mysql),
-            Self::Adapter(sale) => Ok(sale.state.as_ref().ok_or(AdapterError::NoStateDb)?),
-        }
-    }
-
-    fn sale(&self) -> Result<Option<SaleSide<'_>>, CliError> {
-        match self {
-            Self::Ours(_) => Ok(None),
-            Self::Adapter(sale) => Ok(Some(SaleSide::of(sale)?)),
-        }
-    }
-}
-
 pub async fn run(cmd: CompensationCommand, profile: Option<&str>, adapter: &AdapterOpts) -> Result<(), CliError> {
-    let desk = match adapter.file {
-        Some(_) => Desk::Adapter(Box::new(super::adapter::open(adapter, profile).await?)),
-        None => Desk::Ours(Box::new(connect(profile).await?)),
-    };
-    let pool = desk.pool()?;
+    // The cases of our own sale, or of a sale over its adapter (in its state database).
+    let sale = open_sale(profile, adapter, adapter.file.as_deref()).await?;
+    sale.require(Capability::Compensation)?;
+    let pool = sale.records()?;
     match cmd {
         CompensationCommand::List { status, json } => {
             let status = match status {
@@ -291,10 +265,7 @@ pub async fn run(cmd: CompensationCommand, profile: Option<&str>, adapter: &Adap
             }
         }
         CompensationCommand::Open { product, json } => {
-            let opened = match &desk {
-                Desk::Ours(_) => open::open_case(pool, product).await?,
-                Desk::Adapter(sale) => over_adapter::open_for(sale, product).await?,
-            };
+            let opened = sale.open_case(product).await?;
             if json {
                 output::json(&opened);
             } else if opened.created {
@@ -347,10 +318,7 @@ pub async fn run(cmd: CompensationCommand, profile: Option<&str>, adapter: &Adap
                     say!("  [{done}/{total}] {order_no}");
                 }
             };
-            let ran = match desk.sale()? {
-                None => execute(pool, case, &progress).await?,
-                Some(sale) => over_adapter::execute(pool, sale, case, &progress).await?,
-            };
+            let ran = sale.execute_case(case, &progress).await?;
             if json {
                 output::json(&ran);
                 return Ok(());

@@ -11,6 +11,7 @@ use super::output::say;
 use super::{connect, output, CliError};
 use stockguard_core::adapter::switch as sale_switch;
 use stockguard_core::profile::EnvironmentKind;
+use stockguard_core::sale::{capability, Capability};
 use stockguard_core::switch::exit::DEFAULT_STALE_AFTER;
 use stockguard_core::switch::{self, Acknowledgement, ExitOptions, ExitStep, Scope};
 
@@ -182,6 +183,8 @@ pub async fn run(cmd: DegradeCommand, profile: Option<&str>, adapter: &AdapterOp
 /// The sale's own flag through its adapter file: read, or written and read back.
 async fn over_adapter(cmd: DegradeCommand, profile: Option<&str>, opts: &AdapterOpts) -> Result<(), CliError> {
     let sale = super::adapter::open(opts, profile).await?;
+    // The table both doors ask: the sale's own flag needs a `[switch]` section.
+    capability::over_adapter(&sale.sale, Capability::Degrade)?;
     let links = sale.links();
     let (on, args) = match cmd {
         DegradeCommand::Status { json } => {

@@ -49,6 +49,9 @@ pub enum CliError {
     Stdin(std::io::Error),
     #[error("{0}")]
     Refused(String),
+    /// What this kind of sale cannot do (the core's one table, the window's words too).
+    #[error(transparent)]
+    NotForThisSale(#[from] stockguard_core::sale::Refusal),
     /// Several products were asked for and some failed; each failure was printed with its
     /// product id as it happened.
     #[error("{failed} of {total} rewrites failed (see above)")]
@@ -65,6 +68,20 @@ impl CliError {
         match self {
             Self::Regressed { .. } => 3,
             _ => 1,
+        }
+    }
+}
+
+impl From<stockguard_core::sale::SaleError> for CliError {
+    fn from(e: stockguard_core::sale::SaleError) -> Self {
+        use stockguard_core::adapter::AdapterError;
+        use stockguard_core::sale::SaleError;
+        match e {
+            SaleError::Profile(e) => Self::Profile(e),
+            SaleError::Connect(e) => Self::Connect(e),
+            // The connection's own words, as every other command says them.
+            SaleError::Adapter(AdapterError::Connect(e)) => Self::Connect(e),
+            SaleError::Adapter(e) => Self::Adapter(e),
         }
     }
 }

@@ -2,6 +2,7 @@
 
 mod adapter;
 mod alerts;
+mod audit;
 mod bench;
 mod choice;
 mod compensation;
@@ -26,6 +27,7 @@ use output::say;
 pub use error::CliError;
 use stockguard_core::connect::Connections;
 use stockguard_core::profile::{resolve_for_process, ConnectionSettings};
+use stockguard_core::sale::{capability, Capability, OpenRequest, Sale, SaleKind};
 
 #[derive(Debug, Parser)]
 #[command(name = "stockguard", version, about = "Flash-sale anti-oversell console and reference engine")]
@@ -80,6 +82,8 @@ enum Command {
     /// What fires now (confirmed drift, oversell, ledger, missing key, backlog) with its
     /// acknowledgements; `alerts ack KEY --reason ...` takes one.
     Alerts(alerts::AlertsArgs),
+    /// The audit log of every write action, newest first (over an adapter: its state database).
+    Audit(audit::AuditArgs),
     /// The sale at a glance: units sold, orders/s, answers by kind, p99 and backlog from the
     /// engines' /metrics, the mode, open alerts and compensation cases, the stock burn-down.
     Overview(overview::OverviewArgs),
@@ -115,6 +119,21 @@ pub(crate) async fn settings(profile: Option<&str>) -> Result<ConnectionSettings
     Ok(settings)
 }
 
+/// Opens the sale the command names (the core's one way): over `adapter` when given (else
+/// the profile's `adapter`), else our own; the settings' notices printed.
+pub(crate) async fn open_sale(
+    profile: Option<&str>,
+    opts: &adapter::AdapterOpts,
+    adapter: Option<&std::path::Path>,
+) -> Result<Sale, CliError> {
+    let request = OpenRequest { profile, adapter, state_url: opts.state_url.as_deref(), replica: false };
+    let sale = stockguard_core::sale::open(&request).await?;
+    for notice in &sale.settings().notices {
+        eprintln!("note: {notice}");
+    }
+    Ok(sale)
+}
+
 pub(crate) async fn connect(profile: Option<&str>) -> Result<Connections, CliError> {
     Ok(Connections::open(settings(profile).await?).await?)
 }
@@ -122,15 +141,8 @@ pub(crate) async fn connect(profile: Option<&str>) -> Result<Connections, CliErr
 pub async fn run(cli: Cli) -> Result<(), CliError> {
     let profile = cli.profile.as_deref();
     let adapter = adapter::AdapterOpts::resolve(cli.adapter, cli.state_url, profile);
-    if adapter.file.is_some() {
-        if let Some(command) = reads_only_our_own_sale(&cli.command) {
-            return Err(CliError::Refused(format!(
-                "`stockguard {command}` reads only a sale Stockguard built, not one through an adapter file; over an \
-                 adapter, `recon`, `alerts`, `rewrite`, `watch`, `compensation`, `degrade` and `adapter \
-                 check|baseline|repair|init|lost` do (drop --adapter, STOCKGUARD_ADAPTER and the profile's `adapter` \
-                 for our own sale)"
-            )));
-        }
+    if let Some(capability) = capability_of(&cli.command) {
+        refused_over_adapter(&adapter, capability)?;
     }
     match cli.command {
         Command::Migrate => {
@@ -151,7 +163,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Adapter(cmd) => adapter::run(cmd, &adapter, profile).await,
         Command::Drift(cmd) => recon::drift(cmd, profile, &adapter).await,
         Command::Alerts(args) => alerts::run(args, profile, &adapter).await,
-        Command::Overview(args) => overview::run(args, profile).await,
+        Command::Audit(args) => audit::run(args, profile, &adapter).await,
+        Command::Overview(args) => overview::run(args, profile, &adapter).await,
         Command::Rewrite(args) => rewrite::run(args, profile, &adapter).await,
         Command::Degrade(cmd) => degrade::run(cmd, profile, &adapter).await,
         Command::Compensation(cmd) => compensation::run(cmd, profile, &adapter).await,
@@ -164,25 +177,39 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     }
 }
 
-/// The commands that would read (or write) our own tables and keys whatever adapter file is
-/// given: refused with one, rather than reading another sale than the one the file describes.
-fn reads_only_our_own_sale(command: &Command) -> Option<&'static str> {
-    Some(match command {
-        Command::Recon(_) | Command::Adapter(_) | Command::Alerts(_) | Command::Drift(_) | Command::Rewrite(_) => {
-            return None
+/// Over an adapter file, whether its kind of sale can do `capability` at all (the core's
+/// table), before anything is opened: the refusal names the sale as the file does, so it reads
+/// as the window's. What the file itself must give is asked once the sale is open.
+pub(crate) fn refused_over_adapter(opts: &adapter::AdapterOpts, capability: Capability) -> Result<(), CliError> {
+    let Some(path) = &opts.file else { return Ok(()) };
+    capability::of_kind_at_all(SaleKind::Adapter, capability).map_err(|mut refusal| {
+        if let Ok(file) = stockguard_core::adapter::AdapterFile::load(path) {
+            refusal.sale = file.sale.name;
         }
-        // Over an adapter: cases in the state database, readings of the sale (issue 29).
-        Command::Compensation(_) | Command::Watch(_) => return None,
-        // Over an adapter it switches the sale's own flag, where `[switch]` says it is.
-        Command::Degrade(_) => return None,
+        CliError::NotForThisSale(refusal)
+    })
+}
+
+/// What a command does to a sale, for the core's one table (none: it reads no sale, or says
+/// itself what it does over an adapter). A command the table refuses over an adapter is
+/// refused before anything is opened, in the words the window uses.
+fn capability_of(command: &Command) -> Option<Capability> {
+    Some(match command {
+        Command::Recon(_) | Command::Drift(_) => Capability::Reading,
+        Command::Adapter(_) => Capability::AdapterTools,
+        Command::Alerts(_) => Capability::Alerts,
+        Command::Audit(_) => Capability::Audit,
+        Command::Rewrite(_) => Capability::Repair,
+        Command::Compensation(_) => Capability::Compensation,
+        Command::Watch(_) => Capability::Watch,
+        Command::Degrade(_) => Capability::Degrade,
+        Command::Overview(_) => Capability::Overview,
+        Command::Migrate => Capability::Migrate,
+        Command::Products { .. } => Capability::Products,
+        Command::Engine(_) | Command::Load(_) => Capability::Engine,
+        Command::Drill(_) => Capability::Drills,
+        Command::Roles(_) => Capability::Rights,
         // They read no sale (profiles, the local sandbox, a bench's own scratch sales).
         Command::Profile(_) | Command::Sandbox(_) | Command::Bench(_) => return None,
-        Command::Migrate => "migrate",
-        Command::Products { .. } => "products",
-        Command::Overview(_) => "overview",
-        Command::Engine(_) => "engine",
-        Command::Drill(_) => "drill",
-        Command::Roles(_) => "roles",
-        Command::Load(_) => "load",
     })
 }

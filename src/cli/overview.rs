@@ -6,9 +6,11 @@ use std::time::Duration;
 use clap::Args;
 use serde::Serialize;
 
-use super::{connect, output, CliError};
+use super::adapter::AdapterOpts;
+use super::{open_sale, output, CliError};
 use stockguard_core::alerts::Thresholds;
 use stockguard_core::overview::{self, burndown, chart, BurnDown, EngineAnswer, Overview};
+use stockguard_core::sale::{Capability, Sale};
 
 #[derive(Debug, Args)]
 pub struct OverviewArgs {
@@ -37,13 +39,17 @@ struct Out<'a> {
     burndown: &'a BurnDown,
 }
 
-pub async fn run(args: OverviewArgs, profile: Option<&str>) -> Result<(), CliError> {
-    let conns = connect(profile).await?;
+pub async fn run(args: OverviewArgs, profile: Option<&str>, adapter: &AdapterOpts) -> Result<(), CliError> {
+    let sale = open_sale(profile, adapter, adapter.file.as_deref()).await?;
+    let Sale::Ours(ours) = &sale else {
+        return over_adapter(&sale, &args).await;
+    };
+    let conns = &ours.conns;
     let thresholds = Thresholds {
         backlog_messages: args.backlog_threshold.unwrap_or(conns.settings.thresholds.backlog_messages),
         ..conns.settings.thresholds
     };
-    let o = overview::once(&conns, thresholds, WINDOW).await?;
+    let o = overview::once(conns, thresholds, WINDOW).await?;
     let burn = burndown::read(&conns.mysql, args.product).await?;
     if let Some(path) = &args.png {
         let name = args.product.map_or("whole sale".to_string(), |p| format!("product {p}"));
@@ -59,30 +65,42 @@ pub async fn run(args: OverviewArgs, profile: Option<&str>) -> Result<(), CliErr
     Ok(())
 }
 
+/// The overview of a sale read over its adapter: what its reading and its state database
+/// show (no engine of ours answers a scrape); the burn-down reads our own orders table.
+async fn over_adapter(sale: &Sale, args: &OverviewArgs) -> Result<(), CliError> {
+    if args.product.is_some() || args.png.is_some() {
+        sale.require(Capability::Burndown)?;
+    }
+    let opened = sale.adapter().expect("a sale over an adapter");
+    let o = overview::over_adapter::once(opened, sale.settings(), WINDOW).await?;
+    if args.json {
+        output::json(&o);
+    } else {
+        let mut text = head(&o);
+        let r = &o.orders;
+        text.push_str(&format!(
+            "orders {} rows, {} orders/s (over the adapter of the sale {:?}: no engine of ours reports answers, \
+             p99 or backlog here)\n",
+            r.accepted,
+            opt(r.orders_per_s, ""),
+            sale.name()
+        ));
+        text.push_str(&tail(&o));
+        output::write_text(&text);
+    }
+    Ok(())
+}
+
 fn opt(v: Option<f64>, unit: &str) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.1}{unit}"))
 }
 
 fn text(o: &Overview, burn: &BurnDown) -> String {
-    let s = &o.sale;
     let r = &o.orders;
-    let mut out = format!(
-        "{}\n\
-         sold {} of {} units ({:.1}%), {} left, {} products; mode {}{}\n\
-         orders {} (accepted {}, sold out {}, errors {}, refused {}); {} orders/s, {} accepted/s\n\
+    let mut out = head(o);
+    out.push_str(&format!(
+        "orders {} (accepted {}, sold out {}, errors {}, refused {}); {} orders/s, {} accepted/s\n\
          p99 {} (since start {}), backlog {}, in flight {}\n",
-        o.verdict,
-        s.sold_units,
-        s.initial_units,
-        s.sold_pct,
-        s.remaining_units,
-        s.products,
-        o.mode,
-        if o.products_off_normal > 0 {
-            format!(" (+{} products off NORMAL)", o.products_off_normal)
-        } else {
-            String::new()
-        },
         r.requests,
         r.accepted,
         r.sold_out,
@@ -94,7 +112,7 @@ fn text(o: &Overview, burn: &BurnDown) -> String {
         opt(r.p99_total_ms, " ms"),
         r.backlog.map_or("-".into(), |b| b.to_string()),
         r.inflight_units.map_or("-".into(), |b| b.to_string()),
-    );
+    ));
     for e in &o.engines {
         let state = match e.answer {
             EngineAnswer::Answered => {
@@ -111,6 +129,41 @@ fn text(o: &Overview, burn: &BurnDown) -> String {
     if o.engines.is_empty() {
         out.push_str("no engine has reported a heartbeat\n");
     }
+    out.push_str(&tail(o));
+    let what = burn.product_id.map_or("the sale".to_string(), |p| format!("product {p}"));
+    out.push_str(&format!(
+        "burn-down of {what}: {} of {} units left, {} points of {} s\n",
+        burn.remaining(),
+        burn.initial_units,
+        burn.points.len(),
+        burn.bucket_secs
+    ));
+    out
+}
+
+/// The verdict and the units, on either kind of sale.
+fn head(o: &Overview) -> String {
+    let s = &o.sale;
+    format!(
+        "{}\nsold {} of {} units ({:.1}%), {} left, {} products; mode {}{}\n",
+        o.verdict,
+        s.sold_units,
+        s.initial_units,
+        s.sold_pct,
+        s.remaining_units,
+        s.products,
+        o.mode,
+        if o.products_off_normal > 0 {
+            format!(" (+{} products off NORMAL)", o.products_off_normal)
+        } else {
+            String::new()
+        },
+    )
+}
+
+/// The alerts and the open compensation cases, on either kind of sale.
+fn tail(o: &Overview) -> String {
+    let mut out = String::new();
     for s in &o.alerts {
         let taken = s
             .acknowledged
@@ -122,13 +175,5 @@ fn text(o: &Overview, burn: &BurnDown) -> String {
     for c in &o.compensation_open {
         out.push_str(&format!("compensation case {} of product {}: {}\n", c.id, c.product_id, c.status));
     }
-    let what = burn.product_id.map_or("the sale".to_string(), |p| format!("product {p}"));
-    out.push_str(&format!(
-        "burn-down of {what}: {} of {} units left, {} points of {} s\n",
-        burn.remaining(),
-        burn.initial_units,
-        burn.points.len(),
-        burn.bucket_secs
-    ));
     out
 }

@@ -10,6 +10,7 @@ use super::{connect, output, CliError};
 use stockguard_core::recon::drift::DriftTracker;
 use stockguard_core::recon::ledger::{self, LedgerOptions};
 use stockguard_core::recon::read_products;
+use stockguard_core::sale::Capability;
 
 #[derive(Debug, Args)]
 pub struct ReconArgs {
@@ -43,9 +44,7 @@ pub enum DriftCommand {
 pub async fn recon(args: ReconArgs, profile: Option<&str>, adapter: &AdapterOpts) -> Result<(), CliError> {
     if adapter.file.is_some() {
         if args.ledger {
-            return Err(CliError::Refused(
-                "--ledger reads Stockguard's own tables; over an adapter every reading checks the ledger".into(),
-            ));
+            super::refused_over_adapter(adapter, Capability::LedgerCheck)?;
         }
         return super::adapter::recon(adapter, profile, &args.products, args.json).await;
     }

@@ -10,6 +10,7 @@
 mod support;
 
 mod attach;
+mod capabilities;
 mod clamp_repair;
 mod cli;
 mod compensation;

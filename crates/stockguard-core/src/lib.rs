@@ -50,6 +50,8 @@
 //!   runs with their heartbeat and halt requests, each run's timeline and summary, and after
 //!   a run its report, its comparison with another run and the facilitator's review notes.
 //!
+//! - [`sale`]: one sale, whoever built it: our own or one read over its adapter file, opened
+//!   one way, with the one table of what each kind can do that both doors ask.
 //! - [`guarantee`]: what an engine's ACCEPTED answer survives (a replica vouched, written
 //!   through to the DB, or nothing: opted out), as engines report it in their heartbeats.
 //! - [`step`]: errors that name the step that failed and keep the server's words as their
@@ -78,6 +80,7 @@ pub mod redis_link;
 pub mod reservation;
 pub mod rewrite;
 pub mod roles;
+pub mod sale;
 pub mod step;
 pub mod switch;
 

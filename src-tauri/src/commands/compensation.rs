@@ -5,9 +5,8 @@
 //! own orders (`compensation::over_adapter`).
 
 use serde::Serialize;
-use stockguard_core::compensation::execute::{execute, Execution};
-use stockguard_core::compensation::open::{open_case, Opened};
-use stockguard_core::compensation::over_adapter::{self, SaleSide};
+use stockguard_core::compensation::execute::Execution;
+use stockguard_core::compensation::open::Opened;
 use stockguard_core::compensation::plan::{set_plan, Choice, Lines, Planned};
 use stockguard_core::compensation::read::{list, show, CaseSummary};
 use stockguard_core::compensation::workflow::{take, StepKind, Stepped};
@@ -15,7 +14,7 @@ use stockguard_core::compensation::{export, Action, Case, CaseStatus, LineReason
 use tauri::{AppHandle, Emitter as _, State};
 
 use crate::error::{DesktopError, MessageCode, Said};
-use crate::state::{AppState, Sale};
+use crate::state::AppState;
 
 pub const PROGRESS_EVENT: &str = "compensation-progress";
 
@@ -43,10 +42,7 @@ pub async fn compensation_show(state: State<'_, AppState>, case_id: u64) -> Resu
 #[tauri::command(rename_all = "snake_case")]
 pub async fn compensation_open(state: State<'_, AppState>, product_id: u64) -> Result<Opened, DesktopError> {
     let live = state.live().await?;
-    Ok(match &live.sale {
-        Sale::Ours { conns, .. } => open_case(&conns.mysql, product_id).await?,
-        Sale::Adapter { sale, .. } => over_adapter::open_for(sale, product_id).await?,
-    })
+    Ok(live.sale.open_case(product_id).await?)
 }
 
 /// The plan by reason: what every oversold line gets, what every withdrawn line gets.
@@ -108,12 +104,7 @@ pub async fn compensation_execute(
         let _ = app.emit(PROGRESS_EVENT, CompensationProgress { case_id, done, total, order_no: order_no.to_string() });
     };
     let live = state.live().await?;
-    Ok(match &live.sale {
-        Sale::Ours { conns, .. } => execute(&conns.mysql, case_id, &progress).await?,
-        Sale::Adapter { sale, .. } => {
-            over_adapter::execute(sale.state()?, SaleSide::of(sale)?, case_id, &progress).await?
-        }
-    })
+    Ok(live.sale.execute_case(case_id, &progress).await?)
 }
 
 /// The case's lines as CSV at `path` (none: the documents folder); returns where it went.

@@ -5,8 +5,10 @@ use tauri::{AppHandle, Manager as _, State};
 
 use crate::alert_desk::AlertDesk;
 use crate::board_feed;
-use crate::error::{DesktopError, OnlyOurs};
-use crate::state::{AppState, Sale};
+use crate::error::DesktopError;
+use crate::state::AppState;
+use stockguard_core::sale::Capability;
+use stockguard_core::sale::Sale;
 
 /// What the banner shows: which sale, which kind of environment, as whom.
 #[derive(Debug, Serialize, ts_rs::TS)]
@@ -31,7 +33,7 @@ pub struct ConnectionInfo {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn connection_rights(state: State<'_, AppState>) -> Result<stockguard_core::roles::Rights, DesktopError> {
     let live = state.live().await?;
-    let conns = live.ours(OnlyOurs::Rights)?;
+    let conns = live.ours(Capability::Rights)?;
     stockguard_core::roles::effective_rights(conns).await.map_err(|e| DesktopError::Query(e.to_string().into()))
 }
 
@@ -47,7 +49,7 @@ pub async fn connection_info(state: State<'_, AppState>) -> Result<ConnectionInf
         mysql: s.mysql_display(),
         redis: s.redis_display(),
         key_prefix: s.key_prefix.clone(),
-        has_replica: matches!(&live.sale, Sale::Ours { replica: Some(_), .. }),
+        has_replica: live.sale.replica().is_some(),
         adapter_sale: live.adapter().map(|sale| sale.file.sale.name.clone()),
         notices: s.notices.clone(),
     })
@@ -64,14 +66,15 @@ pub async fn connect(
     let chosen = profile.or_else(|| state.start_profile.clone());
     let (live, feeds) = state.connect(chosen.as_deref()).await?;
     app.state::<AlertDesk>().reset();
-    match &live.sale {
-        Sale::Ours { conns, .. } => super::overview::spawn_feed(app.clone(), conns.clone(), feeds.ticks.resubscribe()),
-        Sale::Adapter { sale, latest } => super::overview::spawn_over_adapter_feed(
+    match (&live.sale, &live.latest) {
+        (Sale::Ours(o), _) => super::overview::spawn_feed(app.clone(), o.conns.clone(), feeds.ticks.resubscribe()),
+        (Sale::Adapter(a), Some(latest)) => super::overview::spawn_over_adapter_feed(
             app.clone(),
-            sale.clone(),
+            a.sale.clone(),
             latest.clone(),
             feeds.ticks.resubscribe(),
         ),
+        (Sale::Adapter(_), None) => unreachable!("a sale over an adapter is opened with its latest reading"),
     }
     board_feed::spawn(app, std::sync::Arc::downgrade(&live), feeds);
     connection_info(state).await

@@ -4,11 +4,12 @@
 
 use std::time::Duration;
 
+use stockguard_core::sale::Capability;
 use stockguard_core::switch::exit::DEFAULT_STALE_AFTER;
 use stockguard_core::switch::{self, ExitOptions, ExitReport, Scope, SwitchStatus, Toggled};
 use tauri::{AppHandle, Emitter as _, State};
 
-use crate::error::{DesktopError, OnlyOurs};
+use crate::error::DesktopError;
 use crate::state::AppState;
 
 pub const ACK_EVENT: &str = "degrade-ack";
@@ -24,7 +25,7 @@ fn scope_of(product: Option<u64>) -> Scope {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn degrade_status(state: State<'_, AppState>) -> Result<SwitchStatus, DesktopError> {
     let live = state.live().await?;
-    Ok(switch::status(live.ours(OnlyOurs::Switch)?, DEFAULT_STALE_AFTER).await?)
+    Ok(switch::status(live.ours(Capability::Degrade)?, DEFAULT_STALE_AFTER).await?)
 }
 
 /// Sends the scope's orders straight to the DB and waits for the instances to apply it.
@@ -40,7 +41,7 @@ pub async fn degrade_on(
         let _ = app.emit(ACK_EVENT, ack);
     };
     Ok(switch::enter_db_mode(
-        live.ours(OnlyOurs::Switch)?,
+        live.ours(Capability::Degrade)?,
         scope_of(product),
         &reason,
         ACK_TIMEOUT,
@@ -64,5 +65,5 @@ pub async fn degrade_exit(
     let progress = |step: &switch::ExitStep| {
         let _ = app.emit(STEP_EVENT, step);
     };
-    Ok(switch::guided_exit(live.ours(OnlyOurs::Switch)?, &opts, &progress).await?)
+    Ok(switch::guided_exit(live.ours(Capability::Degrade)?, &opts, &progress).await?)
 }

@@ -12,9 +12,10 @@ use stockguard_core::drills::report::shown::TimelineCharts;
 use stockguard_core::drills::report::{self, Format};
 use stockguard_core::drills::{self, RunDetail, RunRecord};
 use stockguard_core::lang::Lang;
+use stockguard_core::sale::Capability;
 use tauri::{AppHandle, Manager as _, State};
 
-use crate::error::{DesktopError, MessageCode, OnlyOurs, Said};
+use crate::error::{DesktopError, MessageCode, Said};
 use crate::logs::LogFile;
 use crate::state::{drill_runner, AppState};
 
@@ -55,7 +56,7 @@ pub struct DrillTimeline {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_catalog(state: State<'_, AppState>) -> Result<DrillCatalog, DesktopError> {
     let live = state.live().await?;
-    let conns = live.ours(OnlyOurs::Drills)?;
+    let conns = live.ours(Capability::Drills)?;
     let settings = &conns.settings;
     let drills = plan::builtin()
         .into_iter()
@@ -86,7 +87,7 @@ pub async fn drill_start(
     staging_confirmed: bool,
 ) -> Result<Started, DesktopError> {
     let live = state.live().await?;
-    let conns = live.ours(OnlyOurs::Drills)?;
+    let conns = live.ours(Capability::Drills)?;
     let request = LaunchRequest { drill, short, extra_db_latency_ms, staging_confirmed };
     request.check(&conns.settings)?;
     let dir = app.try_state::<LogFile>().map_or_else(std::env::temp_dir, |log| log.dir.clone());
@@ -101,7 +102,7 @@ pub async fn drill_start(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_watch(app: AppHandle, state: State<'_, AppState>, run_id: u64) -> Result<(), DesktopError> {
     let live = state.live().await?;
-    let conns = live.ours(OnlyOurs::Drills)?;
+    let conns = live.ours(Capability::Drills)?;
     state.watch_drill(app, conns.mysql.clone(), run_id);
     Ok(())
 }
@@ -111,7 +112,7 @@ pub async fn drill_watch(app: AppHandle, state: State<'_, AppState>, run_id: u64
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_halt(state: State<'_, AppState>, reason: String) -> Result<Vec<u64>, DesktopError> {
     let live = state.live().await?;
-    let conns = live.ours(OnlyOurs::Drills)?;
+    let conns = live.ours(Capability::Drills)?;
     let asked = drills::request_halt(&conns.mysql, &conns.settings, &reason).await?;
     tracing::info!(runs = ?asked, reason = %reason, "drill halt requested");
     Ok(asked)
@@ -121,7 +122,7 @@ pub async fn drill_halt(state: State<'_, AppState>, reason: String) -> Result<Ve
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_runs(state: State<'_, AppState>, limit: u32) -> Result<Vec<RunRecord>, DesktopError> {
     let live = state.live().await?;
-    let conns = live.ours(OnlyOurs::Drills)?;
+    let conns = live.ours(Capability::Drills)?;
     drills::clear_leftovers(conns).await;
     Ok(drills::list(&conns.mysql, limit, drills::STALE_AFTER).await?)
 }
@@ -130,7 +131,7 @@ pub async fn drill_runs(state: State<'_, AppState>, limit: u32) -> Result<Vec<Ru
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_report(state: State<'_, AppState>, run_id: u64, lang: Lang) -> Result<String, DesktopError> {
     let live = state.live().await?;
-    let conns = live.ours(OnlyOurs::Drills)?;
+    let conns = live.ours(Capability::Drills)?;
     let data = report::load(&conns.mysql, run_id).await?;
     Ok(report::render(&data, Format::Html, lang))
 }
@@ -151,7 +152,7 @@ pub async fn drill_compare(
         )));
     }
     let live = state.live().await?;
-    let conns = live.ours(OnlyOurs::Drills)?;
+    let conns = live.ours(Capability::Drills)?;
     let (a, b) = tokio::try_join!(
         drills::show(&conns.mysql, a, drills::STALE_AFTER),
         drills::show(&conns.mysql, b, drills::STALE_AFTER)
@@ -163,7 +164,7 @@ pub async fn drill_compare(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drill_timeline(state: State<'_, AppState>, run_id: u64) -> Result<DrillTimeline, DesktopError> {
     let live = state.live().await?;
-    let conns = live.ours(OnlyOurs::Drills)?;
+    let conns = live.ours(Capability::Drills)?;
     let run = drills::show(&conns.mysql, run_id, drills::STALE_AFTER).await?;
     let timeline = events::timeline(&conns.mysql, run_id).await?;
     let charts = TimelineCharts::of_run(&run, &timeline);

@@ -11,12 +11,13 @@ use stockguard_core::connect::Connections;
 use stockguard_core::overview::over_adapter::OrderRate;
 use stockguard_core::overview::{self, burndown, chart, FleetScrape, OverviewError};
 use stockguard_core::recon::sampler::Tick;
+use stockguard_core::sale::Capability;
 use tauri::{AppHandle, Emitter as _, Manager as _, State};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::watch;
 
 use crate::alert_desk::AlertDesk;
-use crate::error::{DesktopError, OnlyOurs};
+use crate::error::DesktopError;
 use crate::state::AppState;
 
 pub const TICK_EVENT: &str = "overview-tick";
@@ -107,7 +108,7 @@ pub async fn burndown_chart(
     height: u32,
 ) -> Result<BurnDownView, DesktopError> {
     let live = state.live().await?;
-    let b = burndown::read(&live.ours(OnlyOurs::Burndown)?.mysql, product).await?;
+    let b = burndown::read(&live.ours(Capability::Burndown)?.mysql, product).await?;
     let svg = chart::burndown_svg(&b, &labels, &series, (width, height)).map_err(OverviewError::from)?;
     Ok(BurnDownView {
         svg,

@@ -2,10 +2,11 @@
 
 use serde::Serialize;
 use stockguard_core::recon::ledger::{reconcile, LedgerOptions, LedgerReport};
+use stockguard_core::sale::Capability;
 use tauri::{AppHandle, Emitter as _, State};
 
-use crate::error::{DesktopError, OnlyOurs};
-use crate::state::{AppState, Sale};
+use crate::error::DesktopError;
+use crate::state::AppState;
 
 pub const PROGRESS_EVENT: &str = "ledger-progress";
 
@@ -19,11 +20,8 @@ pub struct LedgerProgress {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn run_ledger(app: AppHandle, state: State<'_, AppState>) -> Result<LedgerReport, DesktopError> {
     let live = state.live().await?;
-    let conns = live.ours(OnlyOurs::LedgerCheck)?;
-    let replica = match &live.sale {
-        Sale::Ours { replica, .. } => replica.as_ref(),
-        Sale::Adapter { .. } => None,
-    };
+    let conns = live.ours(Capability::LedgerCheck)?;
+    let replica = live.sale.replica();
     let pool = replica.unwrap_or(&conns.mysql);
     let mut progress = |done, total| {
         let _ = app.emit(PROGRESS_EVENT, LedgerProgress { done, total });

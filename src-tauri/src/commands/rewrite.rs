@@ -4,9 +4,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 use stockguard_core::rewrite::{rewrite_many, RewriteRequest, RewriteResult};
+use stockguard_core::sale::Capability;
 use tauri::State;
 
-use crate::error::{DesktopError, ErrorWire, MessageCode, OnlyOurs, Said};
+use crate::error::{DesktopError, ErrorWire, MessageCode, Said};
 use crate::state::AppState;
 
 /// One product's result: the rewrite's, or why it was not done.
@@ -35,7 +36,7 @@ pub async fn rewrite_products(
     }
     let live = state.live().await?;
     let template = RewriteRequest { product_id: 0, reason, dry_run, confirm: None, lock_ttl: Duration::from_secs(10) };
-    let results = rewrite_many(live.ours(OnlyOurs::Rewrite)?, &products, &template, &confirmed).await;
+    let results = rewrite_many(live.ours(Capability::Repair)?, &products, &template, &confirmed).await;
     Ok(products
         .into_iter()
         .zip(results)

@@ -60,6 +60,9 @@ pub enum OverviewError {
     Recon(#[from] crate::recon::ReconError),
     #[error("database: {0}")]
     Db(#[from] sqlx::Error),
+    /// The sale read over its adapter failed.
+    #[error(transparent)]
+    Adapter(#[from] crate::adapter::AdapterError),
 }
 
 /// Units of the sale, from the ledger.

@@ -25,7 +25,7 @@ use stockguard_core::recon::{DriftStatus, Reading};
 /// Reads the sale each `interval` and serves the latest reading at `GET /metrics` on
 /// `listener`, until `stop` resolves.
 pub async fn run_adapter(
-    sale: OpenedSale,
+    sale: Arc<OpenedSale>,
     listener: tokio::net::TcpListener,
     opts: WatchOptions,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
@@ -33,7 +33,12 @@ pub async fn run_adapter(
     serve(listener, stop, move |gauges, stopped| read_forever(sale, gauges, opts, stopped)).await
 }
 
-async fn read_forever(sale: OpenedSale, gauges: Arc<Gauges>, opts: WatchOptions, mut stopped: watch::Receiver<bool>) {
+async fn read_forever(
+    sale: Arc<OpenedSale>,
+    gauges: Arc<Gauges>,
+    opts: WatchOptions,
+    mut stopped: watch::Receiver<bool>,
+) {
     let mut tracker = DriftTracker::default();
     let mut on_oversold = OnOversold::default();
     let mut without_state_said = false;
