@@ -27,6 +27,7 @@ mod profile_manage;
 mod recon_exact;
 mod recon_inject;
 mod rewrite;
+mod rig_apart;
 mod rig_leftovers;
 mod roles;
 mod schema;

@@ -14,11 +14,15 @@ pub struct Product {
     pub per_user_limit: i32,
 }
 
-/// Every product of the sale, in id order.
+/// Every product of the sale, in id order: its own, on no drill rig (a drill's products are
+/// its rig's, shown with its run).
 pub async fn list_products(pool: &MySqlPool) -> Result<Vec<Product>, sqlx::Error> {
-    sqlx::query_as("SELECT product_id, name, initial_stock, stock, per_user_limit FROM inventory ORDER BY product_id")
-        .fetch_all(pool)
-        .await
+    sqlx::query_as(
+        "SELECT product_id, name, initial_stock, stock, per_user_limit FROM inventory WHERE rig IS NULL \
+         ORDER BY product_id",
+    )
+    .fetch_all(pool)
+    .await
 }
 
 /// The products of `home`, in id order: the sale's (on no drill rig) or one drill rig's

@@ -11,7 +11,7 @@ use crate::recon::drift::DriftTracker;
 use crate::recon::read_products;
 use crate::recon::reading::product_ids;
 use crate::switch::exit::DEFAULT_STALE_AFTER;
-use crate::switch::InstanceAck;
+use crate::switch::{InstanceAck, Scope};
 
 pub async fn firing(conns: &Connections, thresholds: &Thresholds, between: Duration) -> Result<Vec<Alert>, AlertError> {
     let mut redis = conns.redis.clone();
@@ -35,5 +35,11 @@ pub async fn signals(conns: &Connections, products: &[u64]) -> Result<Signals, A
 
 /// The live instances whose breaker is open or half open (a stale heartbeat says nothing).
 pub fn open_breakers(instances: &[InstanceAck]) -> Vec<String> {
-    instances.iter().filter(|i| i.live && i.breaker_state != "CLOSED").map(|i| i.instance_id.clone()).collect()
+    // The sale's own engines (home `global`): a drill's rig engines trip on purpose, and the
+    // Drills screen shows them (issue 51).
+    instances
+        .iter()
+        .filter(|i| i.live && i.home == Scope::Global && i.breaker_state != "CLOSED")
+        .map(|i| i.instance_id.clone())
+        .collect()
 }

@@ -207,11 +207,12 @@ pub fn order_figures(now: &FleetScrape, previous: Option<&FleetScrape>) -> (Orde
     (figures, engines)
 }
 
-/// The sale's units from the ledger: one pass over `inventory` (a row per product).
+/// The sale's units from the ledger: one pass over `inventory` (a row per product), its own
+/// products only (a drill rig's, running or past, are the drill's: issue 51).
 pub async fn sale_figures(pool: &sqlx::MySqlPool) -> Result<SaleFigures, OverviewError> {
     let (products, initial_units, remaining_units): (i64, i64, i64) = sqlx::query_as(
         "SELECT COUNT(*), CAST(COALESCE(SUM(initial_stock), 0) AS SIGNED), CAST(COALESCE(SUM(stock), 0) AS SIGNED) \
-         FROM inventory",
+         FROM inventory WHERE rig IS NULL",
     )
     .fetch_one(pool)
     .await?;

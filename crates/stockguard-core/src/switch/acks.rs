@@ -182,18 +182,24 @@ pub async fn acknowledgement(
                 .map(|us| us.max(0) / 1000),
         });
     }
-    let live = instances.iter().filter(|i| i.live).count();
-    let applied = instances.iter().filter(|i| i.live && i.applied).count();
-    let propagation_ms = instances.iter().filter(|i| i.live).filter_map(|i| i.propagation_ms).max();
-    Ok(Acknowledgement {
-        revision,
-        changed_at,
-        live,
-        applied,
-        complete: live > 0 && applied == live,
-        propagation_ms,
-        instances,
-    })
+    Ok(Acknowledgement::of(revision, changed_at, instances))
+}
+
+impl Acknowledgement {
+    fn of(revision: u64, changed_at: Option<NaiveDateTime>, instances: Vec<InstanceAck>) -> Self {
+        let live = instances.iter().filter(|i| i.live).count();
+        let applied = instances.iter().filter(|i| i.live && i.applied).count();
+        let propagation_ms = instances.iter().filter(|i| i.live).filter_map(|i| i.propagation_ms).max();
+        Self { revision, changed_at, live, applied, complete: live > 0 && applied == live, propagation_ms, instances }
+    }
+
+    /// The same acknowledgement counted over the instances `keep` says are concerned (the
+    /// engines that sell what a change of one home's row touches): a drill's engines never
+    /// hold up the sale's exit, nor the sale's a drill's.
+    pub fn among(self, keep: &(dyn Fn(&InstanceAck) -> bool + Sync)) -> Self {
+        let instances = self.instances.into_iter().filter(|i| keep(i)).collect();
+        Self::of(self.revision, self.changed_at, instances)
+    }
 }
 
 /// Waits until every live instance applied `revision`, or `timeout`; returns the last
@@ -205,9 +211,21 @@ pub async fn wait_applied(
     timeout: Duration,
     progress: &(dyn Fn(&Acknowledgement) + Sync),
 ) -> Result<Acknowledgement, SwitchError> {
+    wait_applied_among(pool, revision, stale_after, timeout, &|_| true, progress).await
+}
+
+/// [`wait_applied`] counted over the instances `concerned` keeps ([`Acknowledgement::among`]).
+pub async fn wait_applied_among(
+    pool: &MySqlPool,
+    revision: u64,
+    stale_after: Duration,
+    timeout: Duration,
+    concerned: &(dyn Fn(&InstanceAck) -> bool + Sync),
+    progress: &(dyn Fn(&Acknowledgement) + Sync),
+) -> Result<Acknowledgement, SwitchError> {
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
-        let ack = acknowledgement(pool, revision, stale_after).await?;
+        let ack = acknowledgement(pool, revision, stale_after).await?.among(concerned);
         progress(&ack);
         if ack.complete || tokio::time::Instant::now() >= deadline {
             return Ok(ack);

@@ -173,8 +173,10 @@ pub async fn guided_exit(
         return Err(SwitchError::ConfirmationRequired(opts.scope.key()));
     }
     let products = in_scope(conns, opts.scope).await?;
-    // The engines that sell what this exit rebuilds: only their breakers and modes count.
-    let concerned = |i: &InstanceAck| sells_in(opts.scope, i.home);
+    // The engines that sell what this exit rebuilds: only their breakers, acknowledgements
+    // and modes count (a drill's engine, stopped by its drill, never holds up the sale's exit).
+    let home = home_of(conns, opts.scope).await?;
+    let concerned = |i: &InstanceAck| i.home == home;
     // 1. Redis must answer us, and every live engine must reach it again.
     let live = async {
         let mut redis = conns.redis.clone();
@@ -311,9 +313,10 @@ async fn rebuild_and_resume(
     progress: &(dyn Fn(&ExitStep) + Sync),
 ) -> Result<Rebuilt, SwitchError> {
     let pause_revision = *written;
-    let ack = acks::wait_applied(&conns.mysql, pause_revision, opts.stale_after, opts.ack_timeout, &|_| {})
-        .instrument(info_span!("pause_applied", revision = pause_revision))
-        .await?;
+    let ack =
+        acks::wait_applied_among(&conns.mysql, pause_revision, opts.stale_after, opts.ack_timeout, concerned, &|_| {})
+            .instrument(info_span!("pause_applied", revision = pause_revision))
+            .await?;
     if !ack.complete && ack.live > 0 {
         return Err(SwitchError::NotAcknowledged { revision: pause_revision, applied: ack.applied, live: ack.live });
     }
@@ -519,13 +522,20 @@ async fn in_scope(conns: &Connections, scope: Scope) -> Result<Vec<u64>, SwitchE
     Ok(products.into_iter().filter(|p| !held.contains(p)).collect())
 }
 
-/// Whether an engine whose home is `home` sells products an exit of `scope` rebuilds: the
-/// home's own engines for the global row or a rig's, any for one product's.
-fn sells_in(scope: Scope, home: Scope) -> bool {
-    match scope {
-        Scope::Product(_) => true,
-        Scope::Global | Scope::Rig(_) => home == scope,
-    }
+/// The home row of the engines that sell what an exit of `scope` rebuilds: the row itself for
+/// the global row or a rig's; for one product, its home's (a sale product's engines are the
+/// sale's, a rig product's its drill's).
+async fn home_of(conns: &Connections, scope: Scope) -> Result<Scope, SwitchError> {
+    let Scope::Product(p) = scope else { return Ok(scope) };
+    let rig: Option<Option<u64>> = sqlx::query_scalar("SELECT rig FROM inventory WHERE product_id = ?")
+        .bind(p)
+        .fetch_optional(&conns.mysql)
+        .await
+        .step("reading the product's rig (home of)")?;
+    Ok(match rig.flatten() {
+        Some(run) => Scope::Rig(run),
+        None => Scope::Global,
+    })
 }
 
 /// Waits until every live instance applied `revision` and reports NORMAL (tripped breakers
@@ -538,8 +548,8 @@ async fn wait_normal(
 ) -> Result<Acknowledgement, SwitchError> {
     let deadline = Instant::now() + opts.ack_timeout;
     loop {
-        let ack = acks::acknowledgement(&conns.mysql, revision, opts.stale_after).await?;
-        let normal = ack.instances.iter().filter(|i| i.live && concerned(i)).all(|i| i.effective_mode == Mode::Normal);
+        let ack = acks::acknowledgement(&conns.mysql, revision, opts.stale_after).await?.among(concerned);
+        let normal = ack.instances.iter().filter(|i| i.live).all(|i| i.effective_mode == Mode::Normal);
         if (ack.complete && normal) || ack.live == 0 || Instant::now() >= deadline {
             return Ok(ack);
         }
