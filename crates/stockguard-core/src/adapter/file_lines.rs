@@ -120,9 +120,9 @@ impl FileLines {
     pub fn of_problem(&self, problem: &str) -> Option<usize> {
         let rest = problem.strip_prefix('[')?;
         let (section, rest) = rest.split_once(']')?;
+        // The key's first part: a dotted key (`shape.field`) stops at its dot.
         let key: String = rest.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        let key = key.split('.').next().unwrap_or_default();
-        self.of_key(section.trim(), key)
+        self.of_key(section.trim(), &key)
     }
 }
 

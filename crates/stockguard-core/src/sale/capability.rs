@@ -116,7 +116,7 @@ pub enum Need {
     DeltaRepair,
     /// An orders table (a case lists the sale's orders) and a state database (the cases).
     OrdersAndState,
-    /// A state database (acknowledgements, the audit log).
+    /// A state database (the audit log).
     State,
 }
 
@@ -170,11 +170,13 @@ impl SaleKind {
                 _ => Support::Supported,
             },
             Self::Adapter => match capability {
-                C::Reading | C::Overview | C::Watch | C::AdapterTools => Support::Supported,
+                // Alerting reads the sale; only acknowledging one needs the state database,
+                // which the acknowledgement itself says.
+                C::Reading | C::Overview | C::Alerts | C::Watch | C::AdapterTools => Support::Supported,
                 C::Degrade => Support::Where(Need::Switch),
                 C::Repair => Support::Where(Need::DeltaRepair),
                 C::Compensation => Support::Where(Need::OrdersAndState),
-                C::Alerts | C::Audit => Support::Where(Need::State),
+                C::Audit => Support::Where(Need::State),
                 C::Burndown => Support::Unsupported("the burn-down reads our own orders table"),
                 C::LedgerCheck => Support::Unsupported(
                     "the ledger check reads our own orders and outbox; over an adapter every reading judges the \
@@ -310,7 +312,7 @@ mod tests {
                 (C::Degrade, "with [switch]"),
                 (C::Repair, "with delta repair"),
                 (C::Compensation, "with orders and a state database"),
-                (C::Alerts, "with a state database"),
+                (C::Alerts, "yes"),
                 (C::Audit, "with a state database"),
                 (C::Watch, "yes"),
                 (C::Drills, "no"),
