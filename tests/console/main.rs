@@ -20,6 +20,7 @@ mod exit_batch;
 mod exit_guard;
 mod four_eyes;
 mod four_eyes_loose;
+mod four_eyes_rig_and_notes;
 mod four_eyes_since_approval;
 mod ledger;
 mod overview;

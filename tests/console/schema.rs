@@ -6,7 +6,7 @@ use crate::support;
 use sqlx::{MySqlPool, Row as _};
 use stockguard_core::connect::MIGRATOR;
 
-const TABLES: [&str; 25] = [
+const TABLES: [&str; 26] = [
     "adapter_baselines",
     "adapter_orders",
     "alert_acks",
@@ -30,6 +30,7 @@ const TABLES: [&str; 25] = [
     "orders",
     "outbox",
     "rewrite_runs",
+    "sale_role_accounts",
     "switch_changes",
     "switch_head",
 ];

@@ -32,9 +32,10 @@ pub enum SaleRole {
     /// Reconciles, rewrites Redis stock, flips the degrade switch, halts drills, opens,
     /// plans and executes oversell compensation.
     Oncall,
-    /// Approves or rejects oversell compensation plans.
+    /// Approves or rejects oversell compensation plans (and writes notes on them).
     Approver,
-    /// Runs fault drills: the drill tables, and what the drill's engines write.
+    /// Runs fault drills: the drill tables, and what the drill's engines write, for drill rigs'
+    /// products only.
     Facilitator,
     /// Every table of the sale, by named privileges (the workflow's and the audit log's rules
     /// hold for it too), and every command on the sale's keys.
@@ -127,6 +128,10 @@ pub const TABLES: &[&str] = &[
     "adapter_orders",
     // What the checkers approved (written by the workflow's trigger alone; no role writes it).
     "compensation_approved_orders",
+    // Who holds which role, as `roles apply` last recorded it (its audit row, by the audit log's
+    // trigger alone; no role writes it): the triggers that confine a facilitator to its drill
+    // rigs' products and an approver to notes read it.
+    "sale_role_accounts",
     // A view: the heartbeats of ended drill runs' engines, the only ones a facilitator or
     // on-call may delete (never a sale engine's, never a running drill's).
     "ended_rig_heartbeats",
@@ -170,8 +175,11 @@ const ONCALL: &[(&str, &[Privilege])] = &[
 
 /// What an approver writes: a verdict (approve or reject) in `compensation_verdicts`, the one
 /// table no other role may write, whose trigger records the step and moves the case with its
-/// own rights (refusing an approver's verdict on their own proposal); and plain steps (a note).
-/// No effect, no line: an approver never executes.
+/// own rights (refusing an approver's verdict on their own proposal); and notes. `INSERT` on
+/// `compensation_steps` is for notes only: the steps' triggers refuse an approver's account any
+/// other kind, and an approval or rejection step but the one its own verdict writes
+/// (`migrations/20261207000031_four_eyes_rig_and_notes.sql`). No effect, no line: an approver
+/// never executes.
 const APPROVER: &[(&str, &[Privilege])] =
     &[("compensation_verdicts", &[Insert]), ("compensation_steps", &[Insert]), ("audit_log", &[Insert])];
 
@@ -180,6 +188,11 @@ const APPROVER: &[(&str, &[Privilege])] =
 /// deadlines (`orders`), and starts engines with the facilitator's own credentials, so the
 /// account also writes what engines write (orders, stock, outbox, failures, instances,
 /// heartbeats), and leads the sale back from DB mode as on-call would (switch, rewrite).
+/// The grants are per table; the triggers confine the ledger's rows (`inventory`, `orders`,
+/// `outbox`, `order_failures`) to drill rigs' products (`inventory.rig` set): a facilitator's
+/// account puts a product on sale only in a rig, never moves one into or out of a rig, and
+/// writes no order, stock, price, release or failure of the sale's own products
+/// (`migrations/20261207000031_four_eyes_rig_and_notes.sql`).
 const FACILITATOR: &[(&str, &[Privilege])] = &[
     ("drill_runs", &[Insert, Update]),
     ("drill_events", &[Insert]),
