@@ -616,7 +616,7 @@ paused_ms: number, rewrites: Array<RewriteResult>, buyers_rebuilt: number, resum
  */
 not_back_on_redis: Array<string>, audit_id: number, };
 
-export type RunStatus = "RUNNING" | "PASSED" | "FAILED" | "ABORTED" | "HALTED" | "DEAD";
+export type RunStatus = "RUNNING" | "PASSED" | "FAILED" | "INCONCLUSIVE" | "ABORTED" | "HALTED" | "DEAD";
 
 export type RunRecord = { id: number, scenario: string, started_by: string, runner: string | null, started_at: string, finished_at: string | null, status: RunStatus, 
 /**
@@ -717,7 +717,9 @@ status_not_found: number | null, };
 
 export type Check = { name: string, 
 /**
- * `invariant` (always checked, failing it fails or aborts the run) or `slo` (declared).
+ * `invariant` (always checked, failing it fails or aborts the run), `slo` (declared), or
+ * `proof` (the run proved something: its faults took effect, its engines were back;
+ * failing only these makes the run `INCONCLUSIVE`).
  */
 kind: string, passed: boolean, 
 /**

@@ -14,5 +14,6 @@ mod abort;
 mod beside_a_sale;
 mod builtin;
 mod halt;
+mod proves_something;
 mod rerun;
 mod rig;

@@ -65,8 +65,8 @@ pub async fn within(within: Duration, mut cond: impl FnMut() -> bool) -> Option<
 }
 
 /// A small drill: two engines, one product, a steady trickle of buyers, and a Redis latency
-/// fault from the first second that lasts past the load, so a fault is in force whenever
-/// the test acts.
+/// fault from the first second to the load's end (a fault may not outlive its load), so a
+/// fault is in force whenever the test acts.
 pub const LONG_FAULT: &str = r#"
 name = "test-long-fault"
 title_en = "A fault in force throughout"
@@ -90,6 +90,6 @@ name = "20 ms on every Redis reply"
 target = "redis"
 action = "latency"
 at_s = 1
-for_s = 60
+for_s = 39
 latency_ms = 20
 "#;

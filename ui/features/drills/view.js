@@ -37,6 +37,8 @@ const INVARIANTS = {
   no_drift_outside_faults: "inv_no_drift_outside_faults",
   drift_zero_at_end: "inv_drift_zero_at_end",
   load_sent_as_planned: "inv_load_sent_as_planned",
+  fault_took_effect: "inv_fault_took_effect",
+  engines_back_at_end: "inv_engines_back_at_end",
   no_stale_rewrite: "inv_no_stale_rewrite",
   accepted_orders_always_found: "inv_accepted_orders_always_found",
   failover_drift_confirmed: "inv_failover_drift_confirmed",
@@ -120,6 +122,8 @@ function verdictOf(run) {
       return [t("verdictFailed", { checks: failed.map((c) => checkName(c.name)).join(currentLanguage() === "zh" ? "、" : ", ") })];
     case "HALTED":
       return sentence("verdictHalted", {}, { reason: typed(reason) });
+    case "INCONCLUSIVE":
+      return [t("verdictInconclusive", { checks: failed.map((c) => checkName(c.name)).join(currentLanguage() === "zh" ? "、" : ", ") })];
     default:
       return reason ? sentence("verdictEnded", {}, { reason: recorded(reason) }) : [];
   }
@@ -275,7 +279,7 @@ export function render({ run, timeline, charts, at, replay, drills }) {
 
   // While it goes (or under the replay's cursor): the tick invariants, red from their first
   // violation. At the end of a run that finished: every invariant its verdict checked.
-  const finalChecks = ended && run.summary ? run.summary.checks.filter((c) => c.kind === "invariant") : [];
+  const finalChecks = ended && run.summary ? run.summary.checks.filter((c) => c.kind === "invariant" || c.kind === "proof") : [];
   const invariants = finalChecks.length
     ? finalChecks.map((c) => invariant(c.name, c.passed, c.passed ? [] : [recorded(c.figure)]))
     : [

@@ -162,6 +162,12 @@ fn default_concurrency() -> usize {
     10_000
 }
 
+/// The most requests a drill's schedule may be drawn from (`load.buyers` x products, each
+/// buyer asking once for each product): the runner draws and shuffles them all in memory before
+/// the load starts, so a file beyond this is refused when it is read, before anything is put on
+/// sale.
+pub const MAX_SCHEDULE_PAIRS: u64 = 2_000_000;
+
 /// Where a fault lands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -397,6 +403,15 @@ impl Plan {
         if self.load.buyers == 0 || self.load.rate == 0 || self.load.duration_s == 0 || self.load.concurrency == 0 {
             return bad("load.buyers, load.rate, load.duration_s and load.concurrency must be at least 1".into());
         }
+        let pairs = self.load.buyers.saturating_mul(self.rig.products.len() as u64);
+        if pairs > MAX_SCHEDULE_PAIRS {
+            return bad(format!(
+                "load.buyers = {}: {} buyers x {} products is {pairs} requests to draw, above the {MAX_SCHEDULE_PAIRS} a schedule may hold",
+                self.load.buyers,
+                self.load.buyers,
+                self.rig.products.len()
+            ));
+        }
         let share = |v: f64| (0.0..=1.0).contains(&v);
         if !share(self.load.pay) || !share(self.load.cancel) || self.load.pay + self.load.cancel > 1.0 {
             return bad("load.pay and load.cancel are shares between 0 and 1 whose sum is at most 1".into());
@@ -410,6 +425,19 @@ impl Plan {
                 return bad(format!(
                     "fault {:?} begins at {} s, when the load ({} s) has ended: no order would meet it",
                     step.name, step.at_s, self.load.duration_s
+                ));
+            }
+            // A fault still in force after the load proves nothing more (no order meets its
+            // end) and holds the run and its recovery past what the file's load measures.
+            let load_s = self.load.duration_s as f64;
+            if step.at_s + step.for_s > load_s + 1e-9 {
+                return bad(format!(
+                    "fault {:?}: for_s = {} runs it to {} s, {} s past the load's end (load.duration_s = {}): end it within the load",
+                    step.name,
+                    trimmed(step.for_s),
+                    trimmed(step.at_s + step.for_s),
+                    trimmed(step.at_s + step.for_s - load_s),
+                    self.load.duration_s
                 ));
             }
             if let Some(e) = step.engines.iter().find(|e| **e == 0 || **e > self.rig.engines) {
@@ -427,6 +455,12 @@ impl Plan {
         }
         Ok(())
     }
+}
+
+/// Seconds as a file writes them: `3`, `2.5`, `0.9` (no float noise from the short form).
+fn trimmed(s: f64) -> String {
+    let text = format!("{s:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 impl FaultStep {
@@ -497,6 +531,7 @@ mod tests {
         let mut edge = plan.clone();
         edge.load.duration_s = 4;
         edge.faults[0].at_s = 3.9;
+        edge.faults[0].for_s = 0.1;
         edge.validate().expect("inside the load");
         let err = edge.shortened(0.3).unwrap_err().to_string();
         assert!(err.contains("has ended"), "{err}");
@@ -527,6 +562,21 @@ mod tests {
         assert!(zh.contains("短版") && zh.contains(&format!("持续 {:.1} 秒", fault.for_s)), "{zh}");
         // The full form is left as its file says.
         assert_eq!(full.clone().shortened(1.0).unwrap().description, full.description);
+    }
+
+    #[test]
+    fn a_schedule_too_large_to_draw_is_refused_in_one_line_naming_load_buyers() {
+        let (_, text) = Plan::builtin("redis-down").unwrap();
+        let err = Plan::parse(&text.replace("buyers = 16000", "buyers = 10000000000")).unwrap_err().to_string();
+        assert!(err.contains("load.buyers = 10000000000") && !err.contains('\n'), "{err}");
+    }
+
+    #[test]
+    fn a_fault_that_runs_past_the_load_is_refused_in_one_line_naming_for_s() {
+        let (_, text) = Plan::builtin("redis-down").unwrap();
+        let err = Plan::parse(&text.replace("for_s = 8", "for_s = 41")).unwrap_err().to_string();
+        assert!(err.contains("for_s = 41") && err.contains("29 s past the load's end") && !err.contains('\n'), "{err}");
+        Plan::parse(&text.replace("for_s = 8", "for_s = 12")).expect("a fault ending with the load is fine");
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub enum RunStatus {
     Running,
     Passed,
     Failed,
+    /// Ran to its end and broke nothing, but proved nothing either: a fault of its file did
+    /// not take effect (or it had none), or the rig's engines were not back at the end.
+    Inconclusive,
     /// Stopped by one of its abort conditions (oversell above all).
     Aborted,
     /// Stopped by a halt request.
@@ -47,6 +50,7 @@ impl RunStatus {
             Self::Running => "RUNNING",
             Self::Passed => "PASSED",
             Self::Failed => "FAILED",
+            Self::Inconclusive => "INCONCLUSIVE",
             Self::Aborted => "ABORTED",
             Self::Halted => "HALTED",
             Self::Dead => "DEAD",
@@ -54,7 +58,7 @@ impl RunStatus {
     }
 
     fn parse(s: &str) -> Result<Self, DrillRunError> {
-        [Self::Running, Self::Passed, Self::Failed, Self::Aborted, Self::Halted, Self::Dead]
+        [Self::Running, Self::Passed, Self::Failed, Self::Inconclusive, Self::Aborted, Self::Halted, Self::Dead]
             .into_iter()
             .find(|status| status.as_str() == s)
             .ok_or_else(|| DrillRunError::UnknownStatus(s.to_string()))

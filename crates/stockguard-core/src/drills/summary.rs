@@ -61,7 +61,9 @@ pub struct Figures {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Check {
     pub name: String,
-    /// `invariant` (always checked, failing it fails or aborts the run) or `slo` (declared).
+    /// `invariant` (always checked, failing it fails or aborts the run), `slo` (declared), or
+    /// `proof` (the run proved something: its faults took effect, its engines were back;
+    /// failing only these makes the run `INCONCLUSIVE`).
     pub kind: String,
     pub passed: bool,
     /// The figure measured, as shown.

@@ -18,7 +18,7 @@ th,td{border:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top
 th{background:#f4f4f4}tr.bad td{background:#fdecea;color:#8a1c12}\
 .status{font-weight:bold;padding:.1em .5em;border-radius:.3em}\
 .status.PASSED{background:#e3f4ea;color:#1d6b3a}.status.RUNNING{background:#eef3fb}\
-.status.FAILED,.status.ABORTED,.status.DEAD,.status.HALTED{background:#fdecea;color:#8a1c12}\
+.status.FAILED,.status.ABORTED,.status.DEAD,.status.HALTED,.status.INCONCLUSIVE{background:#fdecea;color:#8a1c12}\
 figure.chart{margin:1em 0}figure.chart figcaption{font-size:.85em;color:#555}\
 .notes{white-space:pre-wrap;background:#fafafa;border-left:4px solid #F4A261;padding:.6em 1em}\
 .note{color:#666;font-style:italic}";

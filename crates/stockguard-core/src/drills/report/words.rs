@@ -305,9 +305,11 @@ impl Words {
     pub fn status_word(&self, code: &str) -> String {
         let word = match (self.lang, code) {
             (Lang::En, "DEAD") => "DEAD (its runner stopped without finishing)",
+            (Lang::En, "INCONCLUSIVE") => "INCONCLUSIVE (nothing broke, but nothing was proved)",
             (Lang::En, code) => return code.to_string(),
             (Lang::Zh, "PASSED") => "通过",
             (Lang::Zh, "FAILED") => "未通过",
+            (Lang::Zh, "INCONCLUSIVE") => "无结论（未违反不变量，但未证明故障生效或引擎恢复）",
             (Lang::Zh, "ABORTED") => "已中止",
             (Lang::Zh, "HALTED") => "已叫停",
             (Lang::Zh, "RUNNING") => "进行中",
@@ -321,10 +323,11 @@ impl Words {
         }
     }
 
-    /// A check's kind: `invariant` or `slo`.
+    /// A check's kind: `invariant`, `slo` or `proof` (the run proved something).
     pub fn check_kind<'a>(&self, kind: &'a str) -> &'a str {
         match (self.lang, kind) {
             (Lang::Zh, "invariant") => "不变量",
+            (Lang::Zh, "proof") => "证明",
             (Lang::En, "invariant") => "invariant",
             (_, "slo") => "SLO",
             (_, other) => other,

@@ -35,8 +35,21 @@ pub enum Active {
     Holder(Box<rewrite::Holder>, stockguard_core::recon::Reading, JoinHandle<String>),
     /// The failover drill's replica lagging: the failover itself happens on restore.
     Failover,
-    /// Nothing to end (a one-off).
-    Done,
+    /// Unpaid orders made due at once: how many (a one-off, nothing to end).
+    MadeDue(u64),
+}
+
+impl Active {
+    /// What the fault did on being injected that proves it took effect, when that is known at
+    /// once: a rewrite holder paused holding its lock, unpaid orders made due. A link or
+    /// process fault shows its effect in the run's figures instead (see the verdict).
+    pub fn took_effect_at_once(&self) -> Option<String> {
+        match self {
+            Active::Holder(..) => Some("a rewrite holder paused past its lock".into()),
+            Active::MadeDue(n) if *n > 0 => Some(format!("{n} unpaid orders made due at once")),
+            _ => None,
+        }
+    }
 }
 
 /// What a fault came to, beyond its being injected and restored.
@@ -113,13 +126,13 @@ pub async fn inject(
         Target::PaymentDeadline => {
             let ids = rig_now.products.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
             let due = chrono::Utc::now().naive_utc() - chrono::Duration::seconds(1);
-            sqlx::query(&format!(
+            let made_due = sqlx::query(&format!(
                 "UPDATE orders SET pay_deadline = ? WHERE status = 'WAIT_PAY' AND product_id IN ({ids})"
             ))
             .bind(due)
             .execute(&conns.mysql)
             .await?;
-            Ok(Active::Done)
+            Ok(Active::MadeDue(made_due.rows_affected()))
         }
         Target::RedisMaster => {
             rig_now
@@ -224,7 +237,7 @@ pub async fn restore(
             let moved = format!("master killed, lagging replica promoted at {promoted}; every Redis link moved");
             repairs.push(("failover", moved));
         }
-        Active::Done => {}
+        Active::MadeDue(_) => {}
     }
     Ok(repairs)
 }

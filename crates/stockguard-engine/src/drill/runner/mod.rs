@@ -270,7 +270,7 @@ async fn drive(
     let schedule = Schedule::build(&plan.load, products.len(), plan.rig.engines);
     let first_user = 2_000_000_000 + run_id * 10_000_000;
     let targets = Targets { engines, products: products.clone(), first_user, tag: format!("{run_id}") };
-    let mut rec = verdict::Record::new(plan, products.clone(), faults.names.clone());
+    let mut rec = verdict::Record::new(plan, variant.short, products.clone(), faults.names.clone());
     let load = LoadRun::start(&schedule, targets, plan.load.concurrency);
     let started = load.started;
     let at = |t: Instant| t.saturating_duration_since(started).as_millis() as i64;
@@ -306,6 +306,7 @@ async fn drive(
                     note(e, when).await?;
                 }
                 Said::ToDbPath(took) => rec.to_db_path(took),
+                Said::Bit { fault, what } => rec.bit(&fault, what),
             }
         }
         let now = Instant::now();
@@ -320,7 +321,7 @@ async fn drive(
                     )));
                 }
             }
-            rec.second(&figures);
+            rec.second(second, &figures);
             let when = started + Duration::from_secs(second + 1);
             note(Event::Load(figures), when).await?;
         }
@@ -384,7 +385,7 @@ async fn drive(
     timeline.stop();
     let finished = if early { load.stop().await } else { load.finish().await };
     for (second, figures) in &finished.rest {
-        rec.second(figures);
+        rec.second(*second, figures);
         note(Event::Load(figures.clone()), started + Duration::from_secs(second + 1)).await?;
     }
     let (outcomes, mut said) = timeline.join().await;
@@ -395,6 +396,7 @@ async fn drive(
                 note(e, when).await?;
             }
             Said::ToDbPath(took) => rec.to_db_path(took),
+            Said::Bit { fault, what } => rec.bit(&fault, what),
         }
     }
 
@@ -456,12 +458,13 @@ async fn drive(
             summary.reason = Some(format!("halted: {reason}"));
             RunStatus::Halted
         }
-        None if summary.failed_checks().next().is_some() => {
-            let failed: Vec<String> = summary.failed_checks().map(|c| c.name.clone()).collect();
-            summary.reason = Some(format!("failed: {}", failed.join(", ")));
-            RunStatus::Failed
+        // A run that broke nothing but proved nothing (no fault bit, the rig not back) is
+        // INCONCLUSIVE, not PASSED.
+        None => {
+            let (status, reason) = verdict::status_of(&summary);
+            summary.reason = reason;
+            status
         }
-        None => RunStatus::Passed,
     };
     note(Event::Phase { phase: "done".into() }, Instant::now()).await?;
     Ok((status, summary))

@@ -20,6 +20,11 @@ pub enum Said {
     Event(Event),
     /// Every engine reached the DB path this long after a Redis fault began.
     ToDbPath(Duration),
+    /// What a fault did that shows at once it took effect (for the verdict, not the timeline).
+    Bit {
+        fault: String,
+        what: String,
+    },
 }
 
 pub struct Timeline {
@@ -112,6 +117,9 @@ async fn run(
                             action: as_written(&step.action),
                         };
                         let _ = tx.send((began, Said::Event(injected)));
+                        if let Some(what) = a.took_effect_at_once() {
+                            let _ = tx.send((began, Said::Bit { fault: step.name.clone(), what }));
+                        }
                         if step.target == Target::Redis && step.action != Action::Bandwidth {
                             let instances = rig.lock().await.instance_ids();
                             let (conns, tx) = (conns.clone(), tx.clone());
@@ -151,8 +159,13 @@ async fn restore(
     outcomes: &mut Outcomes,
     say: &impl Fn(Said),
 ) {
+    let fails_over = matches!(active, Active::Failover);
     match faults::restore(active, rig, conns, outcomes).await {
         Ok(repairs) => {
+            // The failover happens on restore: the master killed, a lagging replica promoted.
+            if fails_over {
+                say(Said::Bit { fault: step.name.clone(), what: "master killed, lagging replica promoted".into() });
+            }
             for (what, outcome) in repairs {
                 say(Said::Event(Event::Repair { what: what.into(), outcome }));
             }

@@ -1,6 +1,11 @@
 //! What a run comes to: the figures gathered tick by tick ([`Record`]), the buyers' record
 //! checked against the DB ([`check_orders`]), the sale led back to Redis ([`lead_back`]),
 //! and each invariant and declared SLO judged ([`Record::summary`]).
+//!
+//! Beside the invariants, two checks say whether the run proved anything (kind `proof`): each
+//! of the file's faults took effect inside its window, and the rig's engines were back at the
+//! end. A run that breaks no invariant but fails either is `INCONCLUSIVE`, not `PASSED`
+//! ([`status_of`]).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -9,6 +14,7 @@ use stockguard_core::connect::Connections;
 use stockguard_core::drills::events::{Event, LoadSecond, TickFigures};
 use stockguard_core::drills::plan::{Plan, Target};
 use stockguard_core::drills::summary::{AffectedOrder, Check, Figures, Summary};
+use stockguard_core::drills::RunStatus;
 use stockguard_core::switch::{self, ExitOptions, Scope};
 
 use super::faults::Outcomes;
@@ -21,11 +27,41 @@ use crate::load::verify::outcomes_of;
 const SENT_SHARE_TO_PASS: f64 = 0.9;
 
 /// Drift is expected while a fault is on and for this long after it (the engines notice
-/// Redis is back, the guided exit rebuilds it), unless the file declares a recovery SLO.
+/// Redis is back, the guided exit rebuilds it), unless the file declares a recovery SLO. The
+/// short form scales it with its timeline, down to [`MIN_RECOVERY_ALLOWANCE_MS`].
 const RECOVERY_ALLOWANCE_MS: i64 = 10_000;
+
+/// The recovery allowance of a short run is never below this: a breaker's healthy probes, the
+/// leader's settling and the guided exit's rebuild take their own time whatever the load.
+const MIN_RECOVERY_ALLOWANCE_MS: i64 = 5_000;
+
+/// A fault's effect may show this long after its window: a tick reads once a second, an
+/// engine's heartbeat counts as unheard after 3 s, and a reply a fault held arrives after it.
+const EFFECT_GRACE_MS: i64 = 3_000;
+
+/// Buyer errors inside a fault's window count as its effect from this many, and at least this
+/// share of the window's requests, more than twice the share outside every window.
+const EFFECT_MIN_ERRORS: u64 = 3;
+const EFFECT_MIN_ERROR_SHARE: f64 = 0.01;
+
+/// A window's median p99 counts as the fault's latency when it is at least twice the median p99
+/// outside every window and this much above it.
+const EFFECT_MIN_LATENCY_MS: f64 = 20.0;
+
+/// A backlog inside a fault's window counts as its effect from this many messages, and more
+/// than twice the largest outside every window.
+const EFFECT_MIN_BACKLOG: u64 = 10;
+
+/// The rig counts as back when every engine is at one of the run's last this many ticks.
+const END_TICKS: usize = 3;
+
+/// The check kind of what says whether the run proved anything.
+pub const PROOF: &str = "proof";
 
 pub struct Record {
     plan: Plan,
+    /// The short form's factor, if any (the recovery allowance scales with it).
+    short: Option<f64>,
     products: Vec<u64>,
     /// The drill file's faults by name; a variant's fault has no window here.
     drill_faults: Vec<String>,
@@ -36,6 +72,11 @@ pub struct Record {
     accepted: u64,
     errors: u64,
     accepted_per_s: Vec<u64>,
+    /// Each load second as judged for a fault's effect: (second, sent, errors, p99 ms).
+    seconds: Vec<(u64, u64, u64, f64)>,
+    /// What a fault did that shows at once it took effect (a rewrite holder paused, orders
+    /// made due, a master failed over), by fault name.
+    bit_at_once: Vec<(String, String)>,
     ticks: Vec<(i64, TickFigures)>,
     worst_oversold: i64,
     redis_negative_ticks: u32,
@@ -51,9 +92,10 @@ pub struct Record {
 }
 
 impl Record {
-    pub fn new(plan: &Plan, products: Vec<u64>, drill_faults: Vec<String>) -> Self {
+    pub fn new(plan: &Plan, short: Option<f64>, products: Vec<u64>, drill_faults: Vec<String>) -> Self {
         Self {
             plan: plan.clone(),
+            short,
             products,
             drill_faults,
             windows: Vec::new(),
@@ -62,6 +104,8 @@ impl Record {
             accepted: 0,
             errors: 0,
             accepted_per_s: Vec::new(),
+            seconds: Vec::new(),
+            bit_at_once: Vec::new(),
             ticks: Vec::new(),
             worst_oversold: 0,
             redis_negative_ticks: 0,
@@ -102,8 +146,17 @@ impl Record {
         self.propagation_ms = ms;
     }
 
+    /// What a fault did that proves at once it took effect.
+    pub fn bit(&mut self, fault: &str, what: String) {
+        if self.drill_faults.iter().any(|f| f == fault) {
+            self.bit_at_once.push((fault.to_string(), what));
+        }
+    }
+
+    /// The recovery allowance: the file's recovery SLO, else 10 s scaled by the short form's
+    /// factor, never below 5 s (see [`recovery_allowance_ms`]).
     fn allowance(&self) -> i64 {
-        self.plan.slo.recovery_s.map_or(RECOVERY_ALLOWANCE_MS, |s| (s * 1000.0) as i64)
+        recovery_allowance_ms(self.plan.slo.recovery_s, self.short)
     }
 
     /// Within a fault's window, or its recovery allowance after it.
@@ -140,7 +193,9 @@ impl Record {
         self.windows.iter().filter_map(|(_, _, end)| *end).max()
     }
 
-    pub fn second(&mut self, figures: &LoadSecond) {
+    /// Takes in the load's `second` (from its start).
+    pub fn second(&mut self, second: u64, figures: &LoadSecond) {
+        self.seconds.push((second, figures.sent, figures.error_count(), figures.p99_ms));
         self.sent += figures.sent;
         self.skipped += figures.skipped;
         self.accepted += figures.accepted;
@@ -255,7 +310,12 @@ impl Record {
             ),
             invariant("no_accepted_order_lost", figures.lost == 0, figures.lost.to_string(), "0"),
             invariant("no_duplicate_order", figures.duplicated == 0, figures.duplicated.to_string(), "0"),
-            invariant("no_drift_outside_faults", self.drift_outside == 0, self.drift_outside_figure(), "0"),
+            invariant(
+                "no_drift_outside_faults",
+                self.drift_outside == 0,
+                self.drift_outside_figure(),
+                &format!("0 outside each fault's window and its {} s recovery allowance", seconds(self.allowance())),
+            ),
             invariant("drift_zero_at_end", final_drift == 0, format!("{final_drift} units"), "0"),
         ];
         checks.push(invariant(
@@ -332,6 +392,8 @@ impl Record {
                 format!(">= {bound}x"),
             ));
         }
+        checks.push(self.took_effect());
+        checks.push(self.back_at_end());
         Summary {
             figures,
             checks,
@@ -351,12 +413,217 @@ impl Record {
         if self.drift_inside == 0 {
             return format!("{} units", self.drift_outside);
         }
-        let allowance_s = self.allowance() as f64 / 1000.0;
         format!(
-            "{} units (peak {} inside the fault windows and their {allowance_s:.0} s recovery allowance)",
-            self.drift_outside, self.drift_inside
+            "{} units (peak {} inside the fault windows and their {} s recovery allowance)",
+            self.drift_outside,
+            self.drift_inside,
+            seconds(self.allowance())
         )
     }
+
+    /// Whether `offset_ms` is inside no fault's window nor its recovery allowance: what a
+    /// fault's effect is compared with.
+    fn outside_every_window(&self, offset_ms: i64) -> bool {
+        !self.in_fault_window(offset_ms)
+    }
+
+    /// What shows inside one window (`from`..=`to`, on the load's clock) that the run did not
+    /// show outside every window; `None` when nothing did.
+    fn effect_in(&self, from: i64, to: i64) -> Option<String> {
+        let engines = self.plan.rig.engines;
+        let inside = |at: i64| from <= at && at <= to;
+        let ticks: Vec<&TickFigures> = self.ticks.iter().filter(|(at, _)| inside(*at)).map(|(_, t)| t).collect();
+        if let Some(t) = ticks.iter().find(|t| t.db_path > 0) {
+            return Some(format!("{} of {engines} engines on the DB path", t.db_path));
+        }
+        if let Some(t) = ticks.iter().find(|t| t.redis_path + t.db_path < engines) {
+            return Some(format!("{} of {engines} engines unheard", engines - t.redis_path - t.db_path));
+        }
+        if let Some(t) = ticks.iter().filter(|t| t.drift_max_abs != 0).max_by_key(|t| t.drift_max_abs.abs()) {
+            return Some(format!("drift {:+}", t.drift_max_abs));
+        }
+        // A load second covers [s, s + 1) on the load's clock.
+        let second_inside = |s: u64| (s as i64 + 1) * 1000 > from && (s as i64) * 1000 <= to;
+        let second_outside = |s: u64| {
+            let (start, end) = (s as i64 * 1000, s as i64 * 1000 + 999);
+            self.outside_every_window(start) && self.outside_every_window(end)
+        };
+        let (mut sent_in, mut errors_in, mut sent_out, mut errors_out) = (0, 0, 0, 0);
+        let (mut p99_in, mut p99_out) = (Vec::new(), Vec::new());
+        for &(s, sent, errors, p99) in &self.seconds {
+            if second_inside(s) {
+                (sent_in, errors_in) = (sent_in + sent, errors_in + errors);
+                if sent > 0 {
+                    p99_in.push(p99);
+                }
+            } else if second_outside(s) {
+                (sent_out, errors_out) = (sent_out + sent, errors_out + errors);
+                if sent > 0 {
+                    p99_out.push(p99);
+                }
+            }
+        }
+        let share = |e: u64, n: u64| if n == 0 { 0.0 } else { e as f64 / n as f64 };
+        let (share_in, share_out) = (share(errors_in, sent_in), share(errors_out, sent_out));
+        if errors_in >= EFFECT_MIN_ERRORS && share_in >= EFFECT_MIN_ERROR_SHARE && share_in > 2.0 * share_out {
+            return Some(format!(
+                "{errors_in} buyer errors ({:.1}% of its requests, {:.1}% outside the faults)",
+                100.0 * share_in,
+                100.0 * share_out
+            ));
+        }
+        if let (Some(p_in), Some(p_out)) = (median(&mut p99_in), median(&mut p99_out)) {
+            if p_in >= 2.0 * p_out && p_in - p_out >= EFFECT_MIN_LATENCY_MS {
+                return Some(format!("p99 {p_in:.0} ms (outside the faults {p_out:.0} ms)"));
+            }
+        }
+        let backlog_in = ticks.iter().map(|t| t.backlog).max().unwrap_or(0);
+        let backlog_out = self
+            .ticks
+            .iter()
+            .filter(|(at, _)| self.outside_every_window(*at))
+            .map(|(_, t)| t.backlog)
+            .max()
+            .unwrap_or(0);
+        if backlog_in >= EFFECT_MIN_BACKLOG && backlog_in > 2 * backlog_out {
+            return Some(format!("backlog {backlog_in} (outside the faults {backlog_out})"));
+        }
+        None
+    }
+
+    /// Each of the file's faults took effect inside its window (or within a few seconds of its
+    /// end): an engine off the Redis path or unheard, drift, buyer errors, latency or a backlog
+    /// the run did not show outside the faults, or what the fault itself did at once.
+    fn took_effect(&self) -> Check {
+        const BOUND: &str = "each fault: a mode change, errors, latency, drift or backlog inside its window";
+        let fail = |figure: String| Check { passed: false, ..proof("fault_took_effect", figure, BOUND) };
+        if self.drill_faults.is_empty() {
+            return fail("no fault ran: the file has no [[faults]]".into());
+        }
+        let mut said = Vec::new();
+        let mut all = true;
+        for fault in &self.drill_faults {
+            let window = self.windows.iter().find(|(f, _, _)| f == fault);
+            let at_once = self.bit_at_once.iter().find(|(f, _)| f == fault).map(|(_, what)| what.clone());
+            let effect = match window {
+                None => None,
+                Some((_, start, end)) => {
+                    let to = end.unwrap_or(i64::MAX - EFFECT_GRACE_MS) + EFFECT_GRACE_MS;
+                    at_once.or_else(|| self.effect_in(*start, to))
+                }
+            };
+            match (window, effect) {
+                (None, _) => {
+                    all = false;
+                    said.push(format!("{fault}: never injected"));
+                }
+                (Some(_), None) => {
+                    all = false;
+                    said.push(format!(
+                        "{fault}: did not bite (no mode change, errors, latency, drift or backlog in its window)"
+                    ));
+                }
+                (Some(_), Some(what)) => said.push(format!("{fault}: {what}")),
+            }
+        }
+        let figure = said.join("; ");
+        if all {
+            proof("fault_took_effect", figure, BOUND)
+        } else {
+            fail(figure)
+        }
+    }
+
+    /// The rig's engines were back at the end: every one heard from, and on the Redis path
+    /// when the file leads the rig back, at one of the last [`END_TICKS`] ticks (one late
+    /// heartbeat on a busy machine is not an engine gone; an engine that never came back is
+    /// missing from all of them).
+    fn back_at_end(&self) -> Check {
+        let engines = self.plan.rig.engines;
+        let lead_back = self.plan.guided_exit;
+        let back_of = |t: &TickFigures| {
+            if lead_back {
+                if t.db_path == 0 {
+                    t.redis_path
+                } else {
+                    0
+                }
+            } else {
+                t.redis_path + t.db_path
+            }
+        };
+        let last = self.ticks.iter().rev().take(END_TICKS).map(|(_, t)| t).max_by_key(|t| back_of(t));
+        let (redis, db) = last.map_or((0, 0), |t| (t.redis_path, t.db_path));
+        let back = last.is_some_and(|t| back_of(t) >= engines);
+        let bound = if lead_back {
+            format!("all {engines} on the Redis path")
+        } else {
+            format!("all {engines} heard from (the file does not lead them back)")
+        };
+        let unheard = engines.saturating_sub(redis + db);
+        let figure = format!("{redis} on Redis, {db} on the DB path, {unheard} unheard at the end");
+        Check { passed: back, ..proof("engines_back_at_end", figure, &bound) }
+    }
+}
+
+/// The run's status once it ran to its end (not aborted, not halted), and why when it did
+/// not pass: an invariant or SLO broken makes it `FAILED`; else a proof missing makes it
+/// `INCONCLUSIVE`.
+pub fn status_of(summary: &Summary) -> (RunStatus, Option<String>) {
+    let failed: Vec<&Check> = summary.failed_checks().filter(|c| c.kind != PROOF).collect();
+    let unproved: Vec<String> = summary.failed_checks().filter(|c| c.kind == PROOF).map(unproved_reason).collect();
+    match (failed.is_empty(), unproved.is_empty()) {
+        (true, true) => (RunStatus::Passed, None),
+        (true, false) => (RunStatus::Inconclusive, Some(format!("inconclusive: {}", unproved.join("; ")))),
+        (false, _) => {
+            let names: Vec<&str> = failed.iter().map(|c| c.name.as_str()).collect();
+            let mut reason = format!("failed: {}", names.join(", "));
+            if !unproved.is_empty() {
+                reason.push_str(&format!("; and inconclusive: {}", unproved.join("; ")));
+            }
+            (RunStatus::Failed, Some(reason))
+        }
+    }
+}
+
+/// Why a failed proof check leaves a run unproved, in a sentence.
+fn unproved_reason(check: &Check) -> String {
+    match check.name.as_str() {
+        "engines_back_at_end" => format!("the rig's engines were not back at the end ({})", check.figure),
+        _ if check.figure.starts_with("no fault ran") => "no fault ran (the file has no [[faults]])".into(),
+        _ => format!("a fault did not take effect ({})", check.figure),
+    }
+}
+
+/// The recovery allowance in ms: the file's recovery SLO when it declares one, as written
+/// (the run's recovery is held to it whatever the short form: a drift allowance shorter than
+/// the SLO would fail a run the SLO passes, and recovery does not shrink with the load, for
+/// breaker probes, settling and the guided exit's rebuild take their own time: `redis-down`
+/// at x0.3 took 8.4 s); else 10 s, scaled by the short form's factor, never below 5 s.
+fn recovery_allowance_ms(recovery_s: Option<f64>, short: Option<f64>) -> i64 {
+    match (recovery_s, short) {
+        (Some(s), _) => (s * 1000.0) as i64,
+        (None, Some(f)) if f < 1.0 => ((RECOVERY_ALLOWANCE_MS as f64 * f) as i64).max(MIN_RECOVERY_ALLOWANCE_MS),
+        (None, _) => RECOVERY_ALLOWANCE_MS,
+    }
+}
+
+/// Milliseconds as seconds the way a report says them: `10`, `4.5`.
+fn seconds(ms: i64) -> String {
+    let text = format!("{:.1}", ms as f64 / 1000.0);
+    text.strip_suffix(".0").map(str::to_string).unwrap_or(text)
+}
+
+fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    Some(values[values.len() / 2])
+}
+
+fn proof(name: &str, figure: String, bound: &str) -> Check {
+    Check { name: name.into(), kind: PROOF.into(), passed: true, figure, bound: bound.into() }
 }
 
 /// Whether a run sent enough of its schedule to be judged passed.
@@ -505,6 +772,74 @@ mod tests {
         assert!(!sent_enough(1_439, 1_600));
         assert!(!sent_enough(1_023, 1_600), "the newcomer's run: 577 of 1,600 never sent");
         assert_eq!(sent_figure(1_023, 1_600), "1023 of 1600 sent (64%)");
+    }
+
+    #[test]
+    fn the_recovery_allowance_scales_with_the_short_form_down_to_five_seconds() {
+        assert_eq!(recovery_allowance_ms(None, None), 10_000);
+        assert_eq!(recovery_allowance_ms(None, Some(0.75)), 7_500);
+        assert_eq!(recovery_allowance_ms(None, Some(0.3)), 5_000, "3 s is below the floor");
+        assert_eq!(recovery_allowance_ms(Some(15.0), None), 15_000);
+        assert_eq!(recovery_allowance_ms(Some(15.0), Some(0.3)), 15_000, "the SLO the run is held to");
+        assert_eq!(seconds(4_500), "4.5");
+        assert_eq!(seconds(10_000), "10");
+    }
+
+    /// A redis-down record with its fault from 4 s to 12 s; every second sends 100 requests at
+    /// `p99` ms (the window's at `p99_in`), and every engine stays on Redis.
+    fn record_with(p99: f64, p99_in: f64) -> Record {
+        let (plan, _) = Plan::builtin("redis-down").unwrap();
+        let fault = plan.faults[0].name.clone();
+        let engines = plan.rig.engines;
+        let mut rec = Record::new(&plan, None, vec![1], vec![fault.clone()]);
+        rec.saw(&Event::FaultInjected { fault: fault.clone(), target: "redis".into(), action: "down".into() }, 4_000);
+        rec.saw(&Event::FaultRestored { fault }, 12_000);
+        for s in 0..40u64 {
+            let inside = (4..12).contains(&s);
+            let second = LoadSecond { sent: 100, p99_ms: if inside { p99_in } else { p99 }, ..LoadSecond::default() };
+            rec.second(s, &second);
+            let tick = TickFigures { redis_path: engines, redis_reachable: true, ..TickFigures::default() };
+            rec.tick(&tick, 0, s as i64 * 1000 + 500);
+        }
+        rec
+    }
+
+    #[test]
+    fn a_fault_that_showed_nothing_in_its_window_did_not_take_effect() {
+        let check = record_with(12.0, 13.0).took_effect();
+        assert!(!check.passed && check.figure.contains("did not bite"), "{check:?}");
+        assert!(record_with(12.0, 13.0).back_at_end().passed);
+    }
+
+    #[test]
+    fn a_fault_whose_window_was_slow_took_effect() {
+        let check = record_with(12.0, 310.0).took_effect();
+        assert!(check.passed && check.figure.contains("p99 310 ms"), "{check:?}");
+    }
+
+    #[test]
+    fn a_run_that_broke_nothing_but_proved_nothing_is_inconclusive_and_one_that_broke_something_failed() {
+        let check = |name: &str, kind: &str, passed: bool| Check {
+            name: name.into(),
+            kind: kind.into(),
+            passed,
+            figure: "x".into(),
+            bound: "y".into(),
+        };
+        let mut summary = Summary {
+            checks: vec![check("oversell", "invariant", true), check("engines_back_at_end", PROOF, false)],
+            ..Summary::default()
+        };
+        let (status, reason) = status_of(&summary);
+        assert_eq!(status, RunStatus::Inconclusive);
+        assert!(reason.unwrap().contains("the rig's engines were not back at the end"));
+        summary.checks[0].passed = false;
+        let (status, reason) = status_of(&summary);
+        assert_eq!(status, RunStatus::Failed);
+        assert!(reason.unwrap().starts_with("failed: oversell; and inconclusive:"));
+        summary.checks[1].passed = true;
+        summary.checks[0].passed = true;
+        assert_eq!(status_of(&summary), (RunStatus::Passed, None));
     }
 
     #[test]
