@@ -72,7 +72,7 @@ async fn over_adapter(sale: &Sale, args: &OverviewArgs) -> Result<(), CliError> 
         sale.require(Capability::Burndown)?;
     }
     let opened = sale.adapter().expect("a sale over an adapter");
-    let o = overview::over_adapter::once(opened, sale.settings(), WINDOW).await?;
+    let o = overview::over_adapter::once(opened, sale.settings()).await?;
     if args.json {
         output::json(&o);
     } else {

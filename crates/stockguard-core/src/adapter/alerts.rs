@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::links::SaleLinks;
 use super::reading::read;
-use super::{AdapterError, AdapterFile};
+use super::{AdapterError, AdapterFile, AdapterReading};
 use crate::alerts::{evaluate, Alert, Signals};
 use crate::profile::thresholds::Thresholds;
 use crate::recon::drift::ConfirmedDrift;
@@ -24,13 +24,37 @@ pub async fn firing<C: Link>(
     baselines: &HashMap<u64, i64>,
     thresholds: &Thresholds,
 ) -> Result<(Vec<Alert>, Vec<Reading>), AdapterError> {
-    let plain =
-        |readings: Vec<super::AdapterReading>| -> Vec<Reading> { readings.into_iter().map(|r| r.reading).collect() };
+    let judged = judged(file, links, baselines, thresholds).await?;
+    Ok((judged.alerts, plain(&judged.second)))
+}
+
+/// Two readings and what fires on them, each reading whole (the overview counts the sale's
+/// order rows in both for its rate).
+pub struct Judged {
+    pub first: Vec<AdapterReading>,
+    pub second: Vec<AdapterReading>,
+    pub alerts: Vec<Alert>,
+}
+
+/// The two readings of [`firing`], kept whole.
+pub async fn judged<C: Link>(
+    file: &AdapterFile,
+    links: &SaleLinks<'_, C>,
+    baselines: &HashMap<u64, i64>,
+    thresholds: &Thresholds,
+) -> Result<Judged, AdapterError> {
     let mut tracker = DriftTracker::default();
-    tracker.observe(&plain(read(file, links, baselines, &[]).await?));
-    let readings = plain(read(file, links, baselines, &[]).await?);
+    let first = read(file, links, baselines, &[]).await?;
+    tracker.observe(&plain(&first));
+    let second = read(file, links, baselines, &[]).await?;
+    let readings = plain(&second);
     let confirmed = confirm_settled(&mut tracker, &readings);
-    Ok((evaluate(&readings, &confirmed, &Signals::default(), thresholds), readings))
+    let alerts = evaluate(&readings, &confirmed, &Signals::default(), thresholds);
+    Ok(Judged { first, second, alerts })
+}
+
+fn plain(readings: &[AdapterReading]) -> Vec<Reading> {
+    readings.iter().map(|r| r.reading.clone()).collect()
 }
 
 /// The drifts two readings in a row agree on, of the products the second reading settled: the

@@ -20,8 +20,6 @@
 //! figure is read plainly: a baseline is the state database's, and a stock row held would stall
 //! the sale's own order path.
 
-use std::time::Duration;
-
 use sqlx::{Connection as _, MySqlPool};
 
 use super::open::beyond_stock;
@@ -29,6 +27,7 @@ use super::{Action, CompensationError};
 use crate::adapter::compensate::{self, Hold, SaleRow};
 use crate::adapter::file::{Cancel, Initial, OrdersSection};
 use crate::adapter::{AdapterError, AdapterFile, OpenedSale};
+use crate::step::{again_on_deadlock, is_deadlock};
 
 /// The sale a case over an adapter is of: its file and its own database.
 #[derive(Clone, Copy)]
@@ -102,16 +101,18 @@ pub(super) async fn perform(
     };
     // InnoDB may pick the run's transaction as a deadlock's victim against the sale's own
     // writers (it holds the product's orders): it was rolled back whole, so it is tried again.
-    let mut tried: u32 = 1;
-    loop {
+    // The project's one retry ([`again_on_deadlock`]): a deadlock's error goes to it, any
+    // other answer is the line's.
+    let tried = again_on_deadlock(|| async {
         match recheck_then_act(sale, orders, cancel, line, baseline).await {
-            Err(AdapterError::Db { source, .. }) if tried < 4 && crate::step::is_deadlock(&source) => {
-                tokio::time::sleep(Duration::from_millis(20 * u64::from(tried))).await;
-                tried += 1;
-            }
-            done => return done,
+            Err(AdapterError::Db { source, .. }) if is_deadlock(&source) => Err(source),
+            done => Ok(done),
         }
-    }
+    })
+    .await;
+    tried.unwrap_or_else(|source| {
+        Err(AdapterError::Db { step: "a line's re-check (a deadlock's victim each try)", source })
+    })
 }
 
 const HANDED_OVER: &str = "handed over in the approved export: the sale's own systems carry it out";

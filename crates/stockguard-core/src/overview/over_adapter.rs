@@ -14,13 +14,10 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 
 use super::{verdict, OrderFigures, Overview, OverviewError, SaleFigures};
-use crate::adapter::alerts::confirm_settled;
 use crate::adapter::{AdapterReading, OpenedSale};
-use crate::alerts::{acks, evaluate, AlertState, Onsets, Signals};
+use crate::alerts::{acks, AlertState, Onsets};
 use crate::compensation::CaseStatus;
 use crate::profile::ConnectionSettings;
-use crate::recon::drift::DriftTracker;
-use crate::recon::Reading;
 use crate::switch::Mode;
 
 /// The window over which orders per second are counted.
@@ -110,39 +107,24 @@ pub async fn read(
     })
 }
 
-/// A one-off overview (the CLI's), as [`super::once`] is for our own sale: two settled readings
-/// `between` apart (the second confirms a drift and gives the order rate its window), the
-/// alerts they raise with their acknowledgements (kept in the state database; with none,
-/// nothing is known taken), and the figures of the second reading.
-pub async fn once(
-    sale: &OpenedSale,
-    settings: &ConnectionSettings,
-    between: Duration,
-) -> Result<Overview, OverviewError> {
+/// A one-off overview (the CLI's), as [`super::once`] is for our own sale: the two settled
+/// readings `stockguard alerts` judges ([`crate::adapter::alerts::judged`]; the order rate counts
+/// the sale's order rows in both), the alerts they raise with their acknowledgements (kept in
+/// the state database; with none, nothing is known taken), and the figures of the second.
+pub async fn once(sale: &OpenedSale, settings: &ConnectionSettings) -> Result<Overview, OverviewError> {
     let baselines = sale.baselines().await?;
-    let links = sale.links();
+    let judged = crate::adapter::alerts::judged(&sale.file, &sale.links(), &baselines, &settings.thresholds).await?;
     let mut rate = OrderRate::default();
-    let mut tracker = DriftTracker::default();
-    let first = crate::adapter::read(&sale.file, &links, &baselines, &[]).await?;
-    tracker.observe(&plain(&first));
-    order_figures(sale, &first, &mut rate);
-    tokio::time::sleep(between).await;
-    let second = crate::adapter::read(&sale.file, &links, &baselines, &[]).await?;
-    let readings = plain(&second);
-    let confirmed = confirm_settled(&mut tracker, &readings);
-    let firing = evaluate(&readings, &confirmed, &Signals::default(), &settings.thresholds);
-    let onsets = Onsets::once(&firing, Utc::now());
+    order_figures(sale, &judged.first, &mut rate);
+    let onsets = Onsets::once(&judged.alerts, Utc::now());
     let states = match &sale.state {
         Some(state) => {
-            acks::states_at(acks::Desk::adapter(state, settings, &sale.file.sale.name), &firing, &onsets).await?
+            let desk = acks::Desk::adapter(state, settings, &sale.file.sale.name);
+            acks::states_at(desk, &judged.alerts, &onsets).await?
         }
-        None => onsets.unacknowledged(&firing),
+        None => onsets.unacknowledged(&judged.alerts),
     };
-    read(sale, &second, states, &mut rate).await
-}
-
-fn plain(readings: &[AdapterReading]) -> Vec<Reading> {
-    readings.iter().map(|r| r.reading.clone()).collect()
+    read(sale, &judged.second, states, &mut rate).await
 }
 
 #[cfg(test)]
