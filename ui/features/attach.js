@@ -170,6 +170,11 @@ function shape() {
   byId("attach-stock").hidden = !form.stock;
   byId("attach-orders").hidden = !form.orders;
   byId("attach-redis").hidden = !form.redis;
+  // A section the proposal found nothing for can still be added: its fields start empty and
+  // the check says what each needs.
+  byId("attach-add-stock").hidden = !!form.stock;
+  byId("attach-add-orders").hidden = !!form.orders;
+  byId("attach-add-redis").hidden = !!form.redis;
   for (const name of ["orders_join_table", "orders_join_on", "orders_join_key"]) showField(name, !!form.orders?.join);
   const stock = form.redis?.stock;
   showField("redis_hash_total", stock?.form === "hash");
@@ -253,13 +258,19 @@ function renderProblems() {
   }
   for (const field of /** @type {NodeListOf<HTMLElement>} */ (section.querySelectorAll("[data-field]"))) {
     field.removeAttribute("aria-invalid");
+    field.classList.remove("invalid");
   }
   for (const p of lastCheck?.problems ?? []) {
     const spot = /** @type {HTMLElement | null} */ (section.querySelector(`[data-error-for="${p.field}"]`));
     const shown = spot && !spot.closest("[hidden]") ? spot : byId("attach-whole");
     if (shown.childNodes.length) shown.append(document.createTextNode(" "));
     shown.append(...problemNodes(p));
-    section.querySelector(`[data-field="${p.field}"]`)?.setAttribute("aria-invalid", "true");
+    // A field a person types into says it to assistive technology; the statuses table (a rule
+    // about which statuses hold a unit) is marked by its look only, aria-invalid being no
+    // attribute of a table.
+    const marked = section.querySelector(`[data-field="${p.field}"]`);
+    if (marked?.matches("input, select, textarea")) marked.setAttribute("aria-invalid", "true");
+    else marked?.classList.add("invalid");
   }
 }
 
@@ -413,6 +424,29 @@ function changeSource(to) {
   for (const name of Object.keys(TEXT).filter((n) => n.startsWith("inflight_"))) input(name).value = TEXT[name][0](form) ?? "";
 }
 
+/**
+ * A section the proposal lacks, added empty: the person fills it, the core's check marks what is
+ * still needed.
+ * @param {"stock" | "orders" | "redis"} which
+ */
+function addSection(which) {
+  if (!form) return;
+  if (which === "stock" && !form.stock) {
+    form.stock = { table: "", product: "", remaining: "", reserved: null, initial: { from: "baseline" }, name: null };
+  } else if (which === "orders" && !form.orders) {
+    form.orders = {
+      table: "", product: "", quantity_column: null, status: "", statuses: [],
+      order_id: null, created: null, user: null, join: null,
+    };
+  } else if (which === "redis" && !form.redis) {
+    form.redis = { stock: { form: "counter", template: "", clamp: false }, buyers: null };
+  } else return;
+  fill();
+  renderStatuses();
+  soon();
+  input(which === "stock" ? "stock_table" : which === "orders" ? "orders_table" : "redis_stock").focus();
+}
+
 /** @param {SubmitEvent} event */
 async function save(event) {
   event.preventDefault();
@@ -456,5 +490,8 @@ export function init(context) {
   });
   formEl.addEventListener("submit", save);
   byId("attach-add-status").addEventListener("click", addStatus);
+  byId("attach-add-stock").addEventListener("click", () => addSection("stock"));
+  byId("attach-add-orders").addEventListener("click", () => addSection("orders"));
+  byId("attach-add-redis").addEventListener("click", () => addSection("redis"));
   onLanguageChange(render);
 }

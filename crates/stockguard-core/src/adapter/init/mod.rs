@@ -15,6 +15,7 @@ pub mod fields;
 pub mod form;
 pub mod keys;
 mod render;
+mod rule_fields;
 pub mod schema;
 mod to_file;
 

@@ -9,6 +9,7 @@ use super::form::{
     Field, FieldProblem, InflightFields, InitialField, OrdersFields, Problem, ProposalForm, RedisFields,
     RedisStockFields, StatusMeaning, StockFields,
 };
+use super::rule_fields::fields_of_rule;
 use crate::adapter::file::{
     AdapterFile, AdapterFileError, Buckets, Inflight, Initial, Join, Negative, OrdersSection, RedisSection,
     RepairSection, SaleSection, StatusValue, StockHash, StockSection,
@@ -48,6 +49,11 @@ impl Builder {
 
     fn template(&mut self, field: Field, text: &str, bucket: bool) -> Option<Template> {
         let text = text.trim();
+        if text.is_empty() {
+            // A section added by hand starts empty: say it is needed, not that it lacks `${id}`.
+            self.problems.push(FieldProblem::new(field, Problem::Empty, "", "a key template is needed here"));
+            return None;
+        }
         if !text.contains("${id}") || (bucket && !text.contains("${n}")) {
             let needs = if bucket { "${id} and ${n}" } else { "${id}" };
             let detail = format!("the key template {text:?} does not contain {needs}");
@@ -112,13 +118,17 @@ impl ProposalForm {
         let text = toml::to_string(&file).expect("an adapter file serializes to TOML");
         AdapterFile::parse(&text, Path::new("the form")).map_err(|e| {
             // A line of the text the form would write means nothing to the person filling it.
-            let e = match e {
+            let (rule, fields) = match e {
                 AdapterFileError::Invalid { path, problem, .. } => {
-                    AdapterFileError::Invalid { path, line: None, problem }
+                    let fields = fields_of_rule(&problem);
+                    (AdapterFileError::Invalid { path, line: None, problem }.to_string(), fields)
                 }
-                e => e,
+                e => (e.to_string(), Vec::new()),
             };
-            vec![FieldProblem::new(Field::Whole, Problem::Rule, "", e.to_string())]
+            // Marked on each field the rule names (the window shows it on the whole form only
+            // when none of them is on screen), else on the form as a whole.
+            let fields = if fields.is_empty() { vec![Field::Whole] } else { fields };
+            fields.into_iter().map(|field| FieldProblem::new(field, Problem::Rule, "", rule.clone())).collect()
         })
     }
 
@@ -367,5 +377,43 @@ mod tests {
         let problems = form.to_file().unwrap_err();
         assert_eq!(problems[0].field, Field::InflightUrl);
         assert!(!problems[0].detail.contains("pw"), "the password is not repeated: {}", problems[0].detail);
+    }
+
+    #[test]
+    fn an_unpaid_status_without_a_reserved_column_marks_both_fields_with_the_rule() {
+        let mut form = course();
+        form.orders.as_mut().unwrap().statuses[0].meaning = StatusMeaning::Reserving;
+        let problems = form.to_file().unwrap_err();
+        let marked: Vec<(Field, Problem)> = problems.iter().map(|p| (p.field, p.problem)).collect();
+        assert_eq!(
+            marked,
+            [(Field::OrdersStatuses, Problem::Rule), (Field::StockReserved, Problem::Rule)],
+            "{problems:?}"
+        );
+        assert!(problems[0].detail.contains("reserving statuses need a [stock] reserved column"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_form_with_nothing_to_read_is_said_on_the_stock_table() {
+        // The window shows it on the whole form when the stock section is not on screen.
+        let mut form = course();
+        form.stock = None;
+        form.redis = None;
+        let problems = form.to_file().unwrap_err();
+        assert_eq!(problems.iter().map(|p| p.field).collect::<Vec<_>>(), [Field::StockTable], "{problems:?}");
+        assert!(problems[0].detail.contains("no [stock] table"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_key_template_left_empty_is_said_needed() {
+        let mut form = course();
+        form.redis =
+            Some(RedisFields { stock: RedisStockFields::Counter { template: " ".into(), clamp: false }, buyers: None });
+        let problems = form.to_file().unwrap_err();
+        assert_eq!(
+            problems.iter().map(|p| (p.field, p.problem)).collect::<Vec<_>>(),
+            [(Field::RedisStock, Problem::Empty)],
+            "{problems:?}"
+        );
     }
 }
