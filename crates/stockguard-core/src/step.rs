@@ -19,14 +19,34 @@ pub struct StepFailed {
     pub source: sqlx::Error,
 }
 
-/// Names the step of a database result.
+/// A Redis command (or pipeline) that failed, named by the step it was taking; the server's
+/// own words (`NOPERM`, `LOADING`, a dropped connection) kept as its source.
+#[derive(Debug, thiserror::Error)]
+#[error("Redis failed while {step}")]
+pub struct RedisStepFailed {
+    pub step: &'static str,
+    #[source]
+    pub source: redis::RedisError,
+}
+
+/// Names the step of a database or Redis result: `.step("deducting the batch's stock")?`.
 pub trait Step<T> {
-    fn step(self, step: &'static str) -> Result<T, StepFailed>;
+    /// The failure with its step: [`StepFailed`] for the database, [`RedisStepFailed`] for Redis.
+    type Failed;
+    fn step(self, step: &'static str) -> Result<T, Self::Failed>;
 }
 
 impl<T> Step<T> for Result<T, sqlx::Error> {
+    type Failed = StepFailed;
     fn step(self, step: &'static str) -> Result<T, StepFailed> {
         self.map_err(|source| StepFailed { step, source })
+    }
+}
+
+impl<T> Step<T> for Result<T, redis::RedisError> {
+    type Failed = RedisStepFailed;
+    fn step(self, step: &'static str) -> Result<T, RedisStepFailed> {
+        self.map_err(|source| RedisStepFailed { step, source })
     }
 }
 

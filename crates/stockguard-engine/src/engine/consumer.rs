@@ -19,6 +19,7 @@ use futures_util::{StreamExt as _, TryStreamExt as _};
 use stockguard_core::keys::{Keys, PERSIST_GROUP};
 use stockguard_core::redis_link::{group_by_slot, Link};
 use stockguard_core::reservation::ReservationMessage;
+use stockguard_core::step::Step as _;
 
 #[derive(Debug, Clone)]
 pub struct ConsumerConfig {
@@ -209,7 +210,8 @@ where
     loop {
         // "0": messages already delivered to this consumer and not acknowledged (its own
         // pending list), e.g. because Redis went away between a commit and its XACK.
-        let batches = read_many(redis, keys, products, cfg, "0").await?;
+        let batches =
+            read_many(redis, keys, products, cfg, "0").await.step("reading this consumer's own pending messages")?;
         if batches.iter().all(|(_, m)| m.is_empty()) {
             return Ok(total);
         }
@@ -284,11 +286,11 @@ where
     let mut total = BatchOutcome::default();
     if reclaim_idle {
         for &p in products {
-            let batch = reclaim(redis, keys, p, cfg).await?;
+            let batch = reclaim(redis, keys, p, cfg).await.step("reclaiming messages idle past their time")?;
             add(&mut total, persist_batch(pool, redis, keys, p, &batch, cfg.payment_timeout).await?);
         }
     }
-    for (p, batch) in read_new_many(redis, keys, products, cfg).await? {
+    for (p, batch) in read_new_many(redis, keys, products, cfg).await.step("reading new messages")? {
         add(&mut total, persist_batch(pool, redis, keys, p, &batch, cfg.payment_timeout).await?);
     }
     Ok(total)

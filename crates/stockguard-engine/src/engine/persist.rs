@@ -19,6 +19,7 @@ use super::ledger_write::{deduct, insert_orders, NewOrder, Source};
 
 use stockguard_core::keys::{Keys, PERSIST_GROUP};
 use stockguard_core::reservation::ReservationMessage;
+use stockguard_core::step::{RedisStepFailed, Step as _, StepFailed};
 
 /// A message read from a product's stream: its id and its parsed body.
 #[derive(Debug, Clone)]
@@ -44,12 +45,14 @@ pub struct BatchOutcome {
     pub fell_back: bool,
 }
 
+/// A batch that could not be written or confirmed, named by its step (the server's words kept
+/// as the cause).
 #[derive(Debug, thiserror::Error)]
 pub enum PersistError {
-    #[error("DB: {0}")]
-    Db(#[from] sqlx::Error),
-    #[error("Redis: {0}")]
-    Redis(#[from] redis::RedisError),
+    #[error(transparent)]
+    Db(#[from] StepFailed),
+    #[error(transparent)]
+    Redis(#[from] RedisStepFailed),
 }
 
 fn new_order(msg: &ReservationMessage, payment_timeout: Duration) -> NewOrder<'_> {
@@ -104,7 +107,7 @@ pub async fn write_batch(
     // A reservation already failed back to its buyer must never become an order afterwards:
     // the engine that took it may have written it itself, been refused by the DB and said
     // so (`replicas`), and stock freed since would now let it through.
-    let failed_back = failed_back(pool, batch).await?;
+    let failed_back = failed_back(pool, batch).await.step("reading which of the batch's orders were failed back")?;
     let owned: Vec<StreamMessage>;
     let batch = if failed_back.is_empty() {
         batch
@@ -190,22 +193,22 @@ async fn try_whole_batch(
     payment_timeout: Duration,
 ) -> Result<bool, PersistError> {
     let total: i64 = batch.iter().map(|m| m.body.qty).sum();
-    let mut tx = super::metrics::begin(pool).await?;
-    if !deduct(&mut tx, product_id, total).await? {
-        tx.rollback().await?;
+    let mut tx = super::metrics::begin(pool).await.step("beginning the batch's transaction")?;
+    if !deduct(&mut tx, product_id, total).await.step("deducting the batch's units")? {
+        tx.rollback().await.step("rolling back a batch that does not fit")?;
         return Ok(false);
     }
     let orders: Vec<NewOrder> = batch.iter().map(|m| new_order(&m.body, payment_timeout)).collect();
     match insert_orders(&mut tx, &orders).await {
         Ok(_) => {
-            tx.commit().await?;
+            tx.commit().await.step("committing the batch")?;
             Ok(true)
         }
         Err(e) if is_duplicate(&e) => {
-            tx.rollback().await?;
+            tx.rollback().await.step("rolling back a batch holding a duplicate")?;
             Ok(false)
         }
-        Err(e) => Err(e.into()),
+        Err(source) => Err(StepFailed { step: "inserting the batch's orders", source }.into()),
     }
 }
 
@@ -259,41 +262,41 @@ async fn persist_one(
     msg: &ReservationMessage,
     payment_timeout: Duration,
 ) -> Result<One, PersistError> {
-    if let Some(settled) = settle_existing(pool, msg).await? {
+    if let Some(settled) = settle_existing(pool, msg).await.step("looking up the order's number")? {
         return Ok(settled);
     }
-    let mut tx = super::metrics::begin(pool).await?;
-    if !deduct(&mut tx, msg.product_id, msg.qty).await? {
-        tx.rollback().await?;
+    let mut tx = super::metrics::begin(pool).await.step("beginning the order's transaction")?;
+    if !deduct(&mut tx, msg.product_id, msg.qty).await.step("deducting the order's units")? {
+        tx.rollback().await.step("rolling back an order the stock refused")?;
         // Another consumer may have written it meanwhile (a reclaimed message): then it is
         // a duplicate, not a refusal.
-        if let Some(settled) = settle_existing(pool, msg).await? {
+        if let Some(settled) = settle_existing(pool, msg).await.step("looking up the refused order's number")? {
             return Ok(settled);
         }
-        record_failure(pool, msg, "DB_REFUSED_STOCK").await?;
+        record_failure(pool, msg, "DB_REFUSED_STOCK").await.step("recording the refused order")?;
         tracing::warn!(order_no = %msg.order_no, product_id = msg.product_id, "Redis over-issued: the DB refused an accepted order");
         return Ok(One::Refused);
     }
     let inserted = insert_orders(&mut tx, &[new_order(msg, payment_timeout)]).await;
     match inserted {
         Ok(_) => {
-            tx.commit().await?;
+            tx.commit().await.step("committing the order")?;
             Ok(One::Persisted)
         }
         Err(e) if is_duplicate(&e) => {
-            tx.rollback().await?;
+            tx.rollback().await.step("rolling back an order whose number is taken")?;
             // Which unique key? The order number: a message seen twice. Anything else (the
             // buyer's idempotency key taken by another order) would mean an accepted order the
             // DB cannot hold: fail it back explicitly rather than acknowledge it as done.
-            match settle_existing(pool, msg).await? {
+            match settle_existing(pool, msg).await.step("looking up who holds the order's number")? {
                 Some(settled) => Ok(settled),
                 None => {
-                    record_failure(pool, msg, "IDEMPOTENCY_CONFLICT").await?;
+                    record_failure(pool, msg, "IDEMPOTENCY_CONFLICT").await.step("recording the conflicting order")?;
                     Ok(One::Refused)
                 }
             }
         }
-        Err(e) => Err(e.into()),
+        Err(source) => Err(StepFailed { step: "inserting the order", source }.into()),
     }
 }
 
@@ -340,6 +343,6 @@ where
     // Acknowledged messages are done with: delete them, so the stream holds only what is
     // still to be persisted and its memory stays bounded through a long sale.
     pipe.xdel(keys.orders_stream(product_id), &ids).ignore();
-    let _: () = pipe.query_async(redis).await?;
+    let _: () = pipe.query_async(redis).await.step("confirming the batch (in-flight entries, acknowledgements)")?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 use redis::Script;
 use sqlx::MySqlPool;
+use stockguard_core::step::{RedisStepFailed, Step as _, StepFailed};
 
 use stockguard_core::keys::Keys;
 use stockguard_core::switch::Home;
@@ -16,12 +17,13 @@ pub struct RelayOutcome {
     pub waiting_for_key: usize,
 }
 
+/// A release that could not be applied, named by its step.
 #[derive(Debug, thiserror::Error)]
 pub enum RelayError {
-    #[error("DB: {0}")]
-    Db(#[from] sqlx::Error),
-    #[error("Redis: {0}")]
-    Redis(#[from] redis::RedisError),
+    #[error(transparent)]
+    Db(#[from] StepFailed),
+    #[error(transparent)]
+    Redis(#[from] RedisStepFailed),
 }
 
 pub struct Relay {
@@ -56,7 +58,8 @@ impl Relay {
         .bind(home.rig())
         .bind(limit)
         .fetch_all(pool)
-        .await?;
+        .await
+        .step("reading the outbox's pending releases")?;
         let mut outcome = RelayOutcome::default();
         for (id, product_id, order_no, qty, user_id) in pending {
             let code: i64 = self
@@ -69,7 +72,8 @@ impl Relay {
                 .arg(qty)
                 .arg(user_id)
                 .invoke_async(redis)
-                .await?;
+                .await
+                .step("giving a released order's units back to Redis")?;
             match code {
                 1 => outcome.applied += 1,
                 0 => outcome.already_applied += 1,
@@ -81,7 +85,8 @@ impl Relay {
             sqlx::query("UPDATE outbox SET status = 'DONE', done_at = CURRENT_TIMESTAMP(3), attempts = attempts + 1 WHERE id = ? AND status = 'PENDING'")
                 .bind(id)
                 .execute(pool)
-                .await?;
+                .await
+                .step("marking the release done in the outbox")?;
         }
         Ok(outcome)
     }

@@ -17,8 +17,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use stockguard_core::redis_link::product_slot;
+use stockguard_core::step::Step as _;
 
-use super::persist::PersistError;
 use super::replicas::node::Node;
 use super::replicas::readback::Proof;
 use super::replicas::{Masters, ReplicaGate};
@@ -253,7 +253,7 @@ async fn answer_written(
         Written::Refused => Ok(
             match first_order(&state.pool, request)
                 .await
-                .map_err(PersistError::from)
+                .step("looking up the buyer's first order")
                 .map_err(WriteThroughError::from)?
             {
                 Some(order_no) => super::ReserveOutcome::Replayed { order_no },

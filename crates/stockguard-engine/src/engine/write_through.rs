@@ -33,6 +33,7 @@ use sqlx::MySqlPool;
 use stockguard_core::keys::Keys;
 use stockguard_core::redis_link::RedisLink;
 use stockguard_core::reservation::ReservationMessage;
+use stockguard_core::step::{Step as _, StepFailed};
 use tokio::sync::{mpsc, oneshot};
 
 use super::backlog::BacklogError;
@@ -95,8 +96,8 @@ impl From<BacklogError> for WriteThroughError {
     }
 }
 
-impl From<sqlx::Error> for WriteThroughError {
-    fn from(e: sqlx::Error) -> Self {
+impl From<StepFailed> for WriteThroughError {
+    fn from(e: StepFailed) -> Self {
         Self::from(PersistError::from(e))
     }
 }
@@ -230,7 +231,7 @@ impl Batches {
         if let Some(via) = backlog {
             self.write_backlog(&bodies, via).await?;
         }
-        let stored = stored_already(&self.pool, &bodies).await?;
+        let stored = stored_already(&self.pool, &bodies).await.step("looking up the orders already written")?;
         // The stream id is not needed (the consumer acknowledges the message when it comes to
         // it); the batch's own index stands in for it, to tell a clashed order by.
         let batch: Vec<StreamMessage> = group
@@ -280,7 +281,8 @@ impl Batches {
         let ahead: Vec<StreamMessage> = held.into_iter().filter(|m| !own.contains(m.body.order_no.as_str())).collect();
         for chunk in ahead.chunks(MAX_BATCH) {
             let bodies: Vec<&ReservationMessage> = chunk.iter().map(|m| &m.body).collect();
-            let stored = stored_already(&self.pool, &bodies).await?;
+            let stored =
+                stored_already(&self.pool, &bodies).await.step("looking up the backlog's orders already written")?;
             let rest: Vec<StreamMessage> =
                 chunk.iter().filter(|m| !stored.contains(&m.body.order_no)).cloned().collect();
             if rest.is_empty() {

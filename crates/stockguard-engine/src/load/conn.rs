@@ -16,9 +16,10 @@ use hyper_util::rt::TokioIo;
 pub enum ConnError {
     #[error("cannot connect to {0}: {1}")]
     Connect(String, std::io::Error),
-    #[error("HTTP: {0}")]
+    /// The connection or the exchange on it failed (hyper's words are the cause).
+    #[error("the HTTP exchange with the engine failed")]
     Http(#[from] hyper::Error),
-    #[error("HTTP request: {0}")]
+    #[error("the HTTP request could not be built")]
     Request(#[from] hyper::http::Error),
     #[error("no answer within {0:?}")]
     TimedOut(Duration),

@@ -128,7 +128,7 @@ pub async fn drive(cfg: &LoadConfig, progress: &(dyn Fn(&Counters, Duration) + S
                             latency: t.elapsed(),
                         }
                     }
-                    Err(e) => Answer { user_id, product_id, status: 0, order_no: None, error: Some(e.to_string()), latency: t.elapsed() },
+                    Err(e) => Answer { user_id, product_id, status: 0, order_no: None, error: Some(stockguard_core::step::chain(&e)), latency: t.elapsed() },
                 };
                 counters.answered.fetch_add(1, Ordering::Relaxed);
                 if answer.status == 202 {
