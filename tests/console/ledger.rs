@@ -44,8 +44,19 @@ async fn the_statement_time_limit_really_aborts_an_over_long_query_on_mariadb(po
     .await
     .unwrap();
 
-    let aborted = ledger::raw_ledger_query(&pool, Duration::from_millis(1)).await;
-    assert!(matches!(aborted, Err(LedgerError::Timeout { limit_ms: 1 })), "{aborted:?}");
+    // MariaDB's statement timer is a thread of its own: on a two-core machine busy with other
+    // builds it once fired only after the query (some 200 ms) had finished. Three tries: the
+    // claim is that the limit aborts the statement, not that the machine's timer is punctual.
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let aborted = ledger::raw_ledger_query(&pool, Duration::from_millis(1)).await;
+        let timed_out = matches!(aborted, Err(LedgerError::Timeout { limit_ms: 1 }));
+        tries.push(aborted.map(|rows| rows.len()));
+        if timed_out {
+            break;
+        }
+    }
+    assert!(matches!(tries.last(), Some(Err(LedgerError::Timeout { limit_ms: 1 }))), "{tries:?}");
 
     let rows = ledger::raw_ledger_query(&pool, Duration::from_secs(30)).await.unwrap();
     assert_eq!(rows.len(), 1000);
