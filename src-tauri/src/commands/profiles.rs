@@ -62,6 +62,7 @@ impl ProfileForm {
             thresholds: self.thresholds,
             adapter: None,
             state_url: None,
+            tls: Default::default(),
             secrets: Default::default(),
         };
         Ok((self.name.trim().to_string(), profile, passwords))
@@ -76,11 +77,12 @@ pub async fn list_profiles() -> Result<Vec<NamedProfile>, DesktopError> {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn save_profile(form: ProfileForm) -> Result<Vec<NamedProfile>, DesktopError> {
     let (name, mut profile, passwords) = form.split()?;
-    // The form does not edit a profile's adapter file and state database (the CLI does):
-    // saving it keeps them.
+    // The form does not edit a profile's adapter file, state database and TLS files (the CLI
+    // does): saving it keeps them.
     if let Some(old) = manage::list_default()?.into_iter().find(|p| p.name == name) {
         profile.adapter = old.profile.adapter;
         profile.state_url = old.profile.state_url;
+        profile.tls = old.profile.tls;
     }
     manage::save_default(name, profile, passwords).await?;
     Ok(manage::list_default()?)
