@@ -32,3 +32,4 @@ mod rig_apart;
 mod rig_leftovers;
 mod roles;
 mod schema;
+mod switch_by_its_path;
