@@ -15,5 +15,6 @@ mod beside_a_sale;
 mod builtin;
 mod halt;
 mod proves_something;
+mod report_in_chinese;
 mod rerun;
 mod rig;
