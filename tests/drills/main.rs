@@ -18,3 +18,4 @@ mod proves_something;
 mod report_in_chinese;
 mod rerun;
 mod rig;
+mod rig_ids_and_rows;

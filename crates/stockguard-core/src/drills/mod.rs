@@ -24,6 +24,6 @@ pub mod runs;
 pub mod summary;
 pub mod variant;
 
-pub use leftovers::{clear_leftovers, forget_heartbeats, sweep, Swept};
+pub use leftovers::{clear_leftovers, forget_heartbeats, lead_back_rows_of, sweep, Swept};
 pub use review::{review_of, set_review, Review};
 pub use runs::*;

@@ -188,6 +188,11 @@ pub async fn run(
         Err(e) => return Err(e.into()),
     }
     forget_heartbeats(conns, run_id).await;
+    // A row a person put on one of the rig's products (or the rig's own, not led back) rules
+    // nothing now: it lapses with the run, through the switch, audited.
+    if let Err(e) = drills::lead_back_rows_of(conns, run_id).await {
+        tracing::warn!(run_id, error = %e, "the rig's switch rows could not be led back");
+    }
     Ok(RunOutcome { run_id, status, summary })
 }
 
