@@ -40,7 +40,7 @@ fn new_run(scenario: &str) -> NewRun<'_> {
 }
 
 /// A connection of `pool`'s account taken out of the pool: strict as the pool's, or loose.
-async fn session(pool: &MySqlPool, loose: bool) -> MySqlConnection {
+pub(crate) async fn session(pool: &MySqlPool, loose: bool) -> MySqlConnection {
     let mut conn = pool.acquire().await.expect("a connection").detach();
     if loose {
         sqlx::query("SET SESSION sql_mode = ''").execute(&mut conn).await.expect("any account may loosen its session");
@@ -49,7 +49,7 @@ async fn session(pool: &MySqlPool, loose: bool) -> MySqlConnection {
 }
 
 /// The trigger's words refusing `sql` in `conn`.
-async fn refused(conn: &mut MySqlConnection, sql: &str) -> String {
+pub(crate) async fn refused(conn: &mut MySqlConnection, sql: &str) -> String {
     let err = sqlx::query(sql).execute(&mut *conn).await.expect_err(sql);
     let db = err.as_database_error().unwrap_or_else(|| panic!("{sql}: a server refusal, not {err}"));
     assert_eq!(db.code().as_deref(), Some("45000"), "{sql}: {err}");

@@ -30,6 +30,8 @@ mod recon_inject;
 mod rewrite;
 mod rig_apart;
 mod rig_leftovers;
+mod rig_product_rows;
 mod roles;
 mod schema;
+mod switch_by_its_path;
 mod tls;

@@ -130,7 +130,7 @@ async fn a_dead_runs_rig_row_lapses_with_its_lease_when_someone_who_may_operate_
 
     // ... and the facilitator's ends it DEAD, leads its rig's row back and clears the rest.
     let swept = drills::sweep(&facilitator, LEASE).await.unwrap();
-    assert_eq!(swept, Swept { dead: vec![dead], rigs_led_back: vec![dead], heartbeats: 1 });
+    assert_eq!(swept, Swept { dead: vec![dead], rigs_led_back: vec![dead], products_led_back: vec![], heartbeats: 1 });
     let shown = drills::list(&viewer.mysql, 5, LEASE).await.unwrap();
     assert_eq!((shown[0].status, shown[0].dead), (RunStatus::Dead, true));
     let rig_in_force = format!("SELECT COUNT(*) FROM degrade_switch WHERE scope = 'rig:{dead}' AND mode <> 'NORMAL'");

@@ -15,5 +15,7 @@ mod beside_a_sale;
 mod builtin;
 mod halt;
 mod proves_something;
+mod report_in_chinese;
 mod rerun;
 mod rig;
+mod rig_ids_and_rows;

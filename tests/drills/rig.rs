@@ -16,6 +16,36 @@ pub async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
     DRILLS.lock().await
 }
 
+/// One engine, one product that does not sell out, Redis cut for two seconds of a short load
+/// (8 s): a small drill whose fault bites, for the tests of what a run leaves and reports.
+pub const REDIS_CUT: &str = r#"
+name = "test-redis-cut"
+title_en = "Redis cut, briefly"
+title_zh = "短暂切断 Redis"
+description = "For tests: a small run whose fault bites."
+description_zh = "测试用：故障生效的一次小型运行。"
+guided_exit = true
+drain_s = 10
+
+[rig]
+engines = 1
+products = [{ stock = 5000, per_user_limit = 1 }]
+
+[load]
+buyers = 800
+rate = 100
+duration_s = 8
+seed = 51
+
+[[faults]]
+name = "redis-cut"
+name_zh = "切断 Redis"
+target = "redis"
+action = "down"
+at_s = 2
+for_s = 2
+"#;
+
 pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_stockguard"))
 }

@@ -7,8 +7,9 @@
 //! products' Redis keys and its engines' heartbeats stay. The runner's lease is its heartbeat:
 //! once that is older than [`super::STALE_AFTER`], the next command that looks (`drill run`,
 //! `drill status`, `degrade status`, the window's drill list) calls [`sweep`], which ends the
-//! run `DEAD` (audited), leads its rig's row back to NORMAL (a switch change, audited) and
-//! removes its keys and heartbeats. A runner that was only stalled past its lease finds its
+//! run `DEAD` (audited), leads its rig's row back to NORMAL (a switch change, audited), and a
+//! person's row of one of its products too, and removes its keys and heartbeats. A runner that
+//! finishes leads those rows back itself ([`lead_back_rows_of`]). A runner that was only stalled past its lease finds its
 //! run ended on its next heartbeat and stops, as a lease holder does.
 //!
 //! None of it reaches the sale: a rig's row covers only its own products, which no engine sells
@@ -34,19 +35,25 @@ pub struct Swept {
     pub dead: Vec<u64>,
     /// Ended runs whose rig's row was led back to NORMAL.
     pub rigs_led_back: Vec<u64>,
+    /// Ended runs' products whose own row (a person's) was led back to NORMAL.
+    pub products_led_back: Vec<u64>,
     /// Heartbeats of ended runs' engines removed.
     pub heartbeats: u64,
 }
 
 impl Swept {
     pub fn is_empty(&self) -> bool {
-        self.dead.is_empty() && self.rigs_led_back.is_empty() && self.heartbeats == 0
+        self.dead.is_empty()
+            && self.rigs_led_back.is_empty()
+            && self.products_led_back.is_empty()
+            && self.heartbeats == 0
     }
 }
 
 /// Clears what ended and dead drill runs left: every RUNNING run whose heartbeat is older than
 /// `stale_after` is ended `DEAD` (its products' Redis keys removed), every ended run's rig row
-/// that is not NORMAL is set NORMAL, and every ended run's engine heartbeats are removed.
+/// that is not NORMAL is set NORMAL (and a person's row of one of its products), and every ended
+/// run's engine heartbeats are removed.
 /// Audited (the run's end and each switch change).
 ///
 /// Only someone who may operate the sale sweeps; for anyone else (a viewer, an approver, a
@@ -57,9 +64,9 @@ pub async fn sweep(conns: &Connections, stale_after: Duration) -> Result<Swept, 
         return Ok(Swept::default());
     };
     let dead = end_dead_runs(conns, stale_after).await?;
-    let rigs_led_back = lead_back_ended_rigs(&conns.mysql, &changer).await?;
+    let (rigs_led_back, products_led_back) = lead_back_ended_rows(&conns.mysql, &changer, None).await?;
     let heartbeats = remove_heartbeats(&conns.mysql, None).await?;
-    Ok(Swept { dead, rigs_led_back, heartbeats })
+    Ok(Swept { dead, rigs_led_back, products_led_back, heartbeats })
 }
 
 /// [`sweep`] with the runner's lease ([`super::STALE_AFTER`]), as a command that looks calls it
@@ -172,24 +179,65 @@ async fn take_keys_off(conns: &Connections, run: u64) -> Result<(), DrillRunErro
     Ok(())
 }
 
-/// Sets NORMAL every ended run's rig row that is not: its products are sold by no engine any
-/// more, so the row rules nothing. A row changed meanwhile is left to whoever changed it.
-async fn lead_back_ended_rigs(pool: &MySqlPool, changer: &Changer) -> Result<Vec<u64>, DrillRunError> {
-    let rows: Vec<(u64, u64, String)> = sqlx::query_as(
-        "SELECT r.id, d.revision, CAST(r.status AS CHAR) FROM degrade_switch d \
+/// Sets NORMAL every ended run's rows that are not (of one run, or of every ended run): its
+/// rig's row, and any product row of its rig's products (a person's `degrade on --product` of
+/// a rig product during the run: issue 51, such a row stayed after the run). Their products
+/// are sold by no engine any more, so the rows rule nothing. Each is a switch change, audited;
+/// a row changed meanwhile is left to whoever changed it. Answers the runs whose rig row and
+/// the products whose row was led back.
+async fn lead_back_ended_rows(
+    pool: &MySqlPool,
+    changer: &Changer,
+    run: Option<u64>,
+) -> Result<(Vec<u64>, Vec<u64>), DrillRunError> {
+    let rows: Vec<(u64, String, u64, String)> = sqlx::query_as(
+        "SELECT r.id, d.scope, d.revision, CAST(r.status AS CHAR) FROM degrade_switch d \
          JOIN drill_runs r ON d.scope = CONCAT('rig:', r.id) \
-         WHERE r.status <> 'RUNNING' AND d.mode <> 'NORMAL' ORDER BY r.id",
+         WHERE r.status <> 'RUNNING' AND d.mode <> 'NORMAL' AND (? IS NULL OR r.id = ?) \
+         UNION ALL \
+         SELECT r.id, d.scope, d.revision, CAST(r.status AS CHAR) FROM degrade_switch d \
+         JOIN inventory i ON i.product_id = d.product_id JOIN drill_runs r ON r.id = i.rig \
+         WHERE r.status <> 'RUNNING' AND d.mode <> 'NORMAL' AND (? IS NULL OR r.id = ?) \
+         ORDER BY 1, 2",
     )
+    .bind(run)
+    .bind(run)
+    .bind(run)
+    .bind(run)
     .fetch_all(pool)
     .await?;
-    let mut led_back = Vec::new();
-    for (run, revision, status) in rows {
-        let reason = format!("drill run {run} ended {status}: its rig's row lapses with it");
-        match store::set_if(pool, changer, Scope::Rig(run), Mode::Normal, &reason, revision).await {
-            Ok(_) => led_back.push(run),
+    let (mut rigs, mut products) = (Vec::new(), Vec::new());
+    for (run, key, revision, status) in rows {
+        let scope: Scope = key.parse().map_err(|_| DrillRunError::RigRow {
+            run,
+            source: Box::new(SwitchError::Corrupt(format!("the scope {key:?} of a row of its rig"))),
+        })?;
+        let reason = match scope {
+            Scope::Product(p) => {
+                format!("drill run {run} ended {status}: the row of its rig's product {p} lapses with it")
+            }
+            _ => format!("drill run {run} ended {status}: its rig's row lapses with it"),
+        };
+        match store::set_if(pool, changer, scope, Mode::Normal, &reason, revision).await {
+            Ok(_) => match scope {
+                Scope::Product(p) => products.push(p),
+                _ => rigs.push(run),
+            },
             Err(SwitchError::ChangedMeanwhile { .. }) => {}
             Err(e) => return Err(DrillRunError::RigRow { run, source: Box::new(e) }),
         }
     }
-    Ok(led_back)
+    Ok((rigs, products))
+}
+
+/// What a finished run leaves in the switch, led back by its runner as it ends (its rig's row
+/// when the run did not lead it back itself, a person's row of one of its products), through
+/// the switch, audited. Only someone who may change the switch does it (the runner may);
+/// otherwise the next [`sweep`] does.
+pub async fn lead_back_rows_of(conns: &Connections, run_id: u64) -> Result<Swept, DrillRunError> {
+    let Ok(changer) = Changer::person(&conns.settings) else {
+        return Ok(Swept::default());
+    };
+    let (rigs_led_back, products_led_back) = lead_back_ended_rows(&conns.mysql, &changer, Some(run_id)).await?;
+    Ok(Swept { rigs_led_back, products_led_back, ..Swept::default() })
 }

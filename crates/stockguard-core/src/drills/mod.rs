@@ -6,7 +6,7 @@
 //! After a run: [`report`] writes it up (HTML with charts, Markdown, JSON; Chinese or
 //! English) with its review (trigger, chain of impact, recovery, follow-ups); [`review`]
 //! keeps the facilitator's notes on it (audited); [`compare`] sets two runs side by side and
-//! flags what got worse.
+//! flags what got worse. [`variant`] is what a run changed from its file, in either language.
 //!
 //! The runner itself (rig, load, faults, sampler) is the engine crate's `drill::runner`: the
 //! console only reads and halts runs, through the database, and never talks to a runner.
@@ -22,7 +22,8 @@ pub mod report;
 pub mod review;
 pub mod runs;
 pub mod summary;
+pub mod variant;
 
-pub use leftovers::{clear_leftovers, forget_heartbeats, sweep, Swept};
+pub use leftovers::{clear_leftovers, forget_heartbeats, lead_back_rows_of, sweep, Swept};
 pub use review::{review_of, set_review, Review};
 pub use runs::*;

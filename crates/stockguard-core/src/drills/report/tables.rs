@@ -5,6 +5,7 @@ use super::story::{FollowUpSource, Moment};
 use super::words::Words;
 use super::ReportView;
 use crate::drills::summary::Figures;
+use crate::drills::variant::Variant;
 
 pub(super) struct Row {
     pub cells: Vec<String>,
@@ -39,9 +40,15 @@ fn secs(s: f64) -> String {
 pub(super) fn header(view: &ReportView, w: &Words) -> Table {
     let r = &view.run.record;
     let summary = view.run.summary.as_ref();
-    let variant = summary
-        .and_then(|s| s.variant.clone())
-        .or_else(|| view.run.parameters.get("variant").and_then(|v| v.as_str()).map(str::to_string));
+    // Worded from the run's record in this language; a run recorded without one keeps the
+    // runner's sentence (its phrases translated).
+    let variant = match Variant::of_parameters(&view.run.parameters) {
+        Some(v) => v.describe_in(w.lang),
+        None => summary
+            .and_then(|s| s.variant.as_deref())
+            .or_else(|| view.run.parameters.get("variant").and_then(|v| v.as_str()))
+            .map(|text| w.runner_text(text)),
+    };
     let mut table = Table::new(vec![w.field, w.value]);
     let rows = [
         (w.run, format!("#{} {}", r.id, r.scenario)),

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::drills::events::{Event, TimedEvent};
 use crate::drills::plan::{FaultStep, Plan};
+use crate::drills::variant::runners_fault_zh;
 
 /// One fault's time on, in seconds since the load started.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -49,7 +50,10 @@ pub fn fault_windows(timeline: &[TimedEvent], plan: Option<&Plan>, end_s: f64) -
         match &timed.event {
             Event::FaultInjected { fault, target, action } => windows.push(FaultWindow {
                 fault: fault.clone(),
-                fault_zh: step(fault).and_then(|s| s.name_zh.clone()),
+                // A fault the runner adds itself (a variant's) is in no drill file.
+                fault_zh: step(fault)
+                    .and_then(|s| s.name_zh.clone())
+                    .or_else(|| runners_fault_zh(fault).map(str::to_string)),
                 target: target.clone(),
                 action: action.clone(),
                 start_s: at_s,

@@ -257,6 +257,53 @@ const ZH: Words = Words {
 /// The runner's own phrases (`drill::runner`: checks' figures and bounds, repairs and their
 /// outcomes) with their Chinese, longest first so that a phrase is replaced before its parts.
 const RUNNER_PHRASES: &[(&str, &str)] = &[
+    // The proof checks' bounds and figures (`runner::verdict`, issue 51).
+    (
+        "each fault: a mode change, errors, latency, drift or backlog inside its window",
+        "每个故障：其窗口内出现模式切换、错误、延迟、漂移或积压",
+    ),
+    (
+        "did not bite (no mode change, errors, latency, drift or backlog in its window)",
+        "未生效（其窗口内没有模式切换、错误、延迟、漂移或积压）",
+    ),
+    (" heard from (the file does not lead them back)", " 个均有心跳（演练文件不引导它们回到 Redis）"),
+    ("no fault ran (the file has no [[faults]])", "没有运行任何故障（演练文件没有 [[faults]]）"),
+    ("no fault ran: the file has no [[faults]]", "没有运行任何故障：演练文件没有 [[faults]]"),
+    ("the rig's engines were not back at the end", "演练环境的引擎在结束时未恢复"),
+    (" outside each fault's window and its ", "（在各故障窗口及其 "),
+    (" inside the fault windows and their ", " 出现在故障窗口及其 "),
+    (" accepted orders failed back", " 个已受理订单被撤回"),
+    ("a fault did not take effect", "有故障未生效"),
+    ("; and inconclusive: ", "；另外无结论："),
+    (" ms (outside the faults ", " 毫秒（故障之外 "),
+    ("% of its requests, ", "%，故障之外 "),
+    ("% outside the faults)", "%）"),
+    (" (outside the faults ", "（故障之外 "),
+    (" s recovery allowance)", " 秒恢复余量内）"),
+    (" s recovery allowance", " 秒恢复余量之外）"),
+    (" unheard at the end", " 个结束时无心跳"),
+    (" engines on the DB path", " 个引擎在数据库路径"),
+    (" on the DB path, ", " 个在数据库路径，"),
+    (" on the Redis path", " 个在 Redis 路径"),
+    (" engines unheard", " 个引擎无心跳"),
+    (" on Redis, ", " 个在 Redis 路径，"),
+    (": never injected", "：从未注入"),
+    (" buyer errors (", " 个买家错误（占其请求的 "),
+    (" of the schedule", " 的计划请求"),
+    (" units (peak ", " 件（峰值 "),
+    ("inconclusive: ", "无结论："),
+    ("backlog ", "积压 "),
+    ("all ", "全部 "),
+    // The variant of a run recorded before the report worded it from its parameters.
+    (" ms on every MySQL reply", " 毫秒（每个 MySQL 应答）"),
+    ("re-run of ", "重跑自运行 "),
+    ("short x", "短版 x"),
+    // A repair's outcome (`runner::repair`).
+    ("rewrite failed: ", "重写失败："),
+    (", drift after ", "，之后漂移 "),
+    (" (delta ", "（变化 "),
+    ("product ", "商品 "),
+    // The runner's earlier phrases.
     ("guided exit to Redis", "引导退出回到 Redis"),
     ("fenced rewrite", "带栅栏的重写"),
     ("instances not back on Redis", "个实例未回到 Redis"),

@@ -32,7 +32,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use stockguard_core::connect::Connections;
 use stockguard_core::drills::events::{self, Event, TickFigures};
 use stockguard_core::drills::plan::{Action, FaultStep, Plan, Target};
@@ -46,8 +45,10 @@ use self::rig::{Rig, RigOptions};
 use self::schedule::Schedule;
 use self::timeline::{Said, Timeline};
 
-/// The name of the fault a `--extra-db-latency-ms` variant adds.
-const VARIANT_FAULT: &str = "extra DB latency (variant)";
+/// What the run changes from its file, recorded with it (a leaf of the core, which words it
+/// in the report's language).
+pub use stockguard_core::drills::variant::Variant;
+use stockguard_core::drills::variant::{VARIANT_FAULT, VARIANT_FAULT_ZH};
 
 /// How often the sampler reads the invariants and the runner beats its heart.
 const TICK: Duration = Duration::from_secs(1);
@@ -72,33 +73,6 @@ pub enum RunnerError {
     Redis(#[from] redis::RedisError),
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
-}
-
-/// What the run changes from its file, recorded with it.
-#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
-pub struct Variant {
-    /// CI's short form: load and timeline scaled by this factor.
-    pub short: Option<f64>,
-    /// Latency added to every MySQL reply for the whole load (a what-if re-run).
-    pub extra_db_latency_ms: u64,
-    /// The run this one re-runs.
-    pub rerun_of: Option<u64>,
-}
-
-impl Variant {
-    fn describe(&self) -> Option<String> {
-        let mut parts = Vec::new();
-        if let Some(f) = self.short {
-            parts.push(format!("short x{f}"));
-        }
-        if self.extra_db_latency_ms > 0 {
-            parts.push(format!("+{} ms on every MySQL reply", self.extra_db_latency_ms));
-        }
-        if let Some(run) = self.rerun_of {
-            parts.push(format!("re-run of {run}"));
-        }
-        (!parts.is_empty()).then(|| parts.join(", "))
-    }
 }
 
 pub struct RunOptions {
@@ -157,7 +131,7 @@ pub async fn run(
     if opts.variant.extra_db_latency_ms > 0 {
         plan.faults.push(FaultStep {
             name: VARIANT_FAULT.into(),
-            name_zh: Some("数据库额外延迟（变体）".into()),
+            name_zh: Some(VARIANT_FAULT_ZH.into()),
             target: Target::Mysql,
             action: Action::Latency,
             at_s: 0.0,
@@ -214,6 +188,11 @@ pub async fn run(
         Err(e) => return Err(e.into()),
     }
     forget_heartbeats(conns, run_id).await;
+    // A row a person put on one of the rig's products (or the rig's own, not led back) rules
+    // nothing now: it lapses with the run, through the switch, audited.
+    if let Err(e) = drills::lead_back_rows_of(conns, run_id).await {
+        tracing::warn!(run_id, error = %e, "the rig's switch rows could not be led back");
+    }
     Ok(RunOutcome { run_id, status, summary })
 }
 
@@ -447,7 +426,7 @@ async fn drive(
         &outcomes,
         affected,
         &schedule.hash,
-        variant.describe(),
+        variant.describe_in(stockguard_core::lang::Lang::En),
     );
     let status = match stopped {
         Some(Stopped::Abort(reason)) => {

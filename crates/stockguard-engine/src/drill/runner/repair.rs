@@ -41,10 +41,10 @@ impl Repairer {
                     let request = RewriteRequest::new(product, "drill: drift confirmed after the Redis failover");
                     said.push(match rewrite::rewrite(&conns, &request).await {
                         Ok(r) => format!(
-                            "product {product}: {} (delta {:+}, drift after {:?})",
+                            "product {product}: {} (delta {:+}, drift after {})",
                             r.outcome.as_str(),
                             r.delta,
-                            r.drift_after
+                            r.drift_after.map_or("?".to_string(), |d| d.to_string())
                         ),
                         Err(e) => format!("product {product}: rewrite failed: {e}"),
                     });

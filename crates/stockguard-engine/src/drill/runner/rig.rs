@@ -153,7 +153,8 @@ fn through(url: &url::Url, port: u16) -> String {
 }
 
 impl Rig {
-    /// Puts the plan's products on sale (fresh ids above every existing one, on this run's rig:
+    /// Puts the plan's products on sale (fresh ids above every existing one that no Redis key
+    /// uses, on this run's rig:
     /// `inventory.rig`, which only the rig's own engines sell) and starts the
     /// proxies and the processes; returns once every engine answers `/health`.
     pub async fn build(conns: &Connections, plan: &Plan, run_id: u64, opts: RigOptions) -> Result<Self, RunnerError> {
@@ -401,26 +402,54 @@ impl Rig {
     }
 }
 
+/// How many ids the rig passes over, looking for one no key uses, before it gives up.
+const IDS_TRIED: u64 = 10_000;
+
+/// Puts the plan's products on sale on this run's rig, each under a fresh id: above every
+/// product in the database, and one under which the sale's Redis holds no key (issue 51: the
+/// rig took the next id, overwrote the stock key another sale or an old run had left there,
+/// and deleted them all at its end). An id taken meanwhile by another runner is passed over.
 async fn put_on_sale(conns: &Connections, plan: &Plan, run_id: u64) -> Result<Vec<u64>, RunnerError> {
     let highest: Option<u64> =
         sqlx::query_scalar("SELECT MAX(product_id) FROM inventory").fetch_one(&conns.mysql).await?;
-    let first = highest.unwrap_or(0) + 1;
+    let mut candidates = highest.unwrap_or(0) + 1..;
     let mut redis = conns.redis.clone();
     let mut products = Vec::new();
     for (n, product) in plan.rig.products.iter().enumerate() {
-        let id = first + n as u64;
-        sqlx::query(
-            "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit, rig) \
-             VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .bind(id)
-        .bind(format!("drill {run_id} #{}", n + 1))
-        .bind(product.stock)
-        .bind(product.stock)
-        .bind(product.per_user_limit)
-        .bind(run_id)
-        .execute(&conns.mysql)
-        .await?;
+        let mut tried = 0;
+        let id = loop {
+            let id = candidates.next().expect("ids do not run out");
+            tried += 1;
+            if tried > IDS_TRIED {
+                return Err(RunnerError::Rig(format!(
+                    "no product id free of Redis keys among {IDS_TRIED} after {}",
+                    id - IDS_TRIED
+                )));
+            }
+            // One product's keys share its hash tag: one slot, one EXISTS.
+            let used: u64 = redis::cmd("EXISTS").arg(conns.keys.all_for_product(id)).query_async(&mut redis).await?;
+            if used > 0 {
+                tracing::info!(product = id, keys = used, "the rig passes over a product id whose keys are in use");
+                continue;
+            }
+            let inserted = sqlx::query(
+                "INSERT INTO inventory (product_id, name, initial_stock, stock, per_user_limit, rig) \
+                 VALUES (?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id)
+            .bind(format!("drill {run_id} #{}", n + 1))
+            .bind(product.stock)
+            .bind(product.stock)
+            .bind(product.per_user_limit)
+            .bind(run_id)
+            .execute(&conns.mysql)
+            .await;
+            match inserted {
+                Ok(_) => break id,
+                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => continue,
+                Err(e) => return Err(e.into()),
+            }
+        };
         // Warmed up as a sale is before it opens: the stock key, and the stream's group so no
         // reservation is read before a consumer exists.
         let _: () = redis::cmd("SET").arg(conns.keys.stock(id)).arg(product.stock).query_async(&mut redis).await?;
