@@ -276,14 +276,26 @@ fn apply_command(
         command = String::from("stockguard rewrite");
     }
     for r in &planned {
-        command.push_str(&format!(" --product {} --expect-drift {}", r.product_id, r.drift));
+        let id = shell_word(&r.product_id.to_string());
+        command.push_str(&format!(" --product {id} --expect-drift {}", r.drift));
         if environment == stockguard_core::profile::EnvironmentKind::Production {
-            command.push_str(&format!(" --confirm {}", r.product_id));
+            command.push_str(&format!(" --confirm {id}"));
         }
     }
     let reason = if reason.trim().is_empty() { "<why>" } else { reason };
-    command.push_str(&format!(" --reason '{}'", reason.replace('\'', "'\\''")));
+    command.push_str(&format!(" --reason {}", shell_word(reason)));
     Some(command)
+}
+
+/// `word` as one shell word: as it is when it holds only letters, digits and `-_.:/` (a
+/// number, a SKU), else single-quoted (a text id may hold a space or a quote).
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:/".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 fn print_repairs(done: &[DeltaRepair]) {
@@ -449,4 +461,17 @@ pub async fn recon(opts: &AdapterOpts, profile: Option<&str>, only: &[ProductId]
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn a_text_id_the_dry_run_prints_is_one_shell_word() {
+        assert_eq!(shell_word("SKU-10"), "SKU-10");
+        assert_eq!(shell_word("17"), "17");
+        assert_eq!(shell_word("SKU A"), "'SKU A'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
 }
