@@ -33,5 +33,4 @@ mod rig_leftovers;
 mod rig_product_rows;
 mod roles;
 mod schema;
-mod switch_by_its_path;
 mod tls;

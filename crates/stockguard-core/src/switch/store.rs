@@ -2,16 +2,10 @@
 //! engine's breaker).
 //!
 //! Every change appends to `switch_changes` (its id is the revision, global and monotonic),
-//! moves the head to it, is audited, and moves the scope's row in `degrade_switch`, all in one
-//! transaction. Every change first locks the one `switch_head` row, so changes commit one at a
-//! time in revision order: a reader that sees revision R sees every change before it, which is
-//! what lets an engine acknowledge "R applied" with one number.
-//!
-//! This is the only way a switch row moves, for every account: the database refuses a row in
-//! `degrade_switch` that is not the change at the head with its audit row, a deleted row, a head
-//! moved back and an edited change (`migrations/20261207000035_switch_by_its_path.sql`; issue
-//! 51: a raw `UPDATE degrade_switch` had put the whole sale in DB mode with no change, revision
-//! or audit row).
+//! moves the scope's row in `degrade_switch`, and is audited, all in one transaction. Every
+//! change first locks the one `switch_head` row, so changes commit one at a time in revision
+//! order: a reader that sees revision R sees every change before it, which is what lets an
+//! engine acknowledge "R applied" with one number.
 //!
 //! Lock order, kept by every transaction that touches the switch: `switch_head`, then
 //! `degrade_switch` rows. The DB-path order transaction (`engine::degraded`) takes the scope
@@ -252,19 +246,6 @@ async fn write_change(
         .fetch_one(&mut *tx)
         .await
         .step("reading switch_changes (write change)")?;
-    let entry = AuditEntry {
-        actor: changer.actor.clone(),
-        role: changer.role.clone(),
-        environment: changer.environment.clone(),
-        action: "degrade.switch".into(),
-        target: key.clone(),
-        reason: reason.into(),
-        outcome: mode.as_str().into(),
-        details: serde_json::json!({ "revision": revision, "mode": mode.as_str() }),
-    };
-    // Audited before the scope's row moves: the row's trigger finds the audit row of its
-    // revision (migration 035), as it finds the change row and the head.
-    let audit_id = audit::record(&mut *tx, &entry).await.step("writing the audit row (write change)")?;
     // Changes commit in revision order (the head lock), so the new revision is always the
     // higher; the guard stays as a second line. Assignments run left to right, so
     // `revision` is compared before it moves. New values are bound again rather than read
@@ -297,5 +278,16 @@ async fn write_change(
     .execute(&mut *tx)
     .await
     .step("inserting into degrade_switch (write change)")?;
+    let entry = AuditEntry {
+        actor: changer.actor.clone(),
+        role: changer.role.clone(),
+        environment: changer.environment.clone(),
+        action: "degrade.switch".into(),
+        target: key,
+        reason: reason.into(),
+        outcome: mode.as_str().into(),
+        details: serde_json::json!({ "revision": revision, "mode": mode.as_str() }),
+    };
+    let audit_id = audit::record(&mut *tx, &entry).await.step("writing the audit row (write change)")?;
     Ok(Change { revision, scope, mode, changed_by: changer.actor.clone(), reason: reason.into(), changed_at, audit_id })
 }
