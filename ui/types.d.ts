@@ -133,7 +133,11 @@ tls?: Tls,
  */
 secrets?: Array<SecretSlot>, };
 
-export type ProfileForm = { name: string, environment: EnvironmentKind | null, mysql_url: string, mysql_replica_url: string | null, redis_url: string, key_prefix: string, role: Role, read_only: boolean, thresholds: Thresholds, mysql_password: string | null, mysql_replica_password: string | null, redis_password: string | null, };
+export type ProfileForm = { name: string, environment: EnvironmentKind | null, mysql_url: string, mysql_replica_url: string | null, redis_url: string, key_prefix: string, role: Role, read_only: boolean, thresholds: Thresholds, mysql_password: string | null, mysql_replica_password: string | null, redis_password: string | null, 
+/**
+ * The TLS files and MySQL's mode, as the CLI's `--redis-ca`.. flags take them.
+ */
+tls: Tls, };
 
 export type Transport = { 
 /**

@@ -17,7 +17,7 @@ use stockguard_core::rewrite::{self, Outcome, RewriteRequest};
 use stockguard_core::switch::exit::DEFAULT_STALE_AFTER;
 use stockguard_core::switch::{self, ExitOptions, Mode, Scope};
 use stockguard_engine::engine::state::{EngineConfig, EngineState};
-use support::tls_servers::{Certs, TlsMariadb, TlsRedis};
+use support::tls_servers::{Certs, TlsCluster, TlsMariadb, TlsRedis};
 use support::waits::wait_for;
 
 const PRODUCT: u64 = 5201;
@@ -39,8 +39,12 @@ async fn orders_by_source(pool: &MySqlPool, source: &str) -> i64 {
 }
 
 async fn buy(url: &str, user: u64) -> reqwest::StatusCode {
+    buy_of(url, PRODUCT, user).await
+}
+
+async fn buy_of(url: &str, product: u64, user: u64) -> reqwest::StatusCode {
     let body =
-        serde_json::json!({"user_id": user, "product_id": PRODUCT, "qty": 1, "idempotency_key": format!("tls{user}")});
+        serde_json::json!({"user_id": user, "product_id": product, "qty": 1, "idempotency_key": format!("tls{user}")});
     reqwest::Client::new().post(format!("{url}/orders")).json(&body).send().await.unwrap().status()
 }
 
@@ -202,4 +206,55 @@ async fn a_production_sale_reached_in_clear_says_so_on_the_health_strip_and_over
         "{}",
         health.transport
     );
+}
+
+#[tokio::test]
+async fn a_redis_cluster_over_mutual_tls_serves_an_engines_orders_an_exact_reading_and_a_rewrite() {
+    let certs = Certs::make();
+    let cluster = TlsCluster::start(&certs).await;
+    let db = TlsMariadb::start(&certs).await;
+    let settings = ConnectionSettings::from_urls(
+        EnvironmentKind::Staging,
+        &db.url(),
+        &cluster.url(),
+        &support::unique_prefix("tlsc"),
+    )
+    .with_tls(certs.tls());
+    let conns = Connections::open(settings).await.expect("mutual TLS to every node of the cluster");
+    assert!(conns.redis.is_cluster() && conns.transport.redis_tls && conns.transport.redis_client_cert);
+    conns.migrate().await.unwrap();
+    // Products on slots of different masters (`--cluster create` gives each a third, in order).
+    let master = |p: u64| match stockguard_core::redis_link::product_slot(p) {
+        0..=5460 => 0,
+        5461..=10922 => 1,
+        _ => 2,
+    };
+    let products: Vec<u64> = (PRODUCT..PRODUCT + 40).fold(Vec::new(), |mut picked, p| {
+        if picked.iter().all(|&q| master(q) != master(p)) {
+            picked.push(p);
+        }
+        picked
+    });
+    assert_eq!(products.len(), 3, "one product per master");
+    for &p in &products {
+        sale::open_sale(&conns, p, 50, 1).await;
+    }
+    let config = EngineConfig { instance_id: "tls-cluster-engine".into(), batch_size: 20, ..EngineConfig::default() };
+    let state = EngineState::new(conns.mysql.clone(), conns.redis.clone(), conns.keys.clone(), config);
+    let (url, stop, engine) = sale::spawn_engine(state).await;
+    for (user, &p) in (1..).zip(&products) {
+        assert_eq!(buy_of(&url, p, user).await, 202, "an order on product {p} through the TLS cluster");
+    }
+    wait_for("the engine persisted its orders", Duration::from_secs(10), async || {
+        orders_by_source(&conns.mysql, "REDIS").await == 3
+    })
+    .await;
+    let mut r = conns.redis.clone();
+    let readings = read_products(&conns.mysql, &mut r, &conns.keys, &products).await.unwrap();
+    assert!(readings.iter().all(|x| x.redis_stock == Some(49) && x.drift == Some(0)), "{readings:?}");
+    let _: () = redis::cmd("SET").arg(conns.keys.stock(products[1])).arg(40).query_async(&mut r).await.unwrap();
+    let result = rewrite::rewrite(&conns, &RewriteRequest::new(products[1], "cluster over TLS")).await.unwrap();
+    assert_eq!((result.outcome, result.after, result.drift_after), (Outcome::Applied, Some(49), Some(0)));
+    let _ = stop.send(());
+    engine.await.unwrap();
 }

@@ -193,3 +193,88 @@ async fn wait_listening(port: u16, what: &str) {
 pub fn nowhere(certs: &Certs) -> PathBuf {
     certs.dir().join("missing.pem")
 }
+
+/// A Redis Cluster of three masters (no replicas) that speaks TLS only, its cluster bus too
+/// (`--tls-cluster yes`), every client asked for a certificate the CA signed. Joined by
+/// `redis-cli --cluster create` over TLS; ready once every node says `cluster_state:ok`.
+pub struct TlsCluster {
+    pub ports: Vec<u16>,
+    children: Vec<Child>,
+    _dir: tempfile::TempDir,
+}
+
+impl TlsCluster {
+    pub async fn start(certs: &Certs) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cluster = Self { ports: Vec::new(), children: Vec::new(), _dir: tempfile::tempdir().unwrap() };
+        for i in 0..3 {
+            let (port, bus) = (super::free_port(), super::free_port());
+            let node_dir = dir.path().join(format!("node-{i}"));
+            std::fs::create_dir_all(&node_dir).unwrap();
+            let child = Command::new("redis-server")
+                .args(["--bind", "127.0.0.1", "--port", "0", "--tls-port", &port.to_string()])
+                .args(["--tls-cluster", "yes", "--tls-replication", "yes"])
+                .args(["--tls-cert-file", &certs.file("server.pem"), "--tls-key-file", &certs.file("server.key")])
+                .args(["--tls-ca-cert-file", &certs.file("ca.pem"), "--tls-auth-clients", "yes"])
+                .args(["--cluster-enabled", "yes", "--cluster-port", &bus.to_string()])
+                .args(["--cluster-config-file", "nodes.conf", "--save", "", "--appendonly", "no"])
+                .args(["--daemonize", "no", "--dir"])
+                .arg(&node_dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("redis-server (with TLS) must be installed (`make deps` installs it): {e}"));
+            cluster.children.push(child);
+            cluster.ports.push(port);
+            wait_listening(port, "redis-server (TLS cluster node)").await;
+        }
+        let nodes: Vec<String> = cluster.ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        let out = cluster
+            .cli(certs)
+            .args(["--cluster", "create"])
+            .args(&nodes)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .unwrap_or_else(|e| panic!("redis-cli must be installed (`make deps` installs redis-server): {e}"));
+        assert!(out.status.success(), "redis-cli --cluster create: {}", String::from_utf8_lossy(&out.stdout));
+        for _ in 0..200 {
+            let ok = cluster.ports.iter().all(|p| {
+                let out = cluster.cli(certs).args(["-p", &p.to_string(), "cluster", "info"]).output().unwrap();
+                String::from_utf8_lossy(&out.stdout).contains("cluster_state:ok")
+            });
+            if ok {
+                cluster._dir = dir;
+                return cluster;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the TLS cluster on ports {:?} did not say cluster_state:ok within 10 s", cluster.ports);
+    }
+
+    /// `redis-cli` over TLS with the CA and the client certificate.
+    fn cli(&self, certs: &Certs) -> Command {
+        let mut cmd = Command::new("redis-cli");
+        cmd.args(["--tls", "--cacert", &certs.file("ca.pem")]).args([
+            "--cert",
+            &certs.file("client.pem"),
+            "--key",
+            &certs.file("client.key"),
+        ]);
+        cmd
+    }
+
+    /// The seed list, every node: a cluster's `rediss://` URL.
+    pub fn url(&self) -> String {
+        self.ports.iter().map(|p| format!("rediss://127.0.0.1:{p}/")).collect::<Vec<_>>().join(",")
+    }
+}
+
+impl Drop for TlsCluster {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
