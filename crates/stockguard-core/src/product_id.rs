@@ -105,7 +105,8 @@ impl fmt::Display for ProductId {
 }
 
 /// An id as a person types it (a flag, a form): a whole number is a number, anything else text;
-/// a sale then reads it as its own kind ([`ProductId::as_kind`]). Empty text is no id.
+/// a sale then reads it as its own kind ([`ProductId::as_kind`]). Empty text is no id. (There
+/// is no `From<&str>`: clap would take it before this, and `17` typed would be text.)
 impl std::str::FromStr for ProductId {
     type Err = String;
 
@@ -121,12 +122,6 @@ impl std::str::FromStr for ProductId {
 impl From<u64> for ProductId {
     fn from(n: u64) -> Self {
         Self::Num(n)
-    }
-}
-
-impl From<&str> for ProductId {
-    fn from(t: &str) -> Self {
-        Self::Text(t.to_string())
     }
 }
 
@@ -169,28 +164,32 @@ mod tests {
 
     #[test]
     fn an_id_shows_and_travels_in_json_as_itself() {
-        let ids = [ProductId::Num(17), ProductId::from("SKU-A")];
+        let ids = [ProductId::Num(17), ProductId::Text("SKU-A".into())];
         assert_eq!(ids.iter().map(ToString::to_string).collect::<Vec<_>>(), ["17", "SKU-A"]);
         assert_eq!(serde_json::to_string(&ids).unwrap(), r#"[17,"SKU-A"]"#);
         let back: Vec<ProductId> = serde_json::from_str(r#"[17,"SKU-A","17"]"#).unwrap();
-        assert_eq!(back, [ProductId::Num(17), ProductId::from("SKU-A"), ProductId::from("17")]);
+        assert_eq!(back, [ProductId::Num(17), ProductId::Text("SKU-A".into()), ProductId::Text("17".into())]);
+    }
+
+    fn text(t: &str) -> ProductId {
+        ProductId::Text(t.into())
     }
 
     #[test]
     fn ids_order_numbers_first_then_text_by_its_bytes() {
-        let mut ids: Vec<ProductId> = vec!["SKU-B".into(), 10.into(), "SKU-A".into(), "SKU-10".into(), 9.into()];
+        let mut ids: Vec<ProductId> = vec![text("SKU-B"), 10.into(), text("SKU-A"), text("SKU-10"), 9.into()];
         ids.sort();
         assert_eq!(ids.iter().map(ToString::to_string).collect::<Vec<_>>(), ["9", "10", "SKU-10", "SKU-A", "SKU-B"]);
     }
 
     #[test]
     fn text_is_never_read_as_a_number_and_the_state_database_keeps_which() {
-        assert_eq!(ProductId::read_as("17", IdKind::Text), Some(ProductId::from("17")));
+        assert_eq!(ProductId::read_as("17", IdKind::Text), Some(ProductId::Text("17".into())));
         assert_eq!(ProductId::read_as("17", IdKind::Num), Some(ProductId::Num(17)));
         assert_eq!(ProductId::read_as("SKU-A", IdKind::Num), None);
-        assert_eq!("17".parse::<ProductId>().unwrap().as_kind(IdKind::Text), Some(ProductId::from("17")));
+        assert_eq!("17".parse::<ProductId>().unwrap().as_kind(IdKind::Text), Some(ProductId::Text("17".into())));
         assert_eq!("SKU-A".parse::<ProductId>().unwrap().as_kind(IdKind::Num), None);
-        for id in [ProductId::Num(17), ProductId::from("17"), ProductId::from("SKU-A")] {
+        for id in [ProductId::Num(17), ProductId::Text("17".into()), ProductId::Text("SKU-A".into())] {
             let (text, is_text) = id.stored();
             assert_eq!(ProductId::from_stored(text, is_text), Some(id));
         }

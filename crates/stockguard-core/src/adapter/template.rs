@@ -68,13 +68,14 @@ impl Template {
 #[cfg(test)]
 mod tests {
     use super::Template;
+    use crate::product_id::ProductId;
 
     #[test]
     fn a_template_names_a_product_and_a_bucket_and_keeps_a_hash_tag() {
         let t = Template::new("flash:{stock}:${id}_${n}");
         assert_eq!(t.key(&7.into()), "flash:{stock}:7_${n}");
         assert_eq!(t.bucket_key(&7.into(), 2), "flash:{stock}:7_2");
-        assert_eq!(t.key(&"SKU-A".into()), "flash:{stock}:SKU-A_${n}");
+        assert_eq!(t.key(&ProductId::Text("SKU-A".into())), "flash:{stock}:SKU-A_${n}");
         assert_eq!(t.glob(), "flash:{stock}:*_*");
     }
 
