@@ -14,7 +14,6 @@ import { openProduct } from "./board.js";
 /** @typedef {import("../types").AlertsUpdate} AlertsUpdate */
 /** @typedef {import("../types").AlertState} AlertState */
 /** @typedef {import("../types").Alert} Alert */
-/** @typedef {import("../types").ProductId} ProductId */
 /** @typedef {import("../main.js").ScreenContext} ScreenContext */
 
 const panel = byId("alerts-panel");
@@ -132,7 +131,7 @@ function setOpen(open) {
   toggle.setAttribute("aria-expanded", String(open));
 }
 
-/** @param {ProductId | null} product */
+/** @param {number | null} product */
 function show(product) {
   ctx.showScreen("board");
   if (product !== null) openProduct(product);

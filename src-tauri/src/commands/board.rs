@@ -2,7 +2,6 @@
 //! (`board_feed.rs`), never by a command.
 
 use stockguard_core::chart::{self, ChartLabels};
-use stockguard_core::ProductId;
 use tauri::State;
 
 use crate::error::DesktopError;
@@ -12,7 +11,7 @@ use crate::state::AppState;
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drift_chart(
     state: State<'_, AppState>,
-    products: Vec<ProductId>,
+    products: Vec<u64>,
     labels: ChartLabels,
     width: u32,
     height: u32,
@@ -26,7 +25,7 @@ pub async fn drift_chart(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn export_drift_png(
     state: State<'_, AppState>,
-    products: Vec<ProductId>,
+    products: Vec<u64>,
     labels: Option<ChartLabels>,
     path: Option<String>,
 ) -> Result<String, DesktopError> {
