@@ -16,5 +16,4 @@ mod engine_listen;
 mod refusals;
 mod sandbox;
 mod steps;
-mod tls;
 mod watch;

@@ -33,4 +33,3 @@ mod rig_leftovers;
 mod rig_product_rows;
 mod roles;
 mod schema;
-mod tls;

@@ -20,7 +20,6 @@ fn profile() -> Profile {
         thresholds: Default::default(),
         adapter: None,
         state_url: None,
-        tls: Default::default(),
         secrets: Default::default(),
     }
 }

@@ -126,7 +126,6 @@ mod tests {
             thresholds: Default::default(),
             adapter: None,
             state_url: None,
-            tls: Default::default(),
             secrets: Default::default(),
         }
     }
