@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Stockguard needs on Debian/Ubuntu, and only what is missing:
 #   build:   pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
-#   servers: mariadb-server redis-server (used only when no MySQL/Redis is reachable);
+#   servers: mariadb-server redis-server (used only when no MySQL/Redis is reachable; the TLS
+#            tests start private ones with certificates that openssl makes);
 #            rabbitmq-server (the adapter tests' RabbitMQ sale; `make test` starts it when
 #            127.0.0.1:5672 does not answer)
 #   e2e:     xvfb xauth webkit2gtk-driver fonts-noto-cjk, and tauri-driver (cargo install);
@@ -17,7 +18,7 @@ set -euo pipefail
 
 packages=(pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
           xvfb xauth webkit2gtk-driver fonts-noto-cjk mariadb-server redis-server rabbitmq-server
-          xdotool imagemagick curl)
+          xdotool imagemagick curl openssl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

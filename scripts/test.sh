@@ -64,6 +64,12 @@ if ! command -v curl >/dev/null; then
   echo "test: curl is not installed; it asks the RabbitMQ management API whether it answers (apt-get install curl)" >&2
   exit 1
 fi
+# The TLS tests (issue 52) make their certificates with openssl, in each test's own folder, and
+# start private servers with them (redis-server on a TLS port, mariadbd with --ssl-ca).
+if ! command -v openssl >/dev/null; then
+  echo "test: openssl is not installed; the TLS tests make their certificates with it (make deps installs it)" >&2
+  exit 1
+fi
 if ! management_answers; then
   export PATH="$PATH:/usr/sbin"
   echo "test: enabling RabbitMQ's management plugin (rabbitmq-plugins enable rabbitmq_management)"

@@ -17,6 +17,38 @@ backlog_messages: number,
  */
 breakers_open: number, };
 
+export type SslMode = "DISABLED" | "PREFERRED" | "REQUIRED" | "VERIFY_CA" | "VERIFY_IDENTITY";
+
+export type CertFiles = { 
+/**
+ * The CA the server's certificate must chain to; the only one trusted.
+ */
+ca?: string | null, 
+/**
+ * Our certificate, for a server that asks for one (mutual TLS).
+ */
+cert?: string | null, 
+/**
+ * The key of [`cert`](Self::cert) (unencrypted).
+ */
+key?: string | null, };
+
+export type MysqlTls = { ssl_mode?: SslMode | null, 
+/**
+ * The CA the server's certificate must chain to; the only one trusted.
+ */
+ca?: string | null, 
+/**
+ * Our certificate, for a server that asks for one (mutual TLS).
+ */
+cert?: string | null, 
+/**
+ * The key of [`cert`](Self::cert) (unencrypted).
+ */
+key?: string | null, };
+
+export type Tls = { redis?: CertFiles, mysql?: MysqlTls, };
+
 export type Profile = { environment: EnvironmentKind, 
 /**
  * MySQL URL without a password, e.g. `mysql://app@db.internal:3306/sale`.
@@ -49,6 +81,10 @@ adapter?: string | null,
  * precedence.
  */
 state_url?: string | null, 
+/**
+ * TLS to the servers: a pinned CA and client certificates ([`tls`]).
+ */
+tls?: Tls, 
 /**
  * Which passwords of this profile are kept in the keychain.
  */
@@ -89,13 +125,60 @@ adapter?: string | null,
  */
 state_url?: string | null, 
 /**
+ * TLS to the servers: a pinned CA and client certificates ([`tls`]).
+ */
+tls?: Tls, 
+/**
  * Which passwords of this profile are kept in the keychain.
  */
 secrets?: Array<SecretSlot>, };
 
-export type ProfileForm = { name: string, environment: EnvironmentKind | null, mysql_url: string, mysql_replica_url: string | null, redis_url: string, key_prefix: string, role: Role, read_only: boolean, thresholds: Thresholds, mysql_password: string | null, mysql_replica_password: string | null, redis_password: string | null, };
+export type ProfileForm = { name: string, environment: EnvironmentKind | null, mysql_url: string, mysql_replica_url: string | null, redis_url: string, key_prefix: string, role: Role, read_only: boolean, thresholds: Thresholds, mysql_password: string | null, mysql_replica_password: string | null, redis_password: string | null, 
+/**
+ * The TLS files and MySQL's mode, as the CLI's `--redis-ca`.. flags take them.
+ */
+tls: Tls, };
 
-export type Probe = { mysql_version: string, mysql_ms: number, redis_ms: number, };
+export type Transport = { 
+/**
+ * The `ssl-mode` MySQL was asked for (`None`: no MySQL connection).
+ */
+mysql_mode: SslMode | null, 
+/**
+ * The session's protocol and cipher, e.g. `TLSv1.3 TLS_AES_256_GCM_SHA384` (`None`: not
+ * encrypted).
+ */
+mysql_tls: string | null, 
+/**
+ * Whether MySQL was shown a client certificate.
+ */
+mysql_client_cert: boolean, 
+/**
+ * Whether Redis is spoken over TLS (`rediss://`; `false` too without a Redis).
+ */
+redis_tls: boolean, 
+/**
+ * Whether only the profile's CA is trusted for Redis (else the system's roots).
+ */
+redis_ca_pinned: boolean, 
+/**
+ * Whether Redis was shown a client certificate.
+ */
+redis_client_cert: boolean, 
+/**
+ * Whether there is a Redis connection at all.
+ */
+has_redis: boolean, };
+
+export type Probe = { mysql_version: string, mysql_ms: number, redis_ms: number, 
+/**
+ * What the connection used (TLS mode, cipher), as `profile show` says it.
+ */
+transport: Transport, 
+/**
+ * The same, in one line.
+ */
+transport_line: string, };
 
 export type ConnectionInfo = { profile: string | null, environment: EnvironmentKind, role: Role, read_only: boolean, mysql: string, redis: string, key_prefix: string, has_replica: boolean, 
 /**
@@ -392,7 +475,16 @@ accepted_guarantee: Guarantee | null,
 /**
  * Live engines of the sale whose accepted orders a failover may lose (opted out).
  */
-engines_may_lose_accepted: number, };
+engines_may_lose_accepted: number, 
+/**
+ * What the console's connection uses (TLS mode and cipher), in one line.
+ */
+transport: string, 
+/**
+ * The servers a production sale is reached in clear ("MySQL", "Redis"); empty when all
+ * speak TLS, or the sale is not production.
+ */
+in_clear: Array<string>, };
 
 export type BoardTick = { at: string, 
 /**

@@ -262,7 +262,9 @@ impl From<ProfileError> for DesktopError {
             ProfileError::PasswordInUrl { what } => Said::new(C::PasswordInUrl, &[("what", what)], m),
             ProfileError::InvalidPrefix(prefix) => Said::new(C::InvalidKeyPrefix, &[("prefix", prefix)], m),
             ProfileError::InvalidThresholds(_) => Said::new(C::InvalidThresholds, &[], m),
-            ProfileError::UnknownRole(_) => Said::new(C::Other, &[], m),
+            ProfileError::UnknownRole(_) | ProfileError::Tls(_) | ProfileError::SslMode(_) => {
+                Said::new(C::Other, &[], m)
+            }
             ProfileError::Read { path, source } | ProfileError::Write { path, source } => {
                 Said::new(C::ProfilesFile, &[("path", path), ("detail", source)], m)
             }
@@ -317,9 +319,14 @@ impl From<stockguard_core::connect::ConnectError> for DesktopError {
             E::RedisUnreachable { url, reason } => {
                 Said::new(C::RedisUnreachable, &[("url", url), ("detail", reason)], m)
             }
-            E::Mysql { .. } | E::Migrate { .. } | E::MigrateNeedsTriggerPrivilege { .. } => {
-                Said::detailed(C::ConnectFailed, m)
-            }
+            // A refused handshake says in the core's one line what to check (the CA, the
+            // client certificate).
+            E::Mysql { .. }
+            | E::Migrate { .. }
+            | E::MigrateNeedsTriggerPrivilege { .. }
+            | E::MysqlTls { .. }
+            | E::RedisTls { .. }
+            | E::TlsFile(_) => Said::detailed(C::ConnectFailed, m),
         })
     }
 }

@@ -11,13 +11,25 @@ use super::{output, CliError};
 use stockguard_core::alerts::Thresholds;
 use stockguard_core::profile::secrets::SecretLookup;
 use stockguard_core::profile::{
-    EnvironmentKind, KeychainStore, Profile, ProfileStore, Role, SecretSlot, SecretStore as _,
+    CertFiles, EnvironmentKind, KeychainStore, MysqlTls, Profile, ProfileStore, Role, SecretSlot, SecretStore as _,
+    SslMode, Tls,
 };
 
+// Parsed once per run: the size of `Add`'s many paths costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum ProfileCommand {
     /// List saved profiles.
     List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a profile, its TLS files, and what a connection with it uses (TLS mode, cipher).
+    Show {
+        name: String,
+        /// Only the saved fields: do not connect.
+        #[arg(long)]
+        no_connect: bool,
         #[arg(long)]
         json: bool,
     },
@@ -63,6 +75,25 @@ pub struct AddArgs {
     /// Stockguard's own database for that sale (no password: `set-password --slot state`).
     #[arg(long)]
     state_url: Option<String>,
+    /// The CA (PEM) a `rediss://` server's certificate must chain to; the only one trusted.
+    #[arg(long)]
+    redis_ca: Option<std::path::PathBuf>,
+    /// A client certificate (PEM) for a Redis that asks for one; with --redis-key.
+    #[arg(long)]
+    redis_cert: Option<std::path::PathBuf>,
+    #[arg(long)]
+    redis_key: Option<std::path::PathBuf>,
+    /// MySQL's ssl-mode; VERIFY_IDENTITY when --mysql-ca is given, else PREFERRED.
+    #[arg(long, value_parser = one_of(&SslMode::ALL, SslMode::as_str))]
+    mysql_ssl_mode: Option<SslMode>,
+    /// The CA (PEM) MySQL's certificate must chain to (VERIFY_CA, VERIFY_IDENTITY).
+    #[arg(long)]
+    mysql_ca: Option<std::path::PathBuf>,
+    /// A client certificate (PEM) for MySQL; with --mysql-key.
+    #[arg(long)]
+    mysql_cert: Option<std::path::PathBuf>,
+    #[arg(long)]
+    mysql_key: Option<std::path::PathBuf>,
 }
 
 impl AddArgs {
@@ -72,11 +103,79 @@ impl AddArgs {
 
     /// The adapter file as an absolute path, so the profile reads it from any directory.
     fn adapter(&self) -> Result<Option<String>, CliError> {
-        let Some(path) = &self.adapter else { return Ok(None) };
-        let absolute = std::fs::canonicalize(path)
-            .map_err(|e| CliError::Refused(format!("--adapter {}: {e}; nothing was saved", path.display())))?;
-        Ok(Some(absolute.to_string_lossy().into_owned()))
+        absolute("--adapter", self.adapter.as_deref())
     }
+
+    /// The TLS files, as absolute paths (each must exist).
+    fn tls(&self) -> Result<Tls, CliError> {
+        Ok(Tls {
+            redis: cert_files("--redis", [&self.redis_ca, &self.redis_cert, &self.redis_key])?,
+            mysql: MysqlTls {
+                ssl_mode: self.mysql_ssl_mode,
+                files: cert_files("--mysql", [&self.mysql_ca, &self.mysql_cert, &self.mysql_key])?,
+            },
+        })
+    }
+}
+
+/// The CA, certificate and key given by `{flag}-ca`, `{flag}-cert` and `{flag}-key`.
+fn cert_files(flag: &str, [ca, cert, key]: [&Option<std::path::PathBuf>; 3]) -> Result<CertFiles, CliError> {
+    Ok(CertFiles {
+        ca: absolute(&format!("{flag}-ca"), ca.as_deref())?,
+        cert: absolute(&format!("{flag}-cert"), cert.as_deref())?,
+        key: absolute(&format!("{flag}-key"), key.as_deref())?,
+    })
+}
+
+/// A file named by `flag` as an absolute path, so the profile reads it from any directory.
+fn absolute(flag: &str, path: Option<&std::path::Path>) -> Result<Option<String>, CliError> {
+    let Some(path) = path else { return Ok(None) };
+    let absolute = std::fs::canonicalize(path)
+        .map_err(|e| CliError::Refused(format!("{flag} {}: {e}; nothing was saved", path.display())))?;
+    Ok(Some(absolute.to_string_lossy().into_owned()))
+}
+
+/// `profile show`: the saved fields, then (unless `no_connect`) what a connection uses.
+async fn show(store: &ProfileStore, name: &str, no_connect: bool, json: bool) -> Result<(), CliError> {
+    let profile = store.get(name)?.clone();
+    let probe = if no_connect {
+        None
+    } else {
+        Some(stockguard_core::connect::probe(stockguard_core::profile::resolve_for_process(Some(name)).await?).await?)
+    };
+    if json {
+        output::json(&serde_json::json!({ "name": name, "profile": profile, "connection": probe }));
+        return Ok(());
+    }
+    say!(
+        "profile      {name} ({}, {}{})",
+        profile.environment,
+        profile.role,
+        if profile.read_only { ", read-only" } else { "" }
+    );
+    say!("mysql        {}", profile.mysql_url);
+    if let Some(replica) = &profile.mysql_replica_url {
+        say!("replica      {replica}");
+    }
+    say!("redis        {}", profile.redis_url);
+    say!("key prefix   {}", profile.key_prefix);
+    let m = &profile.tls.mysql;
+    say!("mysql tls    ssl-mode {}{}{}", m.mode(), file(" ca=", &m.files.ca), file(" cert=", &m.files.cert));
+    let r = &profile.tls.redis;
+    say!(
+        "redis tls    {}{}{}",
+        if profile.redis_url.contains("rediss://") { "rediss" } else { "none (redis://)" },
+        file(" ca=", &r.ca),
+        file(" cert=", &r.cert)
+    );
+    if let Some(probe) = probe {
+        say!("connected    {}", probe.transport_line);
+    }
+    Ok(())
+}
+
+fn file(label: &str, path: &Option<String>) -> String {
+    path.as_ref().map_or(String::new(), |p| format!("{label}{p}"))
 }
 
 fn keychain_error(lookup: SecretLookup, slot: SecretSlot) -> CliError {
@@ -117,10 +216,12 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
             }
             Ok(())
         }
+        ProfileCommand::Show { name, no_connect, json } => show(&store, &name, no_connect, json).await,
         ProfileCommand::Add(a) => {
             let previous_secrets = store.get(&a.name).map(|p| p.secrets.clone()).unwrap_or_default();
             let thresholds = a.thresholds();
             let adapter = a.adapter()?;
+            let tls = a.tls()?;
             store.upsert(
                 &a.name,
                 Profile {
@@ -134,6 +235,7 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
                     thresholds,
                     adapter,
                     state_url: a.state_url,
+                    tls,
                     secrets: previous_secrets,
                 },
             )?;

@@ -16,4 +16,5 @@ mod engine_listen;
 mod refusals;
 mod sandbox;
 mod steps;
+mod tls;
 mod watch;

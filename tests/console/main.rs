@@ -33,3 +33,4 @@ mod rig_leftovers;
 mod rig_product_rows;
 mod roles;
 mod schema;
+mod tls;

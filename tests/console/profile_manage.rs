@@ -20,6 +20,7 @@ fn profile() -> Profile {
         thresholds: Default::default(),
         adapter: None,
         state_url: None,
+        tls: Default::default(),
         secrets: Default::default(),
     }
 }

@@ -344,6 +344,7 @@ fn profile(environment: EnvironmentKind, mysql_url: &str, redis: &TestRedis) -> 
         thresholds: Default::default(),
         adapter: None,
         state_url: None,
+        tls: Default::default(),
         secrets: Default::default(),
     }
 }

@@ -23,6 +23,10 @@ impl MariadbServer {
     pub async fn start(args: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
+        // Temporary tables in a folder of its own: servers bootstrapped at once in the shared
+        // /tmp lost theirs ("Could not remove temporary table", then "Unknown table").
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
         let user = if nix::unistd::geteuid().is_root() { "root".to_string() } else { std::env::var("USER").unwrap() };
         let out = Command::new(binary("mariadb-install-db"))
             .arg("--no-defaults")
@@ -30,6 +34,7 @@ impl MariadbServer {
             .arg(format!("--user={user}"))
             .arg("--auth-root-authentication-method=normal")
             .arg("--skip-test-db")
+            .arg(format!("--tmpdir={}", tmp.display()))
             .output()
             .unwrap();
         assert!(out.status.success(), "mariadb-install-db: {}", String::from_utf8_lossy(&out.stderr));
@@ -41,6 +46,7 @@ impl MariadbServer {
             .arg("--bind-address=127.0.0.1")
             .arg(format!("--socket={}", dir.path().join("s.sock").display()))
             .arg(format!("--user={user}"))
+            .arg(format!("--tmpdir={}", tmp.display()))
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

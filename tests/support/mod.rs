@@ -10,6 +10,7 @@ pub mod keychain;
 pub mod mariadb_server;
 pub mod oversold;
 pub mod redis_server;
+pub mod tls_servers;
 pub mod waits;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,7 +25,7 @@ use stockguard_core::redis_link::{LinkTimeouts, RedisLink};
 /// The environment variables that override a profile's servers. `make test` exports some of
 /// them for the test run itself; a binary a test starts on profiles of its own must not see
 /// them.
-pub const PROFILE_OVERRIDES: [&str; 7] = [
+pub const PROFILE_OVERRIDES: [&str; 14] = [
     "STOCKGUARD_PROFILE",
     "STOCKGUARD_MYSQL_URL",
     "STOCKGUARD_MYSQL_REPLICA_URL",
@@ -32,6 +33,13 @@ pub const PROFILE_OVERRIDES: [&str; 7] = [
     "STOCKGUARD_KEY_PREFIX",
     "STOCKGUARD_ENVIRONMENT",
     "STOCKGUARD_ROLE",
+    "STOCKGUARD_REDIS_CA",
+    "STOCKGUARD_REDIS_CERT",
+    "STOCKGUARD_REDIS_KEY",
+    "STOCKGUARD_MYSQL_SSL_MODE",
+    "STOCKGUARD_MYSQL_CA",
+    "STOCKGUARD_MYSQL_CERT",
+    "STOCKGUARD_MYSQL_KEY",
 ];
 
 /// The shared Redis of the test run.

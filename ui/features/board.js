@@ -251,6 +251,11 @@ function renderHealth(tick) {
     : "-";
   mode.className = h ? `mode-${h.engine_mode}` : "";
   renderGuarantee(h);
+  // A production sale reached without TLS: the core names the servers, the window says so.
+  const clear = h?.in_clear ?? [];
+  byId("health-clear-box").hidden = clear.length === 0;
+  byId("health-clear").textContent = clear.join(", ");
+  byId("health-clear-box").title = h?.transport ?? "";
   byId("health-took").textContent = ms(tick.took_ms);
   byId("health-at").textContent = clock(new Date(tick.at));
   // A sale over its adapter has no engine of ours to probe: not a failure.

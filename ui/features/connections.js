@@ -28,6 +28,13 @@ import { byId, query } from "../dom.js";
  * @property {HTMLInputElement} mysqlPassword
  * @property {HTMLInputElement} mysqlReplicaPassword
  * @property {HTMLInputElement} redisPassword
+ * @property {HTMLInputElement} redisCa
+ * @property {HTMLInputElement} redisCert
+ * @property {HTMLInputElement} redisKey
+ * @property {HTMLSelectElement} mysqlSslMode
+ * @property {HTMLInputElement} mysqlCa
+ * @property {HTMLInputElement} mysqlCert
+ * @property {HTMLInputElement} mysqlKey
  */
 
 const form = /** @type {HTMLFormElement} */ (byId("profile-form"));
@@ -121,6 +128,13 @@ function fill(p) {
   // A profile with the default thresholds does not store them: the form's defaults apply.
   f.alertBacklog.value = String(p.thresholds?.backlog_messages ?? f.alertBacklog.defaultValue);
   f.alertBreakers.value = String(p.thresholds?.breakers_open ?? f.alertBreakers.defaultValue);
+  f.redisCa.value = p.tls?.redis?.ca ?? "";
+  f.redisCert.value = p.tls?.redis?.cert ?? "";
+  f.redisKey.value = p.tls?.redis?.key ?? "";
+  f.mysqlSslMode.value = p.tls?.mysql?.ssl_mode ?? "";
+  f.mysqlCa.value = p.tls?.mysql?.ca ?? "";
+  f.mysqlCert.value = p.tls?.mysql?.cert ?? "";
+  f.mysqlKey.value = p.tls?.mysql?.key ?? "";
   for (const pw of PASSWORDS) f[pw].value = "";
   const title = byId("profile-form-title");
   title.dataset.editing = p.name;
@@ -170,6 +184,16 @@ async function save(event) {
     mysql_password: f.mysqlPassword.value || null,
     mysql_replica_password: f.mysqlReplicaPassword.value || null,
     redis_password: f.redisPassword.value || null,
+    // The TLS files as paths on this machine; blank is none (the core checks they fit together).
+    tls: {
+      redis: { ca: f.redisCa.value || null, cert: f.redisCert.value || null, key: f.redisKey.value || null },
+      mysql: {
+        ssl_mode: f.mysqlSslMode.value ? /** @type {import("../types").SslMode} */ (f.mysqlSslMode.value) : null,
+        ca: f.mysqlCa.value || null,
+        cert: f.mysqlCert.value || null,
+        key: f.mysqlKey.value || null,
+      },
+    },
   };
   await run(async () => {
     profiles = await invoke("save_profile", { form: profile });

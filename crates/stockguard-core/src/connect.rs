@@ -1,17 +1,21 @@
 //! Opening the sale's MySQL and Redis from resolved [`ConnectionSettings`].
 //!
 //! Failures are classified (unreachable, refused credentials, unknown database, malformed
-//! URL) so that the CLI and the desktop app can say in one line what to do about them.
+//! URL, a TLS handshake refused) so that the CLI and the desktop app can say in one line what
+//! to do about them. TLS comes from the settings' [`Tls`](crate::profile::Tls): MySQL's mode,
+//! CA and client certificate go to sqlx's options ([`mysql_options_with`]), Redis's to the
+//! link ([`connect_redis`]); [`Connections::transport`] says what the connection used.
 
 use std::str::FromStr as _;
 use std::time::Duration;
 
 use secrecy::ExposeSecret as _;
-use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions, MySqlSslMode};
 
 use crate::keys::Keys;
-use crate::profile::ConnectionSettings;
+use crate::profile::{ConnectionSettings, MysqlTls, SslMode};
 use crate::redis_link::{LinkTimeouts, RedisLink};
+use crate::tls::Transport;
 
 /// How long to wait for a server before calling it unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -39,6 +43,14 @@ pub enum ConnectError {
         "cannot reach Redis at {url}: {reason} (is the server running? `stockguard sandbox up` starts a local one)"
     )]
     RedisUnreachable { url: String, reason: String },
+    /// The TLS handshake failed: a certificate the pinned CA did not sign, a name that does
+    /// not match, or a client certificate the server refused.
+    #[error("MySQL at {url} refused TLS: {reason} (check the CA, --mysql-ca or STOCKGUARD_MYSQL_CA, and the client certificate, --mysql-cert/--mysql-key)")]
+    MysqlTls { url: String, reason: String },
+    #[error("Redis at {url} refused TLS: {reason} (check the CA, --redis-ca or STOCKGUARD_REDIS_CA, and the client certificate, --redis-cert/--redis-key)")]
+    RedisTls { url: String, reason: String },
+    #[error(transparent)]
+    TlsFile(#[from] crate::tls::TlsFileError),
     #[error("migrating {url} failed: {reason}")]
     Migrate { url: String, reason: String },
     /// MySQL 8 (binary logging is on by default) and MariaDB with binary logging refuse to
@@ -66,6 +78,8 @@ pub struct Connections {
     pub redis: RedisLink,
     pub keys: Keys,
     pub settings: ConnectionSettings,
+    /// What the connection used: MySQL's mode and cipher, Redis over TLS or not.
+    pub transport: Transport,
 }
 
 impl std::fmt::Debug for Connections {
@@ -83,7 +97,8 @@ impl Connections {
     pub async fn open(settings: ConnectionSettings) -> Result<Self, ConnectError> {
         let mysql = connect_mysql(&settings).await?;
         let redis = connect_redis(&settings).await?;
-        Ok(Self { mysql, redis, keys: Keys::new(settings.key_prefix.clone()), settings })
+        let transport = transport(&mysql, &settings).await?;
+        Ok(Self { mysql, redis, keys: Keys::new(settings.key_prefix.clone()), settings, transport })
     }
 
     /// Applies the embedded migrations.
@@ -99,6 +114,10 @@ pub struct Probe {
     pub mysql_version: String,
     pub mysql_ms: f64,
     pub redis_ms: f64,
+    /// What the connection used (TLS mode, cipher), as `profile show` says it.
+    pub transport: Transport,
+    /// The same, in one line.
+    pub transport_line: String,
 }
 
 /// Connects with `settings` and times one query on each server: the "Test" of a profile.
@@ -118,7 +137,8 @@ pub async fn probe(settings: ConnectionSettings) -> Result<Probe, ConnectError> 
         .map_err(|e| ConnectError::RedisUnreachable { url: conns.settings.redis_display(), reason: e.to_string() })?;
     let redis_ms = started.elapsed().as_secs_f64() * 1000.0;
     conns.mysql.close().await;
-    Ok(Probe { mysql_version, mysql_ms, redis_ms })
+    let transport_line = conns.transport.to_string();
+    Ok(Probe { mysql_version, mysql_ms, redis_ms, transport: conns.transport, transport_line })
 }
 
 /// Applies the embedded migrations to a pool.
@@ -159,10 +179,68 @@ pub fn mysql_options(url: &str) -> Result<MySqlConnectOptions, ConnectError> {
         .map_err(|e| ConnectError::MalformedMysqlUrl { url: crate::profile::redact(url), reason: e.to_string() })
 }
 
+/// [`mysql_options`] with a profile's TLS: its mode, CA and client certificate, when it names
+/// any (else what the URL says, sqlx's `PREFERRED` by default).
+pub fn mysql_options_with(url: &str, tls: &MysqlTls) -> Result<MySqlConnectOptions, ConnectError> {
+    let mut options = mysql_options(url)?;
+    if tls.is_empty() {
+        return Ok(options);
+    }
+    options = options.ssl_mode(match tls.mode() {
+        SslMode::Disabled => MySqlSslMode::Disabled,
+        SslMode::Preferred => MySqlSslMode::Preferred,
+        SslMode::Required => MySqlSslMode::Required,
+        SslMode::VerifyCa => MySqlSslMode::VerifyCa,
+        SslMode::VerifyIdentity => MySqlSslMode::VerifyIdentity,
+    });
+    if let Some(ca) = &tls.files.ca {
+        options = options.ssl_ca(ca);
+    }
+    if let (Some(cert), Some(key)) = (&tls.files.cert, &tls.files.key) {
+        options = options.ssl_client_cert(cert).ssl_client_key(key);
+    }
+    Ok(options)
+}
+
+/// The mode sqlx's options ask for, in the profile's words.
+fn mode_of(options: &MySqlConnectOptions) -> SslMode {
+    match options.get_ssl_mode() {
+        MySqlSslMode::Disabled => SslMode::Disabled,
+        MySqlSslMode::Preferred => SslMode::Preferred,
+        MySqlSslMode::Required => SslMode::Required,
+        MySqlSslMode::VerifyCa => SslMode::VerifyCa,
+        MySqlSslMode::VerifyIdentity => SslMode::VerifyIdentity,
+    }
+}
+
+/// What a connection of `settings` uses: the MySQL session's protocol and cipher, read back
+/// from the server (`Ssl_version`, `Ssl_cipher`: empty when not encrypted), and Redis's scheme.
+pub async fn transport(mysql: &MySqlPool, settings: &ConnectionSettings) -> Result<Transport, ConnectError> {
+    let options = mysql_options_with(settings.mysql_url.expose_secret(), &settings.tls.mysql)?;
+    let status: Vec<(String, String)> =
+        sqlx::query_as("SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')")
+            .fetch_all(mysql)
+            .await
+            .map_err(|e| classify_mysql_error(&settings.mysql_display(), e))?;
+    let value = |name: &str| status.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default();
+    let (version, cipher) = (value("Ssl_version"), value("Ssl_cipher"));
+    let redis_url = settings.redis_url.expose_secret();
+    let seeds = crate::redis_link::seeds(redis_url);
+    Ok(Transport {
+        mysql_mode: Some(mode_of(&options)),
+        mysql_tls: (!cipher.is_empty()).then(|| format!("{version} {cipher}")),
+        mysql_client_cert: settings.tls.mysql.files.cert.is_some() && !cipher.is_empty(),
+        redis_tls: !seeds.is_empty() && seeds.iter().all(|s| s.starts_with("rediss://")),
+        redis_ca_pinned: settings.tls.redis.ca.is_some(),
+        redis_client_cert: settings.tls.redis.cert.is_some(),
+        has_redis: !seeds.is_empty(),
+    })
+}
+
 /// Opens a pool with the default size for the console.
 pub async fn connect_mysql(settings: &ConnectionSettings) -> Result<MySqlPool, ConnectError> {
     let url = settings.mysql_url.expose_secret();
-    let options = mysql_options(url)?;
+    let options = mysql_options_with(url, &settings.tls.mysql)?;
     // One direct connection first: a pool that cannot connect only says "timed out", while
     // this says "connection refused" or "access denied".
     let probe =
@@ -186,7 +264,7 @@ pub async fn connect_mysql(settings: &ConnectionSettings) -> Result<MySqlPool, C
 pub async fn connect_replica(settings: &ConnectionSettings) -> Result<Option<MySqlPool>, ConnectError> {
     let Some(url) = &settings.mysql_replica_url else { return Ok(None) };
     let display = crate::profile::redact(url.expose_secret());
-    let options = mysql_options(url.expose_secret())?;
+    let options = mysql_options_with(url.expose_secret(), &settings.tls.mysql)?;
     MySqlPoolOptions::new()
         .max_connections(2)
         .acquire_timeout(CONNECT_TIMEOUT)
@@ -199,6 +277,9 @@ pub async fn connect_replica(settings: &ConnectionSettings) -> Result<Option<MyS
 /// Turns a sqlx connect error into the kind a person can act on.
 pub fn classify_mysql_error(url: &str, err: sqlx::Error) -> ConnectError {
     let url = url.to_string();
+    if let Some(tls) = tls_failure(&err) {
+        return ConnectError::MysqlTls { url, reason: tls_reason(tls) };
+    }
     match &err {
         sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_) => {
             ConnectError::MysqlUnreachable { url, reason: err.to_string() }
@@ -230,13 +311,56 @@ pub async fn connect_redis(settings: &ConnectionSettings) -> Result<RedisLink, C
         redis::Client::open(seed)
             .map_err(|e| ConnectError::MalformedRedisUrl { url: display.clone(), reason: e.to_string() })?;
     }
-    let unreachable = |reason: String| ConnectError::RedisUnreachable { url: display.clone(), reason };
+    let certs = crate::tls::redis_certificates(&settings.tls.redis)?;
+    let failed = |e: redis::RedisError| match tls_failure(&e) {
+        Some(tls) => ConnectError::RedisTls { url: display.clone(), reason: tls_reason(tls) },
+        None => ConnectError::RedisUnreachable { url: display.clone(), reason: e.to_string() },
+    };
     let timeouts = LinkTimeouts { connect: CONNECT_TIMEOUT, response: CONNECT_TIMEOUT };
-    let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, RedisLink::open(url, timeouts))
+    let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, RedisLink::open_with_tls(url, timeouts, certs.as_ref()))
         .await
-        .map_err(|_| unreachable("timed out".into()))?
-        .map_err(|e| unreachable(e.to_string()))?;
+        .map_err(|_| ConnectError::RedisUnreachable { url: display.clone(), reason: "timed out".into() })?
+        .map_err(failed)?;
     // On a cluster PING goes to every node: all of them must answer.
-    let _: String = redis::cmd("PING").query_async(&mut conn).await.map_err(|e| unreachable(e.to_string()))?;
+    let _: String = redis::cmd("PING").query_async(&mut conn).await.map_err(failed)?;
     Ok(conn)
+}
+
+/// What a failed handshake means for the person connecting, with rustls's own words after it.
+fn tls_reason(err: &rustls::Error) -> String {
+    use rustls::{AlertDescription as Alert, CertificateError as Cert};
+    let meaning = match err {
+        rustls::Error::InvalidCertificate(Cert::UnknownIssuer | Cert::BadSignature) => {
+            "the server's certificate is not signed by the CA we trust"
+        }
+        rustls::Error::InvalidCertificate(Cert::NotValidForName | Cert::NotValidForNameContext { .. }) => {
+            "the server's certificate does not name the host connected to"
+        }
+        rustls::Error::InvalidCertificate(Cert::Expired | Cert::ExpiredContext { .. }) => {
+            "the server's certificate has expired"
+        }
+        rustls::Error::AlertReceived(
+            Alert::UnknownCA | Alert::BadCertificate | Alert::CertificateRequired | Alert::CertificateUnknown,
+        ) => "the server did not accept our client certificate",
+        _ => return err.to_string(),
+    };
+    format!("{meaning} ({err})")
+}
+
+/// The TLS error under `err`, if a TLS handshake is what failed: found by walking the error's
+/// causes (an I/O error carries rustls's own), never by reading its text.
+pub fn tls_failure<'e>(err: &'e (dyn std::error::Error + 'static)) -> Option<&'e rustls::Error> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cause {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if let Some(tls) = io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+                return Some(tls);
+            }
+        }
+        cause = e.source();
+    }
+    None
 }

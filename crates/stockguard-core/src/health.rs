@@ -4,7 +4,9 @@
 //!
 //! It also says which mode the sale is in (the global row of the degrade switch) and how many
 //! live engine instances applied its newest revision, and what an ACCEPTED answer survives
-//! (the weakest guarantee the sale's live engines report in their heartbeats).
+//! (the weakest guarantee the sale's live engines report in their heartbeats), and what the
+//! connection travels over: a production sale reached in clear names its servers
+//! ([`Health::in_clear`]), so nobody runs a sale on an open wire unawares.
 
 use std::time::Instant;
 
@@ -43,6 +45,11 @@ pub struct Health {
     pub accepted_guarantee: Option<Guarantee>,
     /// Live engines of the sale whose accepted orders a failover may lose (opted out).
     pub engines_may_lose_accepted: usize,
+    /// What the console's connection uses (TLS mode and cipher), in one line.
+    pub transport: String,
+    /// The servers a production sale is reached in clear ("MySQL", "Redis"); empty when all
+    /// speak TLS, or the sale is not production.
+    pub in_clear: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +91,8 @@ pub async fn probe(conns: &Connections, readings: &[Reading]) -> Result<Health, 
         breakers_open: crate::alerts::now::open_breakers(&switch.ack.instances),
         accepted_guarantee: guarantee::weakest(sale_guarantees(&switch.ack.instances)),
         engines_may_lose_accepted: sale_guarantees(&switch.ack.instances).filter(|g| g.may_lose_accepted()).count(),
+        transport: conns.transport.to_string(),
+        in_clear: conns.transport.in_clear_for(conns.settings.environment),
     })
 }
 

@@ -14,6 +14,8 @@
 //!   grants, asked by every door ([`profile::ConnectionSettings::may`]); one [`action::Refused`].
 //! - [`connect`]: opening MySQL and Redis from resolved settings, classified connect errors,
 //!   the embedded migrations ([`connect::MIGRATOR`]).
+//! - [`tls`]: TLS on the wire: the one rustls crypto provider (ring), a profile's Redis
+//!   certificates read, and what a connection used ([`tls::Transport`]).
 //! - [`redis_link`]: one Redis link whether the sale runs on one server or a Redis Cluster
 //!   (a comma-separated URL of seed nodes), and pipelines split by hash slot.
 //! - [`lang`]: the two languages (zh, en) of the window, reports and notifications.
@@ -83,6 +85,7 @@ pub mod roles;
 pub mod sale;
 pub mod step;
 pub mod switch;
+pub mod tls;
 
 #[cfg(test)]
 mod tests {

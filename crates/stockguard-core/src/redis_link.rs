@@ -28,9 +28,7 @@ use arc_swap::ArcSwap;
 
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
-use redis::{
-    Cmd, ConnectionInfo, IntoConnectionInfo as _, Pipeline, RedisFuture, RedisResult, Script, ScriptInvocation, Value,
-};
+use redis::{Cmd, ConnectionInfo, Pipeline, RedisFuture, RedisResult, Script, ScriptInvocation, Value};
 
 /// A link to the sale's Redis: one server or a cluster.
 #[derive(Clone)]
@@ -109,16 +107,41 @@ impl RedisLink {
     /// Connects to the server or cluster `url` names. A cluster connection reads the
     /// topology from the first seed that answers.
     pub async fn open(url: &str, timeouts: LinkTimeouts) -> RedisResult<Self> {
+        Self::open_with_tls(url, timeouts, None).await
+    }
+
+    /// [`Self::open`] over TLS with a pinned CA and a client certificate (`rediss://` seeds;
+    /// [`crate::tls::redis_certificates`]). `None`: a `rediss://` URL trusts the system's
+    /// roots. The certificates go with every connection the link and its users open: each
+    /// cluster node's, and the [`seeds`](Self::seeds) the engine opens its own from.
+    pub async fn open_with_tls(
+        url: &str,
+        timeouts: LinkTimeouts,
+        certs: Option<&redis::TlsCertificates>,
+    ) -> RedisResult<Self> {
         let nodes = seeds(url);
+        if nodes.iter().any(|n| n.starts_with("rediss://")) {
+            crate::tls::install_crypto_provider();
+        }
+        let client_of = |node: &str| match certs {
+            Some(certs) => redis::Client::build_with_tls(node, certs.clone()),
+            None => redis::Client::open(node),
+        };
         if nodes.len() > 1 {
-            let seeds = nodes.iter().map(|n| n.into_connection_info()).collect::<RedisResult<Vec<_>>>()?;
-            let client = redis::cluster::ClusterClientBuilder::new(nodes)
+            let seeds = nodes
+                .iter()
+                .map(|n| Ok(client_of(n)?.get_connection_info().clone()))
+                .collect::<RedisResult<Vec<_>>>()?;
+            let mut builder = redis::cluster::ClusterClientBuilder::new(nodes)
                 .connection_timeout(timeouts.connect)
                 .response_timeout(timeouts.response)
                 // A failover takes the cluster a few seconds (node timeout plus election);
                 // requests retry through it instead of failing at once.
-                .retries(6)
-                .build()?;
+                .retries(6);
+            if let Some(certs) = certs {
+                builder = builder.certs(certs.clone());
+            }
+            let client = builder.build()?;
             let first = client.get_async_connection().await?;
             Ok(Self::Cluster(Arc::new(ClusterLink {
                 client,
@@ -127,7 +150,7 @@ impl RedisLink {
                 reconnected: Mutex::new(None),
             })))
         } else {
-            let client = redis::Client::open(url)?;
+            let client = client_of(url)?;
             let info = Arc::new(client.get_connection_info().clone());
             let config = ConnectionManagerConfig::new()
                 .set_connection_timeout(timeouts.connect)

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use stockguard_core::alerts::Thresholds;
 use stockguard_core::connect::{probe, Probe};
 use stockguard_core::profile::manage::{self, NamedProfile};
-use stockguard_core::profile::{resolve_for_process, EnvironmentKind, Profile, Role, SecretSlot};
+use stockguard_core::profile::{resolve_for_process, EnvironmentKind, Profile, Role, SecretSlot, Tls};
 
 use crate::error::{DesktopError, MessageCode, Said};
 
@@ -27,6 +27,9 @@ pub struct ProfileForm {
     pub mysql_password: Option<String>,
     pub mysql_replica_password: Option<String>,
     pub redis_password: Option<String>,
+    /// The TLS files and MySQL's mode, as the CLI's `--redis-ca`.. flags take them.
+    #[serde(default)]
+    pub tls: Tls,
 }
 
 /// The passwords typed into the form, by the keychain slot each goes to.
@@ -62,6 +65,7 @@ impl ProfileForm {
             thresholds: self.thresholds,
             adapter: None,
             state_url: None,
+            tls: self.tls,
             secrets: Default::default(),
         };
         Ok((self.name.trim().to_string(), profile, passwords))
@@ -116,6 +120,7 @@ mod tests {
             mysql_password: Some("s3cret".into()),
             mysql_replica_password: Some(String::new()),
             redis_password: None,
+            tls: Default::default(),
         }
     }
 
@@ -127,6 +132,22 @@ mod tests {
         assert_eq!(profile.mysql_replica_url, None);
         let slots: Vec<SecretSlot> = passwords.iter().map(|(slot, _)| *slot).collect();
         assert_eq!(slots, vec![SecretSlot::Mysql], "only the password typed is sent to the keychain");
+    }
+
+    #[test]
+    fn the_forms_tls_files_and_mode_go_into_the_profile() {
+        let tls = Tls {
+            redis: stockguard_core::profile::CertFiles {
+                ca: Some("/etc/sg/redis-ca.pem".into()),
+                ..Default::default()
+            },
+            mysql: stockguard_core::profile::MysqlTls {
+                ssl_mode: Some(stockguard_core::profile::SslMode::VerifyCa),
+                files: stockguard_core::profile::CertFiles { ca: Some("/etc/sg/ca.pem".into()), ..Default::default() },
+            },
+        };
+        let (_, profile, _) = ProfileForm { tls: tls.clone(), ..form() }.split().unwrap();
+        assert_eq!(profile.tls, tls);
     }
 
     #[test]

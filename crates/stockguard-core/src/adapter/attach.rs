@@ -345,6 +345,7 @@ pub async fn save(
         thresholds: Default::default(),
         adapter: Some(path.display().to_string()),
         state_url: blank_is_none(&target.state_url).map(str::to_string),
+        tls: Default::default(),
         secrets: Default::default(),
     };
     let passwords: Vec<(SecretSlot, SecretString)> = [

@@ -6,7 +6,8 @@
 //! keychain ([`secrets`]). [`resolve`] turns a profile plus the environment variable
 //! overrides into the settings a connection is made with (and, for a sale Stockguard did not
 //! build, its adapter file and the state database); [`manage`] saves and deletes a
-//! profile together with its keychain entries.
+//! profile together with its keychain entries; [`tls`] holds the CA and client certificate
+//! files of servers reached over TLS.
 
 pub mod manage;
 pub mod resolve;
@@ -14,6 +15,7 @@ pub mod role;
 pub mod secrets;
 pub mod store;
 pub mod thresholds;
+pub mod tls;
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -28,6 +30,7 @@ pub use role::Role;
 pub use secrets::{KeychainStore, SecretSlot, SecretStore};
 pub use store::ProfileStore;
 pub use thresholds::Thresholds;
+pub use tls::{CertFiles, MysqlTls, RedisTls, SslMode, Tls};
 
 /// What kind of environment a profile points at. Production asks for typed confirmations
 /// before destructive actions; the desktop banner is coloured by it.
@@ -97,6 +100,9 @@ pub struct Profile {
     /// precedence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_url: Option<String>,
+    /// TLS to the servers: a pinned CA and client certificates ([`tls`]).
+    #[serde(default, skip_serializing_if = "Tls::is_empty")]
+    pub tls: Tls,
     /// Which passwords of this profile are kept in the keychain.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub secrets: BTreeSet<SecretSlot>,
@@ -118,6 +124,11 @@ pub enum ProfileError {
     MalformedUrl { what: &'static str, url: String, reason: String },
     #[error("the {what} URL of a profile must not hold a password; store it in the keychain with `stockguard profile set-password`")]
     PasswordInUrl { what: &'static str },
+    /// TLS files that cannot work together (or with the URL they go with).
+    #[error("{0}")]
+    Tls(String),
+    #[error("{0}")]
+    SslMode(#[from] tls::UnknownSslMode),
     #[error("invalid key prefix `{0}`: use 1-32 letters, digits, `-` or `_`")]
     InvalidPrefix(String),
     #[error("invalid alert thresholds ({0:?}): the backlog must be 0 or more and the open breakers 1 or more")]
@@ -241,6 +252,7 @@ impl Profile {
             validate_url("state database", state, MYSQL_SCHEMES)?;
         }
         validate_prefix(&self.key_prefix)?;
+        self.tls.validate(&self.redis_url)?;
         // A threshold of 0 breakers would alert on a healthy sale.
         if self.thresholds.backlog_messages < 0 || self.thresholds.breakers_open == 0 {
             return Err(ProfileError::InvalidThresholds(self.thresholds));

@@ -6,13 +6,15 @@
 //! `STOCKGUARD_ENVIRONMENT`, else production. With no profile at all,
 //! both URLs must come from the environment, and the environment kind comes from
 //! `STOCKGUARD_ENVIRONMENT`, defaulting to `production` so that an unlabelled connection gets
-//! the most careful treatment, never the least.
+//! the most careful treatment, never the least. The TLS files ([`super::tls`]) follow the
+//! same rule, each field on its own: `STOCKGUARD_REDIS_CA` and its kin over the profile's.
 
 use secrecy::{ExposeSecret as _, SecretString};
 use serde::Serialize;
 
 use super::role::Role;
 use super::secrets::{SecretLookup, SecretSlot, SecretStore};
+use super::tls::{Tls, UnknownSslMode};
 use super::{
     parse_redis_url, parse_url, redact, validate_prefix, EnvironmentKind, ProfileError, ProfileStore, MYSQL_SCHEMES,
     REDIS_SCHEMES,
@@ -33,6 +35,25 @@ pub struct EnvOverrides {
     pub role: Option<String>,
     /// Passwords given in the environment, for machines without a keychain.
     pub passwords: Vec<(SecretSlot, SecretString)>,
+    /// `STOCKGUARD_REDIS_CA`, `STOCKGUARD_MYSQL_SSL_MODE` and their kin.
+    pub tls: EnvTls,
+}
+
+/// The TLS fields the environment gives, or the `ssl-mode` it named wrongly (refused when a
+/// connection is resolved, not when the variables are read).
+#[derive(Debug, Clone)]
+pub struct EnvTls(pub Result<Tls, UnknownSslMode>);
+
+impl Default for EnvTls {
+    fn default() -> Self {
+        Self(Ok(Tls::default()))
+    }
+}
+
+impl From<Tls> for EnvTls {
+    fn from(tls: Tls) -> Self {
+        Self(Ok(tls))
+    }
 }
 
 impl EnvOverrides {
@@ -53,6 +74,10 @@ impl EnvOverrides {
             actor: var("STOCKGUARD_ACTOR").or_else(|| var("USER")),
             role: var("STOCKGUARD_ROLE"),
             passwords,
+            tls: EnvTls(Tls::from_env(var).map_err(|e| match e {
+                ProfileError::SslMode(bad) => bad,
+                other => UnknownSslMode(other.to_string()),
+            })),
         }
     }
 
@@ -83,6 +108,8 @@ pub struct ConnectionSettings {
     /// The profile's state database for an adapter sale, its password filled in;
     /// `--state-url` and `STOCKGUARD_STATE_URL` take precedence.
     pub state_url: Option<SecretString>,
+    /// TLS to the servers: the profile's files with the environment's over them.
+    pub tls: Tls,
     /// Things the user should be told (e.g. "no keychain here, password taken from ...").
     pub notices: Vec<Notice>,
 }
@@ -164,8 +191,14 @@ impl ConnectionSettings {
             key_prefix: key_prefix.to_string(),
             adapter: None,
             state_url: None,
+            tls: Tls::default(),
             notices: Vec::new(),
         }
+    }
+
+    /// These settings, reaching their servers with `tls`.
+    pub fn with_tls(self, tls: Tls) -> Self {
+        Self { tls, ..self }
     }
 }
 
@@ -292,6 +325,7 @@ pub fn resolve_for_servers(
                 key_prefix: profile.key_prefix,
                 adapter: profile.adapter.map(std::path::PathBuf::from),
                 state_url,
+                tls: profile.tls,
                 notices: Vec::new(),
             }
         }
@@ -336,6 +370,7 @@ pub fn resolve_for_servers(
                 key_prefix: crate::keys::DEFAULT_PREFIX.to_string(),
                 adapter: None,
                 state_url: None,
+                tls: Tls::default(),
                 notices: Vec::new(),
             }
         }
@@ -354,6 +389,8 @@ pub fn resolve_for_servers(
     if let Some(replica) = &settings.mysql_replica_url {
         parse_url("MySQL replica", replica.expose_secret(), MYSQL_SCHEMES)?;
     }
+    settings.tls = settings.tls.overlay(env.tls.0.as_ref().map_err(|bad| ProfileError::SslMode(bad.clone()))?);
+    settings.tls.validate(settings.redis_url.expose_secret())?;
     settings.notices = notices;
     Ok(settings)
 }
@@ -513,6 +550,7 @@ mod tests {
                     thresholds: Default::default(),
                     adapter: None,
                     state_url: None,
+                    tls: Default::default(),
                     secrets: [SecretSlot::Mysql].into_iter().collect(),
                 },
             )
@@ -576,6 +614,7 @@ mod tests {
                     thresholds: Default::default(),
                     adapter: None,
                     state_url: None,
+                    tls: Default::default(),
                     secrets: Default::default(),
                 },
             )
@@ -709,6 +748,7 @@ mod tests {
                     thresholds: Default::default(),
                     adapter: Some("/etc/sales/course.toml".into()),
                     state_url: Some("mysql://sg@state:3306/stockguard_state".into()),
+                    tls: Default::default(),
                     secrets: [SecretSlot::State].into_iter().collect(),
                 },
             )

@@ -126,6 +126,7 @@ mod tests {
             thresholds: Default::default(),
             adapter: None,
             state_url: None,
+            tls: Default::default(),
             secrets: Default::default(),
         }
     }

@@ -56,7 +56,8 @@ pub async fn run(
             let redis = stockguard_core::connect::connect_redis(&settings)
                 .await
                 .map_err(|e| BenchError::Engine(e.to_string()))?;
-            let on_cluster = Connections { mysql, redis, settings, keys: conns.keys.clone() };
+            let on_cluster =
+                Connections { mysql, redis, settings, keys: conns.keys.clone(), transport: conns.transport.clone() };
             let report = measure(&single, &on_cluster, &started, engine_exe, &plan, progress).await;
             single.mysql.close().await;
             report

@@ -52,6 +52,7 @@ async fn measure(
         redis: conns.redis.clone(),
         keys: Keys::new(format!("{}:benchexit{:x}", conns.keys.prefix(), rand::random::<u32>())),
         settings: scratch.settings.clone(),
+        transport: conns.transport.clone(),
     };
     let mut figures = Vec::new();
     let mut ratios = Vec::new();

@@ -146,7 +146,7 @@ impl ScratchDatabase {
             source.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
         let name = format!("sg_bench_{bench}_{hash:016x}");
         url.set_path(&format!("/{name}"));
-        let options = connect::mysql_options(settings.mysql_url.expose_secret())
+        let options = connect::mysql_options_with(settings.mysql_url.expose_secret(), &settings.tls.mysql)
             .map_err(|e| BenchError::Engine(e.to_string()))?;
         let mut admin = sqlx::MySqlConnection::connect_with(&options).await?;
         sqlx::query(&format!("DROP DATABASE IF EXISTS `{name}`")).execute(&mut admin).await?;

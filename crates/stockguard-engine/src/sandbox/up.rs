@@ -213,6 +213,7 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
                     thresholds: Default::default(),
                     adapter: None,
                     state_url: None,
+                    tls: Default::default(),
                     secrets: Default::default(),
                 },
             )?;

@@ -132,8 +132,8 @@ async fn measure(
     plan: &DeductPlan,
     progress: &mut dyn FnMut(&str),
 ) -> Result<DeductReport, BenchError> {
-    let options =
-        connect::mysql_options(settings.mysql_url.expose_secret()).map_err(|e| BenchError::Engine(e.to_string()))?;
+    let options = connect::mysql_options_with(settings.mysql_url.expose_secret(), &settings.tls.mysql)
+        .map_err(|e| BenchError::Engine(e.to_string()))?;
     // Setting up and counting; the sales get pools of their own.
     let control = MySqlPoolOptions::new().max_connections(2).connect_with(options.clone()).await?;
     for ddl in SCHEMA {
