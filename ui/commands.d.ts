@@ -19,11 +19,11 @@ export interface Commands {
     returns: T.Attached;
   };
   drift_chart: {
-    args: { products: Array<number>; labels: T.ChartLabels; width: number; height: number };
+    args: { products: Array<T.ProductId>; labels: T.ChartLabels; width: number; height: number };
     returns: string;
   };
   export_drift_png: {
-    args: { products: Array<number>; labels?: T.ChartLabels | null; path?: string | null };
+    args: { products: Array<T.ProductId>; labels?: T.ChartLabels | null; path?: string | null };
     returns: string;
   };
   run_ledger: { args: {}; returns: T.LedgerReport };
@@ -40,7 +40,7 @@ export interface Commands {
   set_language: { args: { lang: T.Lang }; returns: null };
   compensation_list: { args: { status?: T.CaseStatus | null }; returns: Array<T.CaseSummary> };
   compensation_show: { args: { case_id: number }; returns: T.Case };
-  compensation_open: { args: { product_id: number }; returns: T.Opened };
+  compensation_open: { args: { product_id: T.ProductId }; returns: T.Opened };
   compensation_plan: {
     args: { case_id: number; oversold?: T.Action | null; withdrawn?: T.Action | null; coupon_cents?: number | null; note: string };
     returns: T.Planned;

@@ -16,7 +16,7 @@ let rights = null;
 /** @type {Array<(info: ConnectionInfo) => void>} */
 const connectListeners = [];
 
-/** Product ids picked on the board. @type {Set<number>} */
+/** Product ids picked on the board (numbers, or text over an adapter keyed by text). @type {Set<import("./types").ProductId>} */
 export const selection = new Set();
 
 export function connection() {

@@ -307,7 +307,7 @@ environment: EnvironmentKind | null, role: Role, };
 
 export type Proposed = { check: FormCheck, undecided: Array<string>, keys_sampled: number, };
 
-export type PreviewRow = { product_id: number, 
+export type PreviewRow = { product_id: ProductId, 
 /**
  * The display name, when the file names its column (empty otherwise).
  */
@@ -323,7 +323,7 @@ drift: number | null, in_flight: number, settled: boolean, };
 
 export type Previewed = { check: FormCheck, readings: Array<PreviewRow>, };
 
-export type Baseline = { product_id: number, initial_stock: number, 
+export type Baseline = { product_id: ProductId, initial_stock: number, 
 /**
  * The baseline it replaced, if any.
  */
@@ -382,9 +382,15 @@ execute_compensation: Right, run_drills: Right,
  */
 acknowledge_alerts: Right, };
 
+export type ProductId = number | string;
+
 export type DriftStatus = "OK" | "UNSETTLED" | "REDIS_HIGH" | "REDIS_LOW" | "KEY_MISSING" | "KEY_UNREADABLE" | "HISTORY_LOST" | "LEDGER_MISMATCH" | "OVERSOLD";
 
-export type Reading = { product_id: number, name: string, initial_stock: number, db_stock: number, live_orders_qty: number, inflight_pending: number, pending_release: number, 
+export type Reading = { 
+/**
+ * A number for our own sale; over an adapter, the sale's own id (a number or text).
+ */
+product_id: ProductId, name: string, initial_stock: number, db_stock: number, live_orders_qty: number, inflight_pending: number, pending_release: number, 
 /**
  * Units of orders reserved after the Redis cut that were already in the DB when it was
  * read: the correction that makes the reading exact under traffic.
@@ -430,7 +436,7 @@ settled: boolean,
  */
 in_flight: number, };
 
-export type ConfirmedDrift = { product_id: number, status: DriftStatus, drift: number | null, };
+export type ConfirmedDrift = { product_id: ProductId, status: DriftStatus, drift: number | null, };
 
 export type Guarantee = "none_opted_out" | "no_replicas" | "db_write_through" | "replica";
 
@@ -529,11 +535,15 @@ lost_knowable: boolean,
  */
 lost: Array<LostOrders>, };
 
-export type LostOrders = { product_id: number, name: string, order_ids: Array<string>, };
+export type LostOrders = { product_id: ProductId, name: string, order_ids: Array<string>, };
 
 export type AlertKind = "DRIFT_CONFIRMED" | "OVERSOLD" | "LEDGER_MISMATCH" | "KEY_MISSING" | "BACKLOG" | "BREAKER_OPEN";
 
-export type Alert = { key: string, kind: AlertKind, product_id: number | null, 
+export type Alert = { key: string, kind: AlertKind, 
+/**
+ * The product's id as the sale keeps it (a number, or over an adapter text).
+ */
+product_id: ProductId | null, 
 /**
  * What the alert measures, by kind:
  * - `DRIFT_CONFIRMED`: the confirmed drift, Redis less what it should hold (on a lost
@@ -548,7 +558,7 @@ export type Alert = { key: string, kind: AlertKind, product_id: number | null,
  */
 value: number | null, };
 
-export type AlertAcknowledgement = { id: number, alert_key: string, kind: string, product_id: number | null, 
+export type AlertAcknowledgement = { id: number, alert_key: string, kind: string, product_id: ProductId | null, 
 /**
  * The account that acknowledged (the server's word).
  */
@@ -575,7 +585,7 @@ export type OpenProduct = {
 /**
  * `None`: just the window (an alert about the whole sale).
  */
-product_id: number | null, };
+product_id: ProductId | null, };
 
 export type ChartLabels = { title: string, x_axis: string, y_axis: string, };
 
@@ -695,7 +705,7 @@ ack: Acknowledgement, };
 
 export type Toggled = { change: Change, ack: Acknowledgement, };
 
-export type ExitStep = { "step": "checked", products: number, live_instances: number, } | { "step": "paused", revision: number, ack: Acknowledgement, } | { "step": "drained", inflight_left: number, } | { "step": "rebuilt", product_id: number, buyers: number, outcome: Outcome, delta: number, } | { "step": "resumed", revision: number, ack: Acknowledgement, } | { "step": "verified", products: number, drifting: Array<number>, };
+export type ExitStep = { "step": "checked", products: number, live_instances: number, } | { "step": "paused", revision: number, ack: Acknowledgement, } | { "step": "drained", inflight_left: number, } | { "step": "rebuilt", product_id: number, buyers: number, outcome: Outcome, delta: number, } | { "step": "resumed", revision: number, ack: Acknowledgement, } | { "step": "verified", products: number, drifting: Array<ProductId>, };
 
 export type ExitReport = { scope: Scope, pause_revision: number, normal_revision: number, 
 /**
@@ -1060,7 +1070,11 @@ sold_from: number | null, };
 
 export type Step = { step: string, actor: string, reason: string, at: string, };
 
-export type Case = { id: number, product_id: number, status: CaseStatus, oversold_units: number, withdrawn_units: number, opened_by: string, opened_at: string, maker: string | null, approvals_needed: number, 
+export type Case = { id: number, 
+/**
+ * The product as the sale keys it (a number; over an adapter keyed by text, a string).
+ */
+product_id: ProductId, status: CaseStatus, oversold_units: number, withdrawn_units: number, opened_by: string, opened_at: string, maker: string | null, approvals_needed: number, 
 /**
  * Above this total a proposal needs two checkers (`compensation_settings`; `None`: the row
  * is missing, and every proposal needs two).
@@ -1079,7 +1093,11 @@ initial_stock: number | null,
  */
 total_cents: number, lines: Array<Line>, steps: Array<Step>, };
 
-export type CaseSummary = { id: number, product_id: number, status: CaseStatus, lines: number, total_cents: number, opened_at: string, 
+export type CaseSummary = { id: number, 
+/**
+ * The product as the sale keys it (a number; over an adapter keyed by text, a string).
+ */
+product_id: ProductId, status: CaseStatus, lines: number, total_cents: number, opened_at: string, 
 /**
  * Seconds since it was opened.
  */

@@ -113,7 +113,7 @@ impl AlertDesk {
 
 /// The product of the alert `key` if it fires now (`None`: it cleared, or it is about the
 /// whole sale): what picking it in the tray opens ([`tray::build`] is given this).
-pub fn firing_product(app: &AppHandle, key: &str) -> Option<u64> {
+pub fn firing_product(app: &AppHandle, key: &str) -> Option<stockguard_core::ProductId> {
     app.state::<AlertDesk>().firing().into_iter().find(|a| a.key == key).and_then(|a| a.product_id)
 }
 

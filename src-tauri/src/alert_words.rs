@@ -7,7 +7,7 @@ use stockguard_core::lang::Lang;
 
 /// The title and the sentence a person acts on.
 pub fn describe(alert: &Alert, lang: Lang) -> (String, String) {
-    let p = alert.product_id.map_or_else(String::new, |p| p.to_string());
+    let p = alert.product_id.as_ref().map_or_else(String::new, ToString::to_string);
     let v = alert.value.unwrap_or(0);
     match (alert.kind, lang) {
         (AlertKind::DriftConfirmed, Lang::En) => (

@@ -64,8 +64,7 @@ pub struct AdapterBoard {
 
 #[derive(Debug, Serialize, ts_rs::TS)]
 pub struct LostOrders {
-    #[ts(type = "number")]
-    pub product_id: u64,
+    pub product_id: stockguard_core::ProductId,
     pub name: String,
     pub order_ids: Vec<String>,
 }
@@ -77,7 +76,7 @@ impl AdapterBoard {
             .filter_map(|r| {
                 let lost = r.lost.as_ref().filter(|l| l.count > 0)?;
                 Some(LostOrders {
-                    product_id: r.reading.product_id,
+                    product_id: r.reading.product_id.clone(),
                     name: r.reading.name.clone(),
                     order_ids: lost.order_ids.clone(),
                 })
@@ -165,7 +164,7 @@ async fn open_cases(app: &AppHandle, live: &Live, tick: &Tick, on_oversold: &mut
     };
     for (product, opened) in opened {
         if let Err(e) = opened {
-            let message = on_tick::not_opened(product, &e);
+            let message = on_tick::not_opened(&product, &e);
             tracing::warn!(error = %message, "compensation");
             let _ = app.emit(ERROR_EVENT, message);
         }

@@ -192,7 +192,7 @@ pub enum DesktopError {
     Refused(Said),
     /// Production: the product id must be typed again.
     #[error("production: type the product id {0} to confirm the rewrite")]
-    ConfirmationRequired(u64),
+    ConfirmationRequired(stockguard_core::ProductId),
     /// The input cannot be used as given.
     #[error("{0}")]
     Invalid(Said),
@@ -408,7 +408,7 @@ impl From<RewriteError> for DesktopError {
         use MessageCode as C;
         let m = chain(&e);
         match e {
-            RewriteError::ConfirmationRequired(id) => Self::ConfirmationRequired(id),
+            RewriteError::ConfirmationRequired(id) => Self::ConfirmationRequired(id.into()),
             RewriteError::Refused(refused) => refused.into(),
             RewriteError::NoReason => Self::Invalid(Said::new(C::ReasonRequired, &[], m)),
             RewriteError::Recon(_) | RewriteError::Db(_) | RewriteError::Redis(_) | RewriteError::RunMissing { .. } => {

@@ -20,7 +20,7 @@ pub fn raise(app: &AppHandle, alert: &Alert, lang: Lang) {
         AlertKind::Oversold | AlertKind::LedgerMismatch => Urgency::Critical,
         _ => Urgency::Normal,
     };
-    show(app, alert.key.clone(), summary, body, urgency, alert.product_id, lang);
+    show(app, alert.key.clone(), summary, body, urgency, alert.product_id.clone(), lang);
 }
 
 /// Shows one notification for `n` new alerts; its click opens the window.
@@ -39,7 +39,7 @@ fn show(
     summary: String,
     body: String,
     urgency: Urgency,
-    product: Option<u64>,
+    product: Option<stockguard_core::ProductId>,
     lang: Lang,
 ) {
     let open = match lang {

@@ -21,7 +21,7 @@ const MENU_ALERTS: usize = 9;
 
 /// The product of a firing alert, by its key (`None`: it no longer fires, or it is about the
 /// whole sale): what picking its menu entry opens.
-pub type ProductOf = fn(&AppHandle, &str) -> Option<u64>;
+pub type ProductOf = fn(&AppHandle, &str) -> Option<stockguard_core::ProductId>;
 
 /// Puts the icon in the tray, quiet; a picked alert opens the product `product_of` names.
 pub fn build(app: &AppHandle, product_of: ProductOf) -> tauri::Result<()> {

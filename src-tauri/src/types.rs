@@ -63,6 +63,7 @@ fn generated() -> String {
         stockguard_core::roles::Reason,
         stockguard_core::roles::Right,
         stockguard_core::roles::Rights,
+        stockguard_core::ProductId,
         stockguard_core::recon::DriftStatus,
         stockguard_core::recon::Reading,
         stockguard_core::recon::drift::ConfirmedDrift,

@@ -22,11 +22,11 @@ pub const OPEN_EVENT: &str = "open-product";
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct OpenProduct {
     /// `None`: just the window (an alert about the whole sale).
-    pub product_id: Option<u64>,
+    pub product_id: Option<stockguard_core::ProductId>,
 }
 
 /// Brings the window up and asks it to open `product`.
-pub fn open_product(app: &AppHandle, product: Option<u64>) {
+pub fn open_product(app: &AppHandle, product: Option<stockguard_core::ProductId>) {
     bring_forward(app);
     let _ = app.emit(OPEN_EVENT, OpenProduct { product_id: product });
 }

@@ -17,6 +17,7 @@ use stockguard_core::adapter::repair::{DeltaRepair, DeltaRequest};
 use stockguard_core::adapter::{self, state, AdapterReading, OpenedSale};
 use stockguard_core::profile::ConnectionSettings;
 use stockguard_core::sale::{self, Sale};
+use stockguard_core::ProductId;
 
 /// Where the adapter and the state database are: the global options (a flag, else its
 /// environment variable), else the chosen profile's `adapter` and `state_url`.
@@ -89,8 +90,9 @@ pub enum AdapterCommand {
     /// Apply a product's settled drift to the sale's Redis counter as an INCRBY, where the
     /// adapter allows it (`[repair] rewrite = "delta"`).
     Repair {
+        /// The product, as the sale keys it (a number, or text such as SKU-A).
         #[arg(long)]
-        product: u64,
+        product: ProductId,
         /// Why: goes to the audit log.
         #[arg(long, default_value = "")]
         reason: String,
@@ -99,7 +101,7 @@ pub enum AdapterCommand {
         dry_run: bool,
         /// The product id typed again (required on production without a terminal).
         #[arg(long)]
-        confirm: Option<u64>,
+        confirm: Option<ProductId>,
         /// The settled drift you reviewed (the dry run prints it): the repair runs only while
         /// the drift is still this, else nothing is written. Required on production.
         #[arg(long, allow_hyphen_values = true)]
@@ -201,11 +203,11 @@ pub async fn run(cmd: AdapterCommand, opts: &AdapterOpts, profile: Option<&str>)
 
 /// A delta repair asked for, by `stockguard rewrite` or `stockguard adapter repair`.
 pub struct RepairArgs {
-    pub products: Vec<u64>,
+    pub products: Vec<ProductId>,
     pub reason: String,
     pub dry_run: bool,
     /// The product ids typed again (production).
-    pub confirm: Vec<u64>,
+    pub confirm: Vec<ProductId>,
     /// The drift reviewed for each product, in the order of `products` (none, or one each).
     pub expect_drift: Vec<i64>,
     pub json: bool,
@@ -233,17 +235,17 @@ async fn repair_products(sale: &Opened, args: &RepairArgs) -> Result<(), CliErro
     let links = sale.links();
     let mut done = Vec::new();
     let mut errors = Vec::new();
-    for (n, &product) in args.products.iter().enumerate() {
+    for (n, product) in args.products.iter().enumerate() {
         let req = DeltaRequest {
-            product,
+            product: product.clone(),
             reason: args.reason.clone(),
             dry_run: args.dry_run,
-            confirm: confirmed.contains(&product).then_some(product),
+            confirm: confirmed.contains(product).then(|| product.clone()),
             expect_drift: args.expect_drift.get(n).copied(),
         };
         match adapter::repair::repair(&sale.file, &links, sale.state.as_ref(), settings, &req).await {
             Ok(r) => done.push(r),
-            Err(e) => errors.push((product, e)),
+            Err(e) => errors.push((product.clone(), e)),
         }
     }
     if args.json {
@@ -274,14 +276,26 @@ fn apply_command(
         command = String::from("stockguard rewrite");
     }
     for r in &planned {
-        command.push_str(&format!(" --product {} --expect-drift {}", r.product_id, r.drift));
+        let id = shell_word(&r.product_id.to_string());
+        command.push_str(&format!(" --product {id} --expect-drift {}", r.drift));
         if environment == stockguard_core::profile::EnvironmentKind::Production {
-            command.push_str(&format!(" --confirm {}", r.product_id));
+            command.push_str(&format!(" --confirm {id}"));
         }
     }
     let reason = if reason.trim().is_empty() { "<why>" } else { reason };
-    command.push_str(&format!(" --reason '{}'", reason.replace('\'', "'\\''")));
+    command.push_str(&format!(" --reason {}", shell_word(reason)));
     Some(command)
+}
+
+/// `word` as one shell word: as it is when it holds only letters, digits and `-_.:/` (a
+/// number, a SKU), else single-quoted (a text id may hold a space or a quote).
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:/".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 fn print_repairs(done: &[DeltaRepair]) {
@@ -418,7 +432,7 @@ fn print_check(r: &CheckReport) {
 }
 
 /// `stockguard recon` over an adapter.
-pub async fn recon(opts: &AdapterOpts, profile: Option<&str>, only: &[u64], json: bool) -> Result<(), CliError> {
+pub async fn recon(opts: &AdapterOpts, profile: Option<&str>, only: &[ProductId], json: bool) -> Result<(), CliError> {
     let sale = open(opts, profile).await?;
     let baselines = sale.baselines().await?;
     let readings = adapter::read(&sale.file, &sale.links(), &baselines, only).await?;
@@ -447,4 +461,17 @@ pub async fn recon(opts: &AdapterOpts, profile: Option<&str>, only: &[u64], json
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn a_text_id_the_dry_run_prints_is_one_shell_word() {
+        assert_eq!(shell_word("SKU-10"), "SKU-10");
+        assert_eq!(shell_word("17"), "17");
+        assert_eq!(shell_word("SKU A"), "'SKU A'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
 }

@@ -16,6 +16,7 @@ use stockguard_core::compensation::plan::{set_plan, Choice, Lines};
 use stockguard_core::compensation::workflow::{take, StepKind, Stepped};
 use stockguard_core::compensation::{export, read, Action, Case, CaseStatus, LineReason};
 use stockguard_core::sale::Capability;
+use stockguard_core::ProductId;
 
 #[derive(Debug, Subcommand)]
 pub enum CompensationCommand {
@@ -29,8 +30,9 @@ pub enum CompensationCommand {
     },
     /// Open the product's case from the ledger (or return its open one).
     Open {
+        /// The product, as the sale keys it (a number, or over an adapter text such as SKU-A).
         #[arg(long)]
-        product: u64,
+        product: ProductId,
         #[arg(long)]
         json: bool,
     },
@@ -265,7 +267,7 @@ pub async fn run(cmd: CompensationCommand, profile: Option<&str>, adapter: &Adap
             }
         }
         CompensationCommand::Open { product, json } => {
-            let opened = sale.open_case(product).await?;
+            let opened = sale.open_case(&product).await?;
             if json {
                 output::json(&opened);
             } else if opened.created {

@@ -11,12 +11,13 @@ use stockguard_core::recon::drift::DriftTracker;
 use stockguard_core::recon::ledger::{self, LedgerOptions};
 use stockguard_core::recon::read_products;
 use stockguard_core::sale::Capability;
+use stockguard_core::ProductId;
 
 #[derive(Debug, Args)]
 pub struct ReconArgs {
     /// Only these products (repeatable); all when omitted.
     #[arg(long = "product")]
-    products: Vec<u64>,
+    products: Vec<ProductId>,
     /// Run the DB ledger check over every product instead (chunked, read-only, on the
     /// profile's replica when it has one).
     #[arg(long, conflicts_with = "products")]
@@ -94,7 +95,8 @@ pub async fn recon(args: ReconArgs, profile: Option<&str>, adapter: &AdapterOpts
         return Ok(());
     }
     let mut redis = conns.redis.clone();
-    let readings = read_products(&conns.mysql, &mut redis, &conns.keys, &args.products).await?;
+    let readings =
+        read_products(&conns.mysql, &mut redis, &conns.keys, &super::several::of_our_sale(&args.products)?).await?;
     if args.json {
         output::json(&readings);
     } else {

@@ -5,15 +5,16 @@ use clap::Args;
 
 use super::adapter::AdapterOpts;
 use super::output::say;
-use super::several::{failures, typed_again};
+use super::several::{failures, of_our_sale, typed_again};
 use super::{connect, output, CliError};
 use stockguard_core::rewrite::{rewrite_many, Outcome, RewriteRequest, RewriteResult};
+use stockguard_core::ProductId;
 
 #[derive(Debug, Args)]
 pub struct RewriteArgs {
     /// Product to rewrite (repeatable for a batch).
     #[arg(long = "product", required = true)]
-    products: Vec<u64>,
+    products: Vec<ProductId>,
     /// Why: goes to the audit log.
     #[arg(long)]
     reason: String,
@@ -22,7 +23,7 @@ pub struct RewriteArgs {
     dry_run: bool,
     /// The product id typed again (required on production; repeatable).
     #[arg(long = "confirm")]
-    confirm: Vec<u64>,
+    confirm: Vec<ProductId>,
     /// Over an adapter: the settled drift you reviewed, one per --product in the same order
     /// (the dry run prints them); the repair runs only while the drift is still that.
     /// Required on production.
@@ -96,12 +97,13 @@ pub async fn run(args: RewriteArgs, profile: Option<&str>, adapter: &AdapterOpts
                 .into(),
         ));
     }
+    let (products, given) = (of_our_sale(&args.products)?, of_our_sale(&args.confirm)?);
     let conns = connect(profile).await?;
-    let confirmed = typed_again(conns.settings.environment, args.dry_run, &args.products, &args.confirm)?;
+    let confirmed = typed_again(conns.settings.environment, args.dry_run, &products, &given)?;
     let template = RewriteRequest { dry_run: args.dry_run, ..RewriteRequest::new(0, &args.reason) };
     let mut results = Vec::new();
     let mut errors = Vec::new();
-    for (p, r) in args.products.iter().zip(rewrite_many(&conns, &args.products, &template, &confirmed).await) {
+    for (p, r) in products.iter().zip(rewrite_many(&conns, &products, &template, &confirmed).await) {
         match r {
             Ok(r) => results.push(r),
             Err(e) => errors.push((*p, e)),

@@ -93,7 +93,7 @@ async fn a_course_sale_attached_through_its_form_reads_the_same_in_the_cli_with_
     let previewed = attach::preview(&target, &form).await.expect("the sale is read through the form");
     assert!(previewed.check.problems.is_empty(), "{:?}", previewed.check.problems);
     let verdicts: Vec<(u64, Option<i64>, stockguard_core::recon::DriftStatus)> =
-        previewed.readings.iter().map(|r| (r.product_id, r.drift, r.status)).collect();
+        previewed.readings.iter().map(|r| (crate::readings::number(&r.product_id), r.drift, r.status)).collect();
     let ok = stockguard_core::recon::DriftStatus::Ok;
     assert_eq!(verdicts, [(1, Some(0), ok), (2, Some(0), ok), (3, Some(0), ok)]);
 
@@ -112,7 +112,8 @@ async fn a_course_sale_attached_through_its_form_reads_the_same_in_the_cli_with_
     let profile = ProfileStore::load(&profiles).unwrap().get("course").unwrap().clone();
     assert_eq!(profile.adapter.as_deref(), Some(saved.adapter.as_str()));
     assert_eq!(profile.state_url, target.state_url);
-    let initial: Vec<(u64, i64)> = saved.baselines.iter().map(|b| (b.product_id, b.initial_stock)).collect();
+    let initial: Vec<(u64, i64)> =
+        saved.baselines.iter().map(|b| (crate::readings::number(&b.product_id), b.initial_stock)).collect();
     assert_eq!(initial, [(1, 20), (2, 20), (3, 20)], "the cancelled order's unit is counted once");
     let audited: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'adapter_baseline'")
         .fetch_one(&state)
@@ -200,7 +201,8 @@ async fn a_rabbitmq_sales_key_template_and_queue_are_said_in_their_fields_until_
     let fixed = attach::preview(&target, &form).await.expect("the sale is read through the form");
     assert!(fixed.check.problems.is_empty(), "{:?}", fixed.check.problems);
     assert_eq!(fixed.check.in_flight, Some(0));
-    let drifts: Vec<(u64, Option<i64>)> = fixed.readings.iter().map(|r| (r.product_id, r.drift)).collect();
+    let drifts: Vec<(u64, Option<i64>)> =
+        fixed.readings.iter().map(|r| (crate::readings::number(&r.product_id), r.drift)).collect();
     assert_eq!(drifts, [(1, Some(0)), (2, Some(0))]);
     sale.cleanup().await;
 }

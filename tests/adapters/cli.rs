@@ -49,10 +49,21 @@ pub(crate) async fn adapter_env(
     dir: &std::path::Path,
     state: &MySqlPool,
 ) -> Vec<(&'static str, String)> {
+    adapter_env_of(&sale.adapter_toml(), &sale.db, dir, state).await
+}
+
+/// The environment that reads a sale through its adapter file `toml` (written in `dir`): a
+/// SELECT-only account on the sale's database `db`, `state` as Stockguard's own.
+pub(crate) async fn adapter_env_of(
+    toml: &str,
+    db: &crate::sales::SaleDb,
+    dir: &std::path::Path,
+    state: &MySqlPool,
+) -> Vec<(&'static str, String)> {
     let adapter = dir.join("sale.toml");
-    std::fs::write(&adapter, sale.adapter_toml()).unwrap();
+    std::fs::write(&adapter, toml).unwrap();
     vec![
-        ("STOCKGUARD_MYSQL_URL", sale.db.select_only_url().await),
+        ("STOCKGUARD_MYSQL_URL", db.select_only_url().await),
         ("STOCKGUARD_REDIS_URL", crate::support::redis_url()),
         ("STOCKGUARD_ENVIRONMENT", "sandbox".into()),
         ("STOCKGUARD_ADAPTER", adapter.to_str().unwrap().into()),

@@ -25,24 +25,24 @@ const BEYOND: i64 = 3;
 
 /// The people of the case, each a MySQL account of the state database made by `roles apply`:
 /// a maker and an executor (on-call), a checker (approver).
-struct People {
+pub(crate) struct People {
     prefix: String,
     password: String,
 }
 
 impl People {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
         let id = format!("{:08x}", (nanos ^ (u64::from(std::process::id()) << 20)) & 0xffff_ffff);
         Self { prefix: format!("sga{id}"), password: format!("pw-{id}") }
     }
 
-    fn user(&self, who: &str) -> String {
+    pub(crate) fn user(&self, who: &str) -> String {
         format!("{}{who}", self.prefix)
     }
 
     /// `roles apply` on the state database: the roles and the three accounts.
-    async fn apply(&self, state: &MySqlPool) {
+    pub(crate) async fn apply(&self, state: &MySqlPool) {
         let person = |who: &str, role: SaleRole| Person {
             name: who.into(),
             role,
@@ -69,14 +69,14 @@ impl People {
     }
 
     /// The state database's URL as `who`.
-    async fn url(&self, state: &MySqlPool, who: &str) -> String {
+    pub(crate) async fn url(&self, state: &MySqlPool, who: &str) -> String {
         let mut url = url::Url::parse(&support::mysql_url_of(state).await).unwrap();
         url.set_username(&self.user(who)).unwrap();
         url.set_password(Some(&self.password)).unwrap();
         url.to_string()
     }
 
-    async fn forget(&self, state: &MySqlPool) {
+    pub(crate) async fn forget(&self, state: &MySqlPool) {
         for who in ["mak", "chk", "exe"] {
             let _ = sqlx::raw_sql(&format!("DROP USER IF EXISTS '{}'@'%'", self.user(who))).execute(state).await;
         }
@@ -100,7 +100,7 @@ async fn env_for(sale: &CourseStreamSale, dir: &std::path::Path, state_url: &str
     ]
 }
 
-fn run(args: &[&str], env: &[(&'static str, String)]) -> Output {
+pub(crate) fn run(args: &[&str], env: &[(&'static str, String)]) -> Output {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let out = stockguard(args, &env);
     assert!(
@@ -112,7 +112,7 @@ fn run(args: &[&str], env: &[(&'static str, String)]) -> Output {
     out
 }
 
-fn json(out: &Output) -> serde_json::Value {
+pub(crate) fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("--json prints JSON")
 }
 
@@ -156,7 +156,7 @@ fn gauge(scrape: &str, name: &str, status: Option<&str>) -> Option<String> {
 }
 
 /// Raw SQL the server refuses: a trigger's words (45000), or a missing privilege (1142).
-async fn refused(pool: &MySqlPool, sql: &str) -> String {
+pub(crate) async fn refused(pool: &MySqlPool, sql: &str) -> String {
     let err = sqlx::query(sql).execute(pool).await.expect_err(sql);
     err.as_database_error().unwrap_or_else(|| panic!("a server refusal, not {err}")).message().to_string()
 }
@@ -436,7 +436,7 @@ async fn a_declared_cancel_sets_the_sales_own_status_only_through_an_account_tha
     let writing_side = SaleSide { file: &file, db: &sale.db.pool };
 
     // A SELECT-only account opens the case: opening reads the sale.
-    let opened = over_adapter::open_case(&maker, reading_side, P as u64, STOCK, &[]).await.unwrap();
+    let opened = over_adapter::open_case(&maker, reading_side, &(P as u64).into(), STOCK, &[]).await.unwrap();
     let case_id = opened.case_id;
     assert_eq!(opened.lines_added, 2);
     let all = [Choice { lines: Lines::All, action: Action::CancelRefund, amount_cents: None, note: String::new() }];

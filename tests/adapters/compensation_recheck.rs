@@ -65,9 +65,10 @@ impl Approved {
         let executor_name: String =
             sqlx::query_scalar("SELECT SUBSTRING_INDEX(USER(), '@', 1)").fetch_one(&executor).await.unwrap();
         let select_only = MySqlPool::connect(&sale.db.select_only_url().await).await.unwrap();
-        let opened = over_adapter::open_case(&maker, SaleSide { file: &file, db: &select_only }, P as u64, STOCK, &[])
-            .await
-            .unwrap();
+        let opened =
+            over_adapter::open_case(&maker, SaleSide { file: &file, db: &select_only }, &(P as u64).into(), STOCK, &[])
+                .await
+                .unwrap();
         assert_eq!(opened.lines_added, 2);
         let all = [Choice { lines: Lines::All, action: Action::CancelRefund, amount_cents: None, note: String::new() }];
         set_plan(&maker, opened.case_id, &all).await.unwrap();

@@ -15,6 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::readings::number;
 use redis::aio::MultiplexedConnection;
 use sqlx::MySqlPool;
 use stockguard_core::adapter::reading::Unsettled;
@@ -22,6 +23,7 @@ use stockguard_core::adapter::repair::{self, DeltaRequest};
 use stockguard_core::adapter::{self, AdapterFile, AdapterReading, SaleLinks};
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
 use stockguard_core::recon::DriftStatus::{self, Ok, RedisHigh, RedisLow};
+use stockguard_core::ProductId;
 
 use crate::sales::course_stream::CourseStreamSale;
 use crate::sales::{redis_conn, Traffic};
@@ -40,7 +42,7 @@ async fn read(
     file: &AdapterFile,
     db: &MySqlPool,
     redis: &MultiplexedConnection,
-    baselines: &HashMap<u64, i64>,
+    baselines: &HashMap<ProductId, i64>,
 ) -> Vec<AdapterReading> {
     let links = SaleLinks { db: Some(db), redis: Some(redis) };
     adapter::read(file, &links, baselines, &[]).await.expect("the sale reads over its adapter")
@@ -51,7 +53,7 @@ async fn settled(
     file: &AdapterFile,
     db: &MySqlPool,
     redis: &MultiplexedConnection,
-    baselines: &HashMap<u64, i64>,
+    baselines: &HashMap<ProductId, i64>,
 ) -> Vec<AdapterReading> {
     let mut last = Vec::new();
     wait_for("every product settles", SETTLE, async || {
@@ -68,7 +70,8 @@ fn status_of(readings: &[AdapterReading], product: i64) -> &AdapterReading {
 
 /// `(product, status, drift)` of every product, by product.
 fn statuses(readings: &[AdapterReading]) -> Vec<(u64, DriftStatus, Option<i64>)> {
-    let mut out: Vec<_> = readings.iter().map(|r| (r.reading.product_id, r.reading.status, r.reading.drift)).collect();
+    let mut out: Vec<_> =
+        readings.iter().map(|r| (number(&r.reading.product_id), r.reading.status, r.reading.drift)).collect();
     out.sort_by_key(|(p, ..)| *p);
     out
 }
@@ -111,7 +114,7 @@ impl Verdicts {
                 if reading.inflight_pending > 0 {
                     self.settled_with_entries_waiting += 1;
                 }
-                if (reading.status, reading.drift) != truth(reading.product_id) {
+                if (reading.status, reading.drift) != truth(number(&reading.product_id)) {
                     self.false_verdicts.push(format!("{reading:?}"));
                 }
             } else {
@@ -151,7 +154,7 @@ async fn a_deep_stream_read_while_its_consumer_catches_up_gives_no_false_drift_a
     let file = file_with(&sale.adapter_toml(), "settle_ms = 200");
     let redis = redis_conn().await;
     let db = &sale.db.pool;
-    let baselines: HashMap<u64, i64> = ids.iter().map(|&v| (v as u64, STOCK)).collect();
+    let baselines: HashMap<ProductId, i64> = ids.iter().map(|&v| ((v as u64).into(), STOCK)).collect();
 
     // The buyers buy while the consumer is stopped: every order waits in the stream.
     sale.pause_consumer().await;
@@ -267,7 +270,7 @@ async fn a_backlog_past_max_inflight_is_unsettled_with_its_depth_never_a_drift_a
     let bounded = file_with(&toml, "settle_ms = 200\nmax_inflight = 500");
     let redis = redis_conn().await;
     let db = &sale.db.pool;
-    let baselines: HashMap<u64, i64> = ids.iter().map(|&v| (v as u64, STOCK)).collect();
+    let baselines: HashMap<ProductId, i64> = ids.iter().map(|&v| ((v as u64).into(), STOCK)).collect();
     let settings = ConnectionSettings::from_urls(
         EnvironmentKind::Sandbox,
         &sale.db.url,
@@ -348,7 +351,7 @@ async fn a_stream_every_product_shares_that_does_not_exist_is_refused_in_one_lin
     assert!(said.contains("has no stream") && said.contains("stream.order") && said.lines().count() == 1, "{said}");
     // The sale itself still reads (its stream exists).
     assert_eq!(
-        statuses(&settled(&file, &sale.db.pool, &redis, &HashMap::from([(301, 10)])).await),
+        statuses(&settled(&file, &sale.db.pool, &redis, &HashMap::from([(301.into(), 10)])).await),
         [(301, Ok, Some(0))]
     );
     sale.cleanup().await;

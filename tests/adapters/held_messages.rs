@@ -17,6 +17,7 @@ use stockguard_core::adapter::repair::{self, DeltaRequest};
 use stockguard_core::adapter::{AdapterError, AdapterReading, SaleLinks};
 use stockguard_core::recon::DriftStatus::*;
 use stockguard_core::recon::{DriftTracker, Reading};
+use stockguard_core::ProductId;
 
 use crate::readings::{audit_rows, file, read, settings_for, settled, statuses, SETTLE};
 use crate::sales::fastapi_rabbit::FastapiRabbitSale;
@@ -294,7 +295,7 @@ async fn under_live_buyers_and_a_row_lock_no_product_reading_is_a_settled_drift(
     let redis = redis_conn().await;
     let db = Some(&sale.db.pool);
     // The initial stocks, so the ledger is judged too (a DB-side verdict needs no settling).
-    let baselines: HashMap<u64, i64> = stock.iter().map(|&(p, s)| (p as u64, s)).collect();
+    let baselines: HashMap<ProductId, i64> = stock.iter().map(|&(p, s)| ((p as u64).into(), s)).collect();
     let buyers = LiveBuyers::start(&sale, &products[..50]);
 
     // Eight readings under the buyers: a burst of 300 over every product during the second;

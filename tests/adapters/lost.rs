@@ -32,13 +32,14 @@ async fn an_order_the_consumer_acknowledged_without_its_row_is_listed_as_lost_an
     let file = file(&sale.adapter_toml());
     let redis = redis_conn().await;
     let links = SaleLinks { db: Some(&sale.db.pool), redis: Some(&redis) };
-    let baselines = HashMap::from([(1, 20), (2, 20)]);
+    let baselines = HashMap::from([(1.into(), 20), (2.into(), 20)]);
 
     // Clean traffic: every entry acknowledged has its row, and none is lost.
     let tally = Traffic::buyers(16).on(&[1, 2]).run(&sale).await;
     assert_eq!(tally.accepted, 16, "{tally:?}");
     wait_for("the consumer drains the stream", SETTLE, async || sale.stream_backlog().await == 0).await;
-    let clean = lost::scan(&file, &links, &[1, 2], &LostOptions::default()).await.expect("the stream is scanned");
+    let clean =
+        lost::scan(&file, &links, &[1.into(), 2.into()], &LostOptions::default()).await.expect("the stream is scanned");
     assert!(clean.knowable, "{clean:?}");
     assert_eq!((clean.scanned, clean.acknowledged, clean.orders.len()), (16, 16, 0), "{clean:?}");
 
@@ -50,9 +51,10 @@ async fn an_order_the_consumer_acknowledged_without_its_row_is_listed_as_lost_an
     })
     .await;
     let order = sale.swallowed()[0].to_string();
-    let scan = lost::scan(&file, &links, &[1, 2], &LostOptions::default()).await.expect("the stream is scanned");
+    let scan =
+        lost::scan(&file, &links, &[1.into(), 2.into()], &LostOptions::default()).await.expect("the stream is scanned");
     assert_eq!(scan.orders.len(), 1, "{scan:?}");
-    assert_eq!((scan.orders[0].product_id, scan.orders[0].order_id.as_str()), (2, order.as_str()));
+    assert_eq!((scan.orders[0].product_id.clone(), scan.orders[0].order_id.as_str()), (2.into(), order.as_str()));
     assert!(!scan.reached_limit && scan.unjudged == 0, "{scan:?}");
 
     // Its unit: Redis took it, no row holds it; the reading says REDIS_LOW by one and names it.
@@ -96,7 +98,7 @@ async fn a_rabbitmq_sale_says_lost_orders_cannot_be_known_rather_than_listing_no
     let redis = redis_conn().await;
     let links = SaleLinks { db: Some(&sale.db.pool), redis: Some(&redis) };
 
-    let scan = lost::scan(&file, &links, &[1], &LostOptions::default()).await.expect("the file is read");
+    let scan = lost::scan(&file, &links, &[1.into()], &LostOptions::default()).await.expect("the file is read");
     assert!(!scan.knowable && scan.orders.is_empty(), "{scan:?}");
     assert!(scan.unknowable_because.as_deref().is_some_and(|w| w.contains("RabbitMQ")), "{scan:?}");
     let readings = adapter::read(&file, &links, &HashMap::new(), &[]).await.expect("the sale reads");

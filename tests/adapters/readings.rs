@@ -12,6 +12,7 @@ use stockguard_core::adapter::repair::DeltaRequest;
 use stockguard_core::adapter::{self, repair, state, AdapterFile, AdapterReading, SaleLinks};
 use stockguard_core::profile::{ConnectionSettings, EnvironmentKind};
 use stockguard_core::recon::DriftStatus::{self, *};
+use stockguard_core::ProductId;
 
 use crate::sales::buckets::BucketSale;
 use crate::sales::course_stream::CourseStreamSale;
@@ -34,7 +35,7 @@ pub(crate) async fn read(
     file: &AdapterFile,
     db: Option<&MySqlPool>,
     redis: &MultiplexedConnection,
-    baselines: &HashMap<u64, i64>,
+    baselines: &HashMap<ProductId, i64>,
 ) -> Vec<AdapterReading> {
     let links = SaleLinks { db, redis: file.redis.as_ref().map(|_| redis) };
     adapter::read(file, &links, baselines, &[]).await.expect("the sale reads over its adapter")
@@ -49,7 +50,7 @@ pub(crate) async fn settled(
     file: &AdapterFile,
     db: Option<&MySqlPool>,
     redis: &MultiplexedConnection,
-    baselines: &HashMap<u64, i64>,
+    baselines: &HashMap<ProductId, i64>,
 ) -> Vec<AdapterReading> {
     let mut last = Vec::new();
     wait_for("every product settles", SETTLE, async || {
@@ -66,7 +67,7 @@ async fn no_verdict_while<T>(
     file: &AdapterFile,
     db: Option<&MySqlPool>,
     redis: &MultiplexedConnection,
-    baselines: &HashMap<u64, i64>,
+    baselines: &HashMap<ProductId, i64>,
     traffic: tokio::task::JoinHandle<T>,
 ) -> usize {
     let mut n = 0;
@@ -83,8 +84,14 @@ async fn no_verdict_while<T>(
     n
 }
 
+/// A product id of a sale keyed by numbers, as its number.
+pub(crate) fn number(id: &ProductId) -> u64 {
+    id.as_num().expect("the sale's ids are numbers")
+}
+
 pub(crate) fn statuses(readings: &[AdapterReading]) -> Vec<(u64, DriftStatus, Option<i64>)> {
-    let mut out: Vec<_> = readings.iter().map(|r| (r.reading.product_id, r.reading.status, r.reading.drift)).collect();
+    let mut out: Vec<_> =
+        readings.iter().map(|r| (number(&r.reading.product_id), r.reading.status, r.reading.drift)).collect();
     out.sort_by_key(|(p, ..)| *p);
     out
 }
@@ -111,7 +118,7 @@ async fn a_course_sale_reads_no_drift_under_traffic_a_lost_order_as_redis_low_on
     let file = file(&sale.adapter_toml());
     let redis = redis_conn().await;
     let db = Some(&sale.db.pool);
-    let baselines = HashMap::from([(1, 150), (2, 300)]);
+    let baselines = HashMap::from([(1.into(), 150), (2.into(), 300)]);
 
     let traffic = Traffic::buyers(400).on(&[1, 2]).spawn(&sale);
     let readings_taken = no_verdict_while(&file, db, &redis, &baselines, traffic).await;
@@ -161,7 +168,7 @@ async fn a_rabbitmq_sale_is_unsettled_while_messages_wait_and_redis_high_by_them
     assert_eq!(first[0].initial_source, "none");
     state::record_baselines(&state, &settings, &file, &first, "sale opens").await.expect("a baseline is recorded");
     let baselines = state::baselines(&state, &file.sale.name).await.unwrap();
-    assert_eq!(baselines, HashMap::from([(7, 100)]));
+    assert_eq!(baselines, HashMap::from([(7.into(), 100)]));
     assert_eq!(audit_rows(&state, "adapter_baseline").await, 1);
 
     let traffic = Traffic::buyers(30).on(&[7]).spawn(&sale);

@@ -251,7 +251,7 @@ async fn an_oversold_product_opens_its_compensation_case_from_the_watcher_with_n
     wait_for_scrape(&addr, |s| revision(s) >= opened_at + 3.0).await;
     let cases = cases().await;
     assert_eq!(cases.len(), 1, "one case per incident: {cases:?}");
-    assert_eq!((cases[0].product_id, cases[0].lines), (P, 3), "the three orders beyond 10 units");
+    assert_eq!((cases[0].product_id.clone(), cases[0].lines), (P.into(), 3), "the three orders beyond 10 units");
 
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(watcher.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
     assert!(watcher.wait().unwrap().success());

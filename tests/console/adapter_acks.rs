@@ -18,7 +18,7 @@ fn drift(product: u64) -> Alert {
     Alert {
         key: format!("drift:{product}"),
         kind: AlertKind::DriftConfirmed,
-        product_id: Some(product),
+        product_id: Some(product.into()),
         value: Some(-1),
     }
 }

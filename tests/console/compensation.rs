@@ -290,5 +290,5 @@ async fn a_reading_loop_opens_the_case_once_it_confirms_the_oversell(pool: MySql
     assert!(*product == P && first.as_ref().unwrap().created, "{opened:?}");
     let cases = stockguard_core::compensation::read::list(&pool, None).await.unwrap();
     assert_eq!(cases.len(), 1);
-    assert_eq!((cases[0].product_id, cases[0].lines), (P, 9));
+    assert_eq!((cases[0].product_id.clone(), cases[0].lines), (P.into(), 9));
 }

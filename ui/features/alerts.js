@@ -14,6 +14,7 @@ import { openProduct } from "./board.js";
 /** @typedef {import("../types").AlertsUpdate} AlertsUpdate */
 /** @typedef {import("../types").AlertState} AlertState */
 /** @typedef {import("../types").Alert} Alert */
+/** @typedef {import("../types").ProductId} ProductId */
 /** @typedef {import("../main.js").ScreenContext} ScreenContext */
 
 const panel = byId("alerts-panel");
@@ -131,7 +132,7 @@ function setOpen(open) {
   toggle.setAttribute("aria-expanded", String(open));
 }
 
-/** @param {number | null} product */
+/** @param {ProductId | null} product */
 function show(product) {
   ctx.showScreen("board");
   if (product !== null) openProduct(product);

@@ -9,6 +9,7 @@ import { selection, onConnect } from "../session.js";
 import { byId, query } from "../dom.js";
 
 /** @typedef {import("../types").Reading} Reading */
+/** @typedef {import("../types").ProductId} ProductId */
 /** @typedef {import("../types").BoardTick} BoardTick */
 /** @typedef {import("../types").Health} Health */
 /** @typedef {import("../types").Guarantee} Guarantee */
@@ -79,7 +80,7 @@ function setHeight(tr, px) {
   if (tr.style.height !== height) tr.style.height = height;
 }
 
-/** Rows drawn last time, by product id, with what they showed. @type {Map<number, { sig: string, tr: HTMLElement }>} */
+/** Rows drawn last time, by product id, with what they showed. @type {Map<ProductId, { sig: string, tr: HTMLElement }>} */
 let drawn = new Map();
 
 /**
@@ -190,8 +191,9 @@ function onRowKey(e) {
   if (!(box instanceof HTMLInputElement) || !box.classList.contains("pick")) return;
   if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
   e.preventDefault();
-  const id = Number(box.closest("tr")?.dataset.productId);
-  const index = shown.findIndex((r) => r.product_id === id) + (e.key === "ArrowDown" ? 1 : -1);
+  // A product id is a number or text (a sale keyed by SKUs): compared as the row wrote it.
+  const id = box.closest("tr")?.dataset.productId;
+  const index = shown.findIndex((r) => String(r.product_id) === id) + (e.key === "ArrowDown" ? 1 : -1);
   const target = shown[index];
   if (!target) return;
   const header = query("#products thead").offsetHeight;
@@ -415,7 +417,7 @@ export function show() {
 /**
  * Opens one product, as a notification or an alert asks: the board narrowed to it, the
  * product picked (ready for "Rewrite selected…") and its drift chart shown.
- * @param {number} productId
+ * @param {ProductId} productId
  */
 export function openProduct(productId) {
   statusFilter.value = "";

@@ -15,6 +15,17 @@ import { byId, query } from "../dom.js";
 /** @typedef {import("../types").StepKind} StepKind */
 /** @typedef {import("../types").Stepped} Stepped */
 
+/**
+ * A product id as typed: a whole number is a number, anything else text (a sale keyed by SKUs);
+ * the core reads it as the sale's own kind. Never `Number()` of text.
+ * @param {string} text
+ * @returns {import("../types").ProductId}
+ */
+function typedId(text) {
+  const id = text.trim();
+  return /^\d+$/.test(id) ? Number(id) : id;
+}
+
 const inbox = query("#cp-inbox tbody");
 const lines = query("#cp-lines tbody");
 const panel = byId("cp-case");
@@ -260,7 +271,7 @@ export function init() {
   select("cp-status").addEventListener("change", loadInbox);
   byId("cp-open").addEventListener("click", () =>
     act(async () => {
-      const opened = await invoke("compensation_open", { product_id: Number(input("cp-product").value) });
+      const opened = await invoke("compensation_open", { product_id: typedId(input("cp-product").value) });
       showNotice(() => t("cpOpened", { id: opened.case_id, n: opened.lines_added }) + (opened.waiting ? ` · ${t("cpWaiting", { n: opened.waiting })}` : ""));
       await openCase(opened.case_id);
     }),

@@ -71,7 +71,7 @@ pub async fn probe(conns: &Connections, readings: &[Reading]) -> Result<Health, 
     let started = Instant::now();
     let _: i32 = sqlx::query_scalar("SELECT 1").fetch_one(&conns.mysql).await?;
     let db_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let products: Vec<u64> = readings.iter().map(|r| r.product_id).collect();
+    let products: Vec<u64> = readings.iter().filter_map(|r| r.product_id.as_num()).collect();
     let stream_backlog = crate::backlog::sample(&mut redis, &conns.keys, &products).await?.messages;
     let switch = crate::switch::status(conns, DEFAULT_STALE_AFTER).await?;
     let mode_of = |scope: Scope| switch.scopes.iter().find(|s| s.scope == scope).map(|s| s.mode);

@@ -19,6 +19,8 @@
 //! - [`redis_link`]: one Redis link whether the sale runs on one server or a Redis Cluster
 //!   (a comma-separated URL of seed nodes), and pipelines split by hash slot.
 //! - [`lang`]: the two languages (zh, en) of the window, reports and notifications.
+//! - [`product_id`]: a product id as a sale keeps it, a number or text ([`ProductId`]): shown,
+//!   carried in JSON and bound to SQL as itself.
 //! - [`keys`]: the Redis key names of the stock contract (`sg:{P}:stock`, ...).
 //! - [`reservation`]: the reservation message the reserve step puts on a product's stream.
 //! - [`backlog`]: how much of the streams is not yet persisted (health strip, engine
@@ -76,6 +78,7 @@ pub mod health;
 pub mod keys;
 pub mod lang;
 pub mod overview;
+pub mod product_id;
 pub mod profile;
 pub mod recon;
 pub mod redis_link;
@@ -87,6 +90,8 @@ pub mod step;
 pub mod switch;
 pub mod tls;
 
+pub use product_id::ProductId;
+
 #[cfg(test)]
 mod tests {
     /// A product the sale does not have is said one way, whichever room found it.
@@ -94,7 +99,7 @@ mod tests {
     fn an_unknown_product_is_said_the_same_way_by_every_room() {
         let said = [
             crate::recon::ReconError::UnknownProduct(7).to_string(),
-            crate::adapter::AdapterError::UnknownProduct(7).to_string(),
+            crate::adapter::AdapterError::UnknownProduct(7.into()).to_string(),
             crate::overview::OverviewError::NoSuchProduct(7).to_string(),
             crate::compensation::CompensationError::NoSuchProduct(7).to_string(),
         ];

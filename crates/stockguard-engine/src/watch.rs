@@ -42,6 +42,7 @@ use stockguard_core::connect::Connections;
 use stockguard_core::recon::drift::DriftTracker;
 use stockguard_core::recon::reading::read_products;
 use stockguard_core::recon::{DriftStatus, Reading};
+use stockguard_core::ProductId;
 
 mod adapter;
 pub use adapter::run_adapter;
@@ -150,7 +151,7 @@ impl Gauges {
         }
     }
 
-    fn show(&self, readings: &[Reading], confirmed: &[u64], took: Duration, revision: u64) {
+    fn show(&self, readings: &[Reading], confirmed: &[ProductId], took: Duration, revision: u64) {
         for gauge in [
             &self.drift,
             &self.confirmed,
@@ -275,9 +276,10 @@ async fn read_forever(conns: Connections, gauges: Arc<Gauges>, opts: WatchOption
                 let confirmed = tracker.observe(&readings);
                 // As every reading loop does: a confirmed oversell opens its case, window or not.
                 say_opened(&gauges, on_oversold.observe(&conns.mysql, &readings, &confirmed).await);
-                let ids: Vec<u64> = confirmed.iter().map(|c| c.product_id).collect();
+                let ids: Vec<ProductId> = confirmed.iter().map(|c| c.product_id.clone()).collect();
                 gauges.show(&readings, &ids, started.elapsed(), revision);
-                let products: Vec<u64> = readings.iter().map(|r| r.product_id).collect();
+                // Our own sale's ids are numbers.
+                let products: Vec<u64> = readings.iter().filter_map(|r| r.product_id.as_num()).collect();
                 let signals = match alerts::now::signals(&conns, &products).await {
                     Ok(signals) => signals,
                     Err(e) => {
@@ -314,15 +316,15 @@ async fn pause(opts: &WatchOptions, started: Instant, stopped: &mut watch::Recei
 }
 
 /// Logs the cases a tick opened; a case that could not be opened counts as an error.
-fn say_opened(gauges: &Gauges, opened: Vec<(u64, Result<Opened, CompensationError>)>) {
+fn say_opened(gauges: &Gauges, opened: Vec<(ProductId, Result<Opened, CompensationError>)>) {
     for (product, opened) in opened {
         match opened {
             Ok(o) => {
-                tracing::info!(product, case = o.case_id, created = o.created, "compensation case for an oversell")
+                tracing::info!(product = %product, case = o.case_id, created = o.created, "compensation case for an oversell")
             }
             Err(e) => {
                 gauges.errors.inc();
-                tracing::warn!(error = %on_tick::not_opened(product, &e), "watch: compensation");
+                tracing::warn!(error = %on_tick::not_opened(&product, &e), "watch: compensation");
             }
         }
     }

@@ -2,6 +2,7 @@
 //! (`board_feed.rs`), never by a command.
 
 use stockguard_core::chart::{self, ChartLabels};
+use stockguard_core::ProductId;
 use tauri::State;
 
 use crate::error::DesktopError;
@@ -11,7 +12,7 @@ use crate::state::AppState;
 #[tauri::command(rename_all = "snake_case")]
 pub async fn drift_chart(
     state: State<'_, AppState>,
-    products: Vec<u64>,
+    products: Vec<ProductId>,
     labels: ChartLabels,
     width: u32,
     height: u32,
@@ -25,7 +26,7 @@ pub async fn drift_chart(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn export_drift_png(
     state: State<'_, AppState>,
-    products: Vec<u64>,
+    products: Vec<ProductId>,
     labels: Option<ChartLabels>,
     path: Option<String>,
 ) -> Result<String, DesktopError> {

@@ -40,9 +40,12 @@ pub async fn compensation_show(state: State<'_, AppState>, case_id: u64) -> Resu
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub async fn compensation_open(state: State<'_, AppState>, product_id: u64) -> Result<Opened, DesktopError> {
+pub async fn compensation_open(
+    state: State<'_, AppState>,
+    product_id: stockguard_core::ProductId,
+) -> Result<Opened, DesktopError> {
     let live = state.live().await?;
-    Ok(live.sale.open_case(product_id).await?)
+    Ok(live.sale.open_case(&product_id).await?)
 }
 
 /// The plan by reason: what every oversold line gets, what every withdrawn line gets.

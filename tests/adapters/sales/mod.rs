@@ -20,6 +20,7 @@ pub mod mall_lock;
 pub mod miaosha_negative;
 pub mod node_bullmq;
 pub mod request_table;
+pub mod sku_stream;
 pub mod traffic;
 
 pub use traffic::{Answer, Buy, Tally, Traffic};

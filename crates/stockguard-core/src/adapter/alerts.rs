@@ -11,6 +11,7 @@ use super::links::SaleLinks;
 use super::reading::read;
 use super::{AdapterError, AdapterFile, AdapterReading};
 use crate::alerts::{evaluate, Alert, Signals};
+use crate::product_id::ProductId;
 use crate::profile::thresholds::Thresholds;
 use crate::recon::drift::ConfirmedDrift;
 use crate::recon::{DriftTracker, Reading};
@@ -21,7 +22,7 @@ use crate::redis_link::Link;
 pub async fn firing<C: Link>(
     file: &AdapterFile,
     links: &SaleLinks<'_, C>,
-    baselines: &HashMap<u64, i64>,
+    baselines: &HashMap<ProductId, i64>,
     thresholds: &Thresholds,
 ) -> Result<(Vec<Alert>, Vec<Reading>), AdapterError> {
     let judged = judged(file, links, baselines, thresholds).await?;
@@ -40,7 +41,7 @@ pub struct Judged {
 pub async fn judged<C: Link>(
     file: &AdapterFile,
     links: &SaleLinks<'_, C>,
-    baselines: &HashMap<u64, i64>,
+    baselines: &HashMap<ProductId, i64>,
     thresholds: &Thresholds,
 ) -> Result<Judged, AdapterError> {
     let mut tracker = DriftTracker::default();
@@ -60,6 +61,6 @@ fn plain(readings: &[AdapterReading]) -> Vec<Reading> {
 /// The drifts two readings in a row agree on, of the products the second reading settled: the
 /// rule of every loop over an adapter (an `UNSETTLED` product is never a verdict).
 pub fn confirm_settled(tracker: &mut DriftTracker, readings: &[Reading]) -> Vec<ConfirmedDrift> {
-    let settled: HashSet<u64> = readings.iter().filter(|r| r.settled).map(|r| r.product_id).collect();
+    let settled: HashSet<&ProductId> = readings.iter().filter(|r| r.settled).map(|r| &r.product_id).collect();
     tracker.observe(readings).into_iter().filter(|c| settled.contains(&c.product_id)).collect()
 }

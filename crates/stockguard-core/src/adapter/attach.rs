@@ -199,7 +199,7 @@ pub async fn propose(target: &AttachTarget) -> Result<Proposed, AttachError> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PreviewRow {
-    pub product_id: u64,
+    pub product_id: crate::product_id::ProductId,
     /// The display name, when the file names its column (empty otherwise).
     pub name: String,
     pub status: DriftStatus,
@@ -241,7 +241,7 @@ async fn read_first(sale: &Open, form: &ProposalForm) -> Result<Previewed, Adapt
     let mut ids = db::product_ids(Some(&sale.db), &file).await?;
     ids.truncate(PREVIEW_PRODUCTS);
     let mut readings = read(&file, &sale.links(), &HashMap::new(), &ids).await?;
-    readings.sort_by_key(|r| r.reading.product_id);
+    readings.sort_by(|a, b| a.reading.product_id.cmp(&b.reading.product_id));
     let readings = readings
         .into_iter()
         .map(|a| {

@@ -180,14 +180,14 @@ async fn look<C: Link>(
             report.missing.push(Missing::NoSaleRedis);
             return Ok(());
         };
-        let sample = ids.iter().take(3).copied().collect::<Vec<_>>();
+        let sample = ids.iter().take(3).cloned().collect::<Vec<_>>();
         let mut conn = redis.clone();
         let templates: Vec<(String, Vec<String>)> = match section.form() {
-            RedisForm::Counter(t) => vec![(t.as_str().into(), sample.iter().map(|&id| t.key(id)).collect())],
-            RedisForm::Hash(h) => vec![(h.key.as_str().into(), sample.iter().map(|&id| h.key.key(id)).collect())],
+            RedisForm::Counter(t) => vec![(t.as_str().into(), sample.iter().map(|id| t.key(id)).collect())],
+            RedisForm::Hash(h) => vec![(h.key.as_str().into(), sample.iter().map(|id| h.key.key(id)).collect())],
             RedisForm::Buckets(b) => vec![
-                (b.count.as_str().into(), sample.iter().map(|&id| b.count.key(id)).collect()),
-                (b.key.as_str().into(), sample.iter().map(|&id| b.key.bucket_key(id, 0)).collect()),
+                (b.count.as_str().into(), sample.iter().map(|id| b.count.key(id)).collect()),
+                (b.key.as_str().into(), sample.iter().map(|id| b.key.bucket_key(id, 0)).collect()),
             ],
         };
         for (template, keys) in templates {

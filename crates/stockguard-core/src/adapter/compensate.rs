@@ -18,6 +18,7 @@ use sqlx::{MySql, MySqlConnection, MySqlPool};
 
 use super::file::{AdapterFile, Cancel, Initial, OrdersSection, StatusValue};
 use super::AdapterError;
+use crate::product_id::ProductId;
 
 /// A status code as the database's `CAST(... AS CHAR)` gives it.
 fn code(s: &StatusValue) -> String {
@@ -116,7 +117,7 @@ pub struct SaleOrder {
 pub async fn live_orders_newest_first(
     pool: &MySqlPool,
     orders: &OrdersSection,
-    product: u64,
+    product: &ProductId,
 ) -> Result<Vec<SaleOrder>, AdapterError> {
     live_orders(pool, orders, product, Hold::Nothing).await
 }
@@ -126,7 +127,7 @@ pub async fn live_orders_newest_first(
 pub async fn live_orders<'c, E: sqlx::Executor<'c, Database = MySql>>(
     exec: E,
     orders: &OrdersSection,
-    product: u64,
+    product: &ProductId,
     hold: Hold,
 ) -> Result<Vec<SaleOrder>, AdapterError> {
     let order_id = order_id(orders)?;
@@ -233,7 +234,7 @@ pub async fn initial_stock<'c, E: sqlx::Executor<'c, Database = MySql>>(
     exec: E,
     file: &AdapterFile,
     baseline: Option<i64>,
-    product: u64,
+    product: &ProductId,
     live_units: i64,
 ) -> Result<Option<(i64, String)>, AdapterError> {
     let Some(stock) = &file.stock else { return Ok(None) };
@@ -258,7 +259,7 @@ pub async fn initial_stock<'c, E: sqlx::Executor<'c, Database = MySql>>(
         .fetch_optional(exec)
         .await
         .map_err(sale_db("read the product's initial stock"))?;
-    let (available, column) = row.ok_or(AdapterError::UnknownProduct(product))?;
+    let (available, column) = row.ok_or_else(|| AdapterError::UnknownProduct(product.clone()))?;
     Ok(Some(match (&stock.initial, column) {
         (Initial::Column(c), Some(units)) => {
             (units, format!("the initial stock in {}.{}", stock.table.as_str(), c.as_str()))

@@ -15,6 +15,7 @@ use super::file::{AdapterFile, Inflight, Initial, OrdersSection, Pending, Status
 use super::ident::Ident;
 use super::inflight::{Beyond, InflightRead, Waiting};
 use super::AdapterError;
+use crate::product_id::{IdKind, ProductId};
 
 /// One product's row of the statement.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -38,31 +39,115 @@ pub(super) fn db(step: &'static str) -> impl Fn(sqlx::Error) -> AdapterError {
     move |source| AdapterError::Db { step, source }
 }
 
-/// The sale's products: the stock table's, else the file's list.
-pub async fn product_ids(pool: Option<&MySqlPool>, file: &AdapterFile) -> Result<Vec<u64>, AdapterError> {
+/// The sale's products: the stock table's (of the kind its product column holds:
+/// [`id_kind`]), else the file's list; in id order.
+pub async fn product_ids(pool: Option<&MySqlPool>, file: &AdapterFile) -> Result<Vec<ProductId>, AdapterError> {
     let (Some(stock), Some(pool)) = (&file.stock, pool) else {
         let mut ids = file.sale.products.clone();
         ids.sort_unstable();
         ids.dedup();
         return Ok(ids);
     };
-    // As text, then parsed: a cast to a number would turn 'SKU-A' into 0 (with a warning), and
-    // every such product would read as product 0 with another's figures.
-    let sql = format!("SELECT CAST({p} AS CHAR) FROM {t} ORDER BY {p}", p = stock.product.q(), t = stock.table.q());
+    let kind = id_kind(pool, file).await?;
+    // As text, then read as the column's kind: a cast to a number would turn 'SKU-A' into 0
+    // (with a warning), and every such product would read as product 0 with another's figures.
+    let sql = format!("SELECT CAST({p} AS CHAR) FROM {t}", p = stock.product.q(), t = stock.table.q());
     let ids: Vec<(Option<String>,)> = sqlx::query_as(&sql).fetch_all(pool).await.map_err(db("list the products"))?;
-    ids.into_iter()
+    let mut ids = ids
+        .into_iter()
         .map(|(id,)| {
             let text = id.unwrap_or_else(|| "NULL".into());
-            text.trim().parse::<u64>().map_err(|_| {
+            ProductId::read_as(&text, kind).ok_or_else(|| {
                 AdapterError::Refused(format!(
-                    "{}.{} holds the product id {text:?}, not a whole number: product ids that are strings are not \
-                     read yet (a reading would mistake them for one another); nothing was read",
+                    "{}.{} holds the product id {text:?}, not a whole number (the column is an integer column); \
+                     nothing was read",
                     stock.table.as_str(),
                     stock.product.as_str()
                 ))
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// Ids as a person typed them, as the sale's own ([`ProductId::as_kind`]): `17` of a sale keyed
+/// by text is `"17"`; text typed for a sale keyed by numbers is no product of it.
+pub async fn as_sales(
+    pool: Option<&MySqlPool>,
+    file: &AdapterFile,
+    ids: &[ProductId],
+) -> Result<Vec<ProductId>, AdapterError> {
+    let kind = match pool {
+        Some(pool) => id_kind(pool, file).await?,
+        None => IdKind::of(&file.sale.products),
+    };
+    ids.iter().map(|id| id.as_kind(kind).ok_or_else(|| AdapterError::UnknownProduct(id.clone()))).collect()
+}
+
+/// The kind of the sale's product ids, from its stock table's product column (the sale's
+/// schema, `information_schema`): an integer column (or a `DECIMAL` of no scale) holds
+/// numbers, a `CHAR` or `VARCHAR` column text. Any other (binary strings, BLOB and TEXT, a
+/// `DECIMAL` with a scale, dates...) is refused in one line naming the column and its type,
+/// before anything is read. A sale without a stock table: its file's list says.
+pub async fn id_kind(pool: &MySqlPool, file: &AdapterFile) -> Result<IdKind, AdapterError> {
+    let Some(stock) = &file.stock else { return Ok(IdKind::of(&file.sale.products)) };
+    let column: Option<(String, String, Option<i64>)> = sqlx::query_as(
+        "SELECT CAST(DATA_TYPE AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(NUMERIC_SCALE AS SIGNED) \
+         FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?",
+    )
+    .bind(stock.table.as_str())
+    .bind(stock.product.as_str())
+    .fetch_optional(pool)
+    .await
+    .map_err(db("read the product column's type"))?;
+    // A column the schema does not show: the listing's own statement says what is missing.
+    let Some((data_type, column_type, scale)) = column else { return Ok(IdKind::Num) };
+    match data_type.to_ascii_lowercase().as_str() {
+        "tinyint" | "smallint" | "mediumint" | "int" | "integer" | "bigint" => Ok(IdKind::Num),
+        "decimal" | "numeric" if scale.unwrap_or(0) == 0 => Ok(IdKind::Num),
+        "char" | "varchar" => Ok(IdKind::Text),
+        _ => Err(AdapterError::Refused(format!(
+            "{}.{} is a {column_type} column: product ids are read from an integer or a CHAR/VARCHAR column only; \
+             nothing was read",
+            stock.table.as_str(),
+            stock.product.as_str()
+        ))),
+    }
+}
+
+/// A list of ids for `IN (...)`: numbers inlined (integers we hold: safe, and the plan of a
+/// long list stays the one it was), text as `?` each with the ids to bind ([`bind_ids`]).
+fn id_list(ids: &[ProductId]) -> (String, &[ProductId]) {
+    if ids.iter().all(|id| id.as_num().is_some()) {
+        (ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(","), &[])
+    } else {
+        (vec!["?"; ids.len()].join(","), ids)
+    }
+}
+
+fn bind_ids<'q, O>(
+    mut query: QueryAs<'q, MySql, O, MySqlArguments>,
+    ids: &'q [ProductId],
+) -> QueryAs<'q, MySql, O, MySqlArguments> {
+    for id in ids {
+        query = query.bind(id);
+    }
+    query
+}
+
+/// The ids of a statement's rows (each read as text) back as the ids asked for; a row of a
+/// product not asked for (one added since the listing) is left out.
+struct IdsByText<'a>(HashMap<String, &'a ProductId>);
+
+impl<'a> IdsByText<'a> {
+    fn new(ids: &'a [ProductId]) -> Self {
+        Self(ids.iter().map(|id| (id.to_string(), id)).collect())
+    }
+
+    fn get(&self, text: &str) -> Option<ProductId> {
+        self.0.get(text).map(|id| (*id).clone())
+    }
 }
 
 /// `CASE WHEN <status> IN (?, ...) THEN <units> ELSE 0 END`, or `0` for no statuses.
@@ -114,7 +199,7 @@ fn orders_part(orders: &OrdersSection, id_list: Option<&str>) -> String {
     )
 }
 
-type Row = (u64, String, i64, i64, Option<i64>, i64, i64, i64);
+type Row = (Option<String>, String, i64, i64, Option<i64>, i64, i64, i64);
 
 /// The products a statement reads.
 #[derive(Debug, Clone, Copy)]
@@ -122,13 +207,13 @@ pub enum Products<'a> {
     /// Every product of the stock table (these, as listed from it): the statement then matches
     /// no list of ids against every order row (at 5,000 products, about 36 ms a pass instead of
     /// about 100 in `bench adapter`).
-    Every(&'a [u64]),
+    Every(&'a [ProductId]),
     /// Only these.
-    Only(&'a [u64]),
+    Only(&'a [ProductId]),
 }
 
 impl<'a> Products<'a> {
-    pub fn ids(self) -> &'a [u64] {
+    pub fn ids(self) -> &'a [ProductId] {
         match self {
             Self::Every(ids) | Self::Only(ids) => ids,
         }
@@ -140,19 +225,23 @@ pub async fn read_rows<'c, E: sqlx::Executor<'c, Database = MySql>>(
     pool: E,
     file: &AdapterFile,
     products: Products<'_>,
-) -> Result<HashMap<u64, DbRow>, AdapterError> {
+) -> Result<HashMap<ProductId, DbRow>, AdapterError> {
     let ids = products.ids();
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    // Ids are integers we hold: inlining them is safe. Every product of a stock table needs no
-    // list: the ids were listed from that table (one added since is read and left out).
+    // Every product of a stock table needs no list: the ids were listed from that table (one
+    // added since is read and left out).
     let every = matches!(products, Products::Every(_)) && file.stock.is_some();
-    let id_list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let (id_list, id_binds) = id_list(ids);
+    let mut listed: Vec<&[ProductId]> = Vec::new();
     let (orders_sql, statuses): (String, Vec<StatusValue>) = match &file.orders {
         Some(orders) => {
             let mut binds = orders.live.clone();
             binds.extend(orders.reserving.iter().cloned());
+            if !every {
+                listed.push(id_binds);
+            }
             (orders_part(orders, (!every).then_some(id_list.as_str())), binds)
         }
         None => ("SELECT 0 AS p, 0 AS live, 0 AS reserving, 0 AS n FROM DUAL WHERE FALSE".into(), Vec::new()),
@@ -166,35 +255,44 @@ pub async fn read_rows<'c, E: sqlx::Executor<'c, Database = MySql>>(
                 _ => "CAST(NULL AS SIGNED)".into(),
             };
             format!(
-                "SELECT CAST(s.{p} AS UNSIGNED), {name}, CAST(s.{r} AS SIGNED), CAST({reserved} AS SIGNED), {initial}, \
+                "SELECT CAST(s.{p} AS CHAR), {name}, CAST(s.{r} AS SIGNED), CAST({reserved} AS SIGNED), {initial}, \
                         CAST(COALESCE(o.live, 0) AS SIGNED), CAST(COALESCE(o.reserving, 0) AS SIGNED), \
                         CAST(COALESCE(o.n, 0) AS SIGNED) \
                  FROM {t} s LEFT JOIN ({orders_sql}) o ON o.p = s.{p}{filter}",
                 p = stock.product.q(),
                 r = stock.remaining.q(),
                 t = stock.table.q(),
-                filter = if every { String::new() } else { format!(" WHERE s.{} IN ({id_list})", stock.product.q()) },
+                filter = if every {
+                    String::new()
+                } else {
+                    listed.push(id_binds);
+                    format!(" WHERE s.{} IN ({id_list})", stock.product.q())
+                },
             )
         }
         None => format!(
-            "SELECT CAST(o.p AS UNSIGNED), '', CAST(0 AS SIGNED), CAST(0 AS SIGNED), CAST(NULL AS SIGNED), \
+            "SELECT CAST(o.p AS CHAR), '', CAST(0 AS SIGNED), CAST(0 AS SIGNED), CAST(NULL AS SIGNED), \
                     CAST(o.live AS SIGNED), CAST(o.reserving AS SIGNED), CAST(o.n AS SIGNED) FROM ({orders_sql}) o"
         ),
     };
-    let query = bind_statuses(sqlx::query_as::<_, Row>(&sql), &statuses);
+    let mut query = bind_statuses(sqlx::query_as::<_, Row>(&sql), &statuses);
+    for binds in listed {
+        query = bind_ids(query, binds);
+    }
     let rows = query.fetch_all(pool).await.map_err(db("read stock and orders"))?;
+    let asked = IdsByText::new(ids);
     rows.into_iter()
-        .map(|(id, name, remaining, reserved, initial, live, reserving, rows)| {
+        .filter_map(|(id, name, remaining, reserved, initial, live, reserving, rows)| {
+            let id = asked.get(id.as_deref()?)?;
             let row = DbRow { name, remaining, reserved, initial, live, reserving, rows };
-            within_bounds(file, id, &row)?;
-            Ok((id, row))
+            Some(within_bounds(file, &id, &row).map(|()| (id, row)))
         })
         .collect()
 }
 
 /// Refuses a row whose figures no stock can hold ([`super::MAX_UNITS`]), naming the product,
 /// where the figure is and its value: an absurd oversell must not wrap into an `OK`.
-fn within_bounds(file: &AdapterFile, id: u64, row: &DbRow) -> Result<(), AdapterError> {
+fn within_bounds(file: &AdapterFile, id: &ProductId, row: &DbRow) -> Result<(), AdapterError> {
     let stock = file.stock.as_ref();
     let at = |column: Option<&Ident>, what: &str| match (stock, column) {
         (Some(s), Some(c)) => format!("{}.{}", s.table.as_str(), c.as_str()),
@@ -232,7 +330,7 @@ pub async fn read_with_lookup(
     file: &AdapterFile,
     products: Products<'_>,
     waiting: &[&str],
-) -> Result<(HashMap<u64, DbRow>, HashSet<String>), AdapterError> {
+) -> Result<(HashMap<ProductId, DbRow>, HashSet<String>), AdapterError> {
     let orders = match &file.orders {
         Some(orders) if orders.order_id.is_some() && !waiting.is_empty() => orders,
         _ => return Ok((read_rows(pool, file, products).await?, HashSet::new())),
@@ -302,23 +400,27 @@ pub async fn counts_per_status(pool: &MySqlPool, orders: &OrdersSection) -> Resu
 pub async fn bucket_rows(
     pool: &MySqlPool,
     table: &super::file::BucketTable<'_>,
-    ids: &[u64],
-) -> Result<HashMap<u64, std::collections::BTreeMap<u64, i64>>, AdapterError> {
+    ids: &[ProductId],
+) -> Result<HashMap<ProductId, std::collections::BTreeMap<u64, i64>>, AdapterError> {
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    let id_list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let (id_list, id_binds) = id_list(ids);
     let sql = format!(
-        "SELECT CAST({p} AS UNSIGNED), CAST({b} AS UNSIGNED), CAST({a} AS SIGNED) FROM {t} WHERE {p} IN ({id_list})",
+        "SELECT CAST({p} AS CHAR), CAST({b} AS UNSIGNED), CAST({a} AS SIGNED) FROM {t} WHERE {p} IN ({id_list})",
         p = table.product.q(),
         b = table.bucket.q(),
         a = table.available.q(),
         t = table.table.q()
     );
-    let rows: Vec<(u64, u64, i64)> = sqlx::query_as(&sql).fetch_all(pool).await.map_err(db("read the buckets"))?;
-    let mut out: HashMap<u64, std::collections::BTreeMap<u64, i64>> = HashMap::new();
+    let rows: Vec<(String, u64, i64)> =
+        bind_ids(sqlx::query_as(&sql), id_binds).fetch_all(pool).await.map_err(db("read the buckets"))?;
+    let asked = IdsByText::new(ids);
+    let mut out: HashMap<ProductId, std::collections::BTreeMap<u64, i64>> = HashMap::new();
     for (p, b, a) in rows {
-        out.entry(p).or_default().insert(b, a);
+        if let Some(p) = asked.get(&p) {
+            out.entry(p).or_default().insert(b, a);
+        }
     }
     Ok(out)
 }
@@ -327,7 +429,7 @@ pub async fn bucket_rows(
 /// of the stock statement, the pending rows per product, and which of their order ids are
 /// orders already.
 pub struct Snapshot {
-    pub rows: HashMap<u64, DbRow>,
+    pub rows: HashMap<ProductId, DbRow>,
     pub inflight: InflightRead,
     pub in_db: HashSet<String>,
 }
@@ -368,36 +470,39 @@ async fn pending_rows(
     product: &Ident,
     order_id: Option<&Ident>,
     pending: Option<&Pending>,
-    ids: &[u64],
+    ids: &[ProductId],
     bound: usize,
 ) -> Result<InflightRead, AdapterError> {
     let mut read = InflightRead::default();
     if ids.is_empty() {
         return Ok(read);
     }
-    let id_list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let (id_list, id_binds) = id_list(ids);
     let order = order_id.map_or("CAST(NULL AS CHAR)".into(), |c| format!("CAST({} AS CHAR)", c.q()));
     let (condition, statuses) = match pending {
         Some(p) => (format!(" AND {} IN ({})", p.column.q(), vec!["?"; p.values.len()].join(",")), &p.values[..]),
         None => (String::new(), &[][..]),
     };
     let from = format!("FROM {} WHERE {} IN ({id_list}){condition}", table.q(), product.q());
-    let sql = format!("SELECT CAST({} AS UNSIGNED), {order} {from} LIMIT {}", product.q(), bound + 1);
-    let rows: Vec<(u64, Option<String>)> = bind_statuses(sqlx::query_as(&sql), statuses)
+    let sql = format!("SELECT CAST({} AS CHAR), {order} {from} LIMIT {}", product.q(), bound + 1);
+    let rows: Vec<(String, Option<String>)> = bind_statuses(bind_ids(sqlx::query_as(&sql), id_binds), statuses)
         .fetch_all(&mut *conn)
         .await
         .map_err(db("read the pending rows"))?;
     if rows.len() > bound {
         let count = format!("SELECT COUNT(*) {from}");
-        let (n,): (i64,) = bind_statuses(sqlx::query_as(&count), statuses)
+        let (n,): (i64,) = bind_statuses(bind_ids(sqlx::query_as(&count), id_binds), statuses)
             .fetch_one(&mut *conn)
             .await
             .map_err(db("count the pending rows"))?;
         read.beyond.push(Beyond { product: None, depth: Some(n), bound: bound as i64 });
         return Ok(read);
     }
+    let asked = IdsByText::new(ids);
     for (p, order_id) in rows {
-        read.by_product.entry(p).or_default().push(Waiting { order_id, units: 1 });
+        if let Some(p) = asked.get(&p) {
+            read.by_product.entry(p).or_default().push(Waiting { order_id, units: 1 });
+        }
     }
     for list in read.by_product.values_mut() {
         list.sort();

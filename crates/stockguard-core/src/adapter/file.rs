@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::file_lines::FileLines;
 use super::ident::Ident;
 use super::template::Template;
+use crate::product_id::{IdKind, ProductId};
 
 /// A parsed, shape-checked adapter file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -68,7 +69,8 @@ pub struct SaleSection {
     pub name: String,
     /// The products, when there is no stock table to list them.
     #[serde(default)]
-    pub products: Vec<u64>,
+    /// Numbers, or text for a sale keyed by text (`["SKU-A", "SKU-B"]`); all of one kind.
+    pub products: Vec<ProductId>,
     /// How long a product must stay still between the reading's two passes for its drift to
     /// be a verdict, in milliseconds (default 1000). It must outlast the sale's own request:
     /// a unit its order path took in Redis and has not yet written anywhere we read (between
@@ -531,6 +533,9 @@ impl AdapterFile {
         }
         if self.stock.is_none() && self.sale.products.is_empty() {
             return Err("no [stock] table and no [sale] products: name one so the products can be listed".into());
+        }
+        if self.sale.products.iter().any(|p| p.kind() != IdKind::of(&self.sale.products)) {
+            return Err("[sale] products mixes numbers and text: a sale's product ids are all of one kind".into());
         }
         if let Some(redis) = &self.redis {
             let forms = [redis.stock.is_some(), redis.stock_hash.is_some(), redis.buckets.is_some()];

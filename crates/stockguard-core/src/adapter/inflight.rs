@@ -27,6 +27,7 @@ use super::file::{AdapterFile, Inflight};
 use super::missing::Missing;
 use super::rabbit;
 use super::AdapterError;
+use crate::product_id::{IdKind, ProductId};
 use crate::redis_link::Link;
 
 /// One accepted order waiting in the in-flight source.
@@ -40,7 +41,7 @@ pub struct Waiting {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InflightRead {
     /// Entries attributed to a product, sorted (so two passes compare).
-    pub by_product: HashMap<u64, Vec<Waiting>>,
+    pub by_product: HashMap<ProductId, Vec<Waiting>>,
     /// Units waiting that name no product (a queue whose messages cannot be read, an entry
     /// without the product field).
     pub unattributed: i64,
@@ -67,11 +68,11 @@ pub enum Held {
 }
 
 /// A backlog past `[sale] max_inflight`: the entries of one source not read, so not attributed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Beyond {
     /// The product whose source it is (a stream of its own), or `None` for a source every
     /// product shares.
-    pub product: Option<u64>,
+    pub product: Option<ProductId>,
     /// The source's whole depth, read and not (`None`: the server does not say).
     pub depth: Option<i64>,
     /// The bound it passed.
@@ -92,21 +93,27 @@ impl InflightRead {
     }
 
     /// The backlog past the bound that `product`'s reading depends on, if any.
-    pub fn beyond_for(&self, product: u64) -> Option<Beyond> {
-        self.beyond.iter().find(|b| b.product.is_none_or(|p| p == product)).copied()
+    pub fn beyond_for(&self, product: &ProductId) -> Option<Beyond> {
+        self.beyond.iter().find(|b| b.product.as_ref().is_none_or(|p| p == product)).cloned()
     }
 }
 
 /// Reads the file's in-flight source once (for a table source, nothing: it is read in the
 /// DB's snapshot).
-pub async fn read<C: Link>(file: &AdapterFile, redis: Option<&C>, ids: &[u64]) -> Result<InflightRead, AdapterError> {
+pub async fn read<C: Link>(
+    file: &AdapterFile,
+    redis: Option<&C>,
+    ids: &[ProductId],
+) -> Result<InflightRead, AdapterError> {
     let bound = file.sale.max_inflight();
+    // An entry's product field, read as the sale's ids are (text stays text).
+    let kind = IdKind::of(ids);
     match &file.inflight {
         Inflight::None => Ok(InflightRead::default()),
         Inflight::RedisStream { stream, group, product_field, order_id_field } => {
             let redis = redis.expect("checked by AdapterFile::parse: a stream needs [redis]");
-            let keys: Vec<(Option<u64>, String)> = if stream.per_product() {
-                ids.iter().map(|&id| (Some(id), stream.key(id))).collect()
+            let keys: Vec<(Option<ProductId>, String)> = if stream.per_product() {
+                ids.iter().map(|id| (Some(id.clone()), stream.key(id))).collect()
             } else {
                 vec![(None, stream.as_str().to_string())]
             };
@@ -121,10 +128,11 @@ pub async fn read<C: Link>(file: &AdapterFile, redis: Option<&C>, ids: &[u64]) -
                     Some(entries) => entries,
                 };
                 if let Some(depth) = entries.beyond {
-                    read.beyond.push(Beyond { product: owner, depth, bound: bound as i64 });
+                    read.beyond.push(Beyond { product: owner.clone(), depth, bound: bound as i64 });
                 }
                 for fields in &entries.fields {
-                    let product = fields.get(product_field).and_then(|p| p.parse::<u64>().ok()).or(owner);
+                    let product =
+                        fields.get(product_field).and_then(|p| ProductId::read_as(p, kind)).or_else(|| owner.clone());
                     let order_id = order_id_field.as_ref().and_then(|f| fields.get(f)).cloned();
                     match product {
                         Some(p) => read.by_product.entry(p).or_default().push(Waiting { order_id, units: 1 }),
@@ -158,7 +166,7 @@ pub async fn read<C: Link>(file: &AdapterFile, redis: Option<&C>, ids: &[u64]) -
                 let fields = data.as_deref().and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok());
                 let field = |name: &str| fields.as_ref().and_then(|f| f.get(name)).and_then(json_text);
                 let order_id = order_id_field.as_deref().and_then(field);
-                match field(product_field).and_then(|p| p.parse::<u64>().ok()) {
+                match field(product_field).and_then(|p| ProductId::read_as(&p, kind)) {
                     Some(p) => read.by_product.entry(p).or_default().push(Waiting { order_id, units: 1 }),
                     None => read.unattributed += 1,
                 }

@@ -25,6 +25,7 @@ use super::file::{AdapterFile, Inflight};
 use super::links::SaleLinks;
 use super::missing::Missing;
 use super::{db, AdapterError};
+use crate::product_id::{IdKind, ProductId};
 use crate::redis_link::Link;
 
 /// How many delivered entries one scan reads at most, per stream, by default.
@@ -48,7 +49,7 @@ impl Default for LostOptions {
 /// One accepted order that never became a row.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct LostOrder {
-    pub product_id: u64,
+    pub product_id: ProductId,
     pub order_id: String,
     /// The stream entry that carried it.
     pub entry_id: String,
@@ -106,13 +107,14 @@ impl LostScan {
 
     /// Each product's lost order ids (every product in `ids` present, empty when none was
     /// lost); `None` when lost orders cannot be known for this source.
-    pub fn per_product(&self, ids: &[u64]) -> Option<HashMap<u64, LostInReading>> {
+    pub fn per_product(&self, ids: &[ProductId]) -> Option<HashMap<ProductId, LostInReading>> {
         if !self.knowable {
             return None;
         }
-        let mut out: HashMap<u64, LostInReading> = ids.iter().map(|&id| (id, LostInReading::default())).collect();
+        let mut out: HashMap<ProductId, LostInReading> =
+            ids.iter().map(|id| (id.clone(), LostInReading::default())).collect();
         for o in &self.orders {
-            let entry = out.entry(o.product_id).or_default();
+            let entry = out.entry(o.product_id.clone()).or_default();
             entry.count += 1;
             entry.order_ids.push(o.order_id.clone());
         }
@@ -151,7 +153,7 @@ fn stream_of(file: &AdapterFile) -> Result<(&super::template::Template, &str, &s
 pub async fn scan<C: Link>(
     file: &AdapterFile,
     links: &SaleLinks<'_, C>,
-    ids: &[u64],
+    ids: &[ProductId],
     opts: &LostOptions,
 ) -> Result<LostScan, AdapterError> {
     if opts.since != "-" && !is_entry_id(&opts.since) {
@@ -170,12 +172,13 @@ pub async fn scan<C: Link>(
     let (Some(redis), Some(pool), Some(orders)) = (links.redis, links.db, &file.orders) else {
         return Ok(LostScan::unknowable("the sale's Redis and database are both needed to find lost orders", opts));
     };
-    let keys: Vec<(Option<u64>, String)> = if template.per_product() {
-        ids.iter().map(|&id| (Some(id), template.key(id))).collect()
+    let keys: Vec<(Option<ProductId>, String)> = if template.per_product() {
+        ids.iter().map(|id| (Some(id.clone()), template.key(id))).collect()
     } else {
         vec![(None, template.as_str().to_string())]
     };
-    let wanted: HashSet<u64> = ids.iter().copied().collect();
+    let wanted: HashSet<&ProductId> = ids.iter().collect();
+    let kind = IdKind::of(ids);
     let mut out = LostScan::empty(opts);
     // (product, order id, entry id, stream) of every acknowledged entry that names both.
     let mut candidates: Vec<LostOrder> = Vec::new();
@@ -185,7 +188,7 @@ pub async fn scan<C: Link>(
         out.reached_limit |= acked.scanned >= opts.limit;
         out.acknowledged += acked.entries.len();
         for (entry_id, fields) in acked.entries {
-            let product = fields.get(product_field).and_then(|p| p.parse::<u64>().ok()).or(owner);
+            let product = fields.get(product_field).and_then(|p| ProductId::read_as(p, kind)).or_else(|| owner.clone());
             match (product, fields.get(order_field)) {
                 (Some(p), Some(order)) if wanted.contains(&p) => {
                     candidates.push(LostOrder { product_id: p, order_id: order.clone(), entry_id, stream: key.clone() })

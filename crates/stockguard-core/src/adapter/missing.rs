@@ -25,7 +25,7 @@ pub enum Missing {
     /// No key of the first products matches the template.
     KeyTemplate {
         template: String,
-        products: Vec<u64>,
+        products: Vec<crate::product_id::ProductId>,
     },
     Stream {
         stream: String,
@@ -81,7 +81,7 @@ impl std::fmt::Display for Missing {
             Self::KeyTemplate { template, products } => write!(
                 f,
                 "the key template {template} matches no key of the first products ({})",
-                products.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+                products.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
             ),
             Self::Stream { stream } => write!(f, "the sale's Redis has no stream {stream}"),
             Self::Group { stream, group } => write!(f, "the stream {stream} has no consumer group {group}"),

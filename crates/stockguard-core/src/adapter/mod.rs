@@ -113,7 +113,7 @@ pub enum AdapterError {
     #[error("{} (the adapter file {path}, line {line})", crate::step::chain(.inner.as_ref()))]
     At { path: std::path::PathBuf, line: usize, inner: Box<AdapterError> },
     #[error("no product {0} in this sale")]
-    UnknownProduct(u64),
+    UnknownProduct(crate::product_id::ProductId),
     /// The console's state for an adapter sale lives in a database of its own.
     #[error(
         "this needs the state database, where Stockguard keeps its own records for a sale it did not build: \
@@ -138,7 +138,7 @@ pub enum AdapterError {
     ReadOnly { sale: String },
     /// A repair on production without the product id typed again.
     #[error("PRODUCTION: confirm the repair with --confirm {0} (the product id typed again)")]
-    ConfirmationRequired(u64),
+    ConfirmationRequired(crate::product_id::ProductId),
 }
 
 impl AdapterError {

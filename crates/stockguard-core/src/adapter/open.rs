@@ -67,7 +67,7 @@ impl OpenedSale {
     }
 
     /// The recorded baselines (none without a state database).
-    pub async fn baselines(&self) -> Result<HashMap<u64, i64>, AdapterError> {
+    pub async fn baselines(&self) -> Result<HashMap<crate::product_id::ProductId, i64>, AdapterError> {
         match &self.state {
             Some(pool) => state::baselines(pool, &self.file.sale.name).await,
             None => Ok(HashMap::new()),

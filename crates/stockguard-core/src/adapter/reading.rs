@@ -41,6 +41,7 @@ use super::lost::{self, LostInReading, LostOptions};
 use super::redis_side::{self, RedisStock, Unreadable};
 pub use super::unsettled::Unsettled;
 use super::AdapterError;
+use crate::product_id::ProductId;
 use crate::recon::{DriftStatus, Reading};
 use crate::redis_link::Link;
 
@@ -86,13 +87,13 @@ pub struct AdapterReading {
 
 /// What one pass saw.
 struct Pass {
-    redis: HashMap<u64, RedisStock>,
+    redis: HashMap<ProductId, RedisStock>,
     inflight: InflightRead,
-    db: HashMap<u64, DbRow>,
+    db: HashMap<ProductId, DbRow>,
     /// In-flight order ids that are rows already.
     in_db: HashSet<String>,
     /// Each bucket's units in the sale's per-bucket table, when it has one.
-    buckets: HashMap<u64, BTreeMap<u64, i64>>,
+    buckets: HashMap<ProductId, BTreeMap<u64, i64>>,
 }
 
 /// One pass: the Redis stock and the in-flight source, then the DB (the stock statement and
@@ -159,8 +160,8 @@ fn figures_age(file: &AdapterFile) -> Option<std::time::Duration> {
 pub async fn read<C: Link>(
     file: &AdapterFile,
     links: &SaleLinks<'_, C>,
-    baselines: &HashMap<u64, i64>,
-    only: &[u64],
+    baselines: &HashMap<ProductId, i64>,
+    only: &[ProductId],
 ) -> Result<Vec<AdapterReading>, AdapterError> {
     read_unlocated(file, links, baselines, only).await.map_err(|e| file.locate(e))
 }
@@ -168,10 +169,14 @@ pub async fn read<C: Link>(
 async fn read_unlocated<C: Link>(
     file: &AdapterFile,
     links: &SaleLinks<'_, C>,
-    baselines: &HashMap<u64, i64>,
-    only: &[u64],
+    baselines: &HashMap<ProductId, i64>,
+    only: &[ProductId],
 ) -> Result<Vec<AdapterReading>, AdapterError> {
-    let ids = if only.is_empty() { db::product_ids(links.db, file).await? } else { only.to_vec() };
+    let ids = if only.is_empty() {
+        db::product_ids(links.db, file).await?
+    } else {
+        db::as_sales(links.db, file, only).await?
+    };
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -193,14 +198,14 @@ async fn read_unlocated<C: Link>(
     let judged = |later: &Pass, fresh: bool| -> Result<Vec<AdapterReading>, AdapterError> {
         if file.stock.is_some() {
             if let Some(missing) = ids.iter().find(|id| !later.db.contains_key(id)) {
-                return Err(AdapterError::UnknownProduct(*missing));
+                return Err(AdapterError::UnknownProduct(missing.clone()));
             }
         }
         Ok(ids
             .iter()
-            .map(|&id| AdapterReading {
-                lost: lost.as_ref().and_then(|m| m.get(&id).cloned()),
-                ..judge(file, id, &first, later, baselines.get(&id).copied(), fresh)
+            .map(|id| AdapterReading {
+                lost: lost.as_ref().and_then(|m| m.get(id).cloned()),
+                ..judge(file, id, &first, later, baselines.get(id).copied(), fresh)
             })
             .collect())
     };
@@ -228,14 +233,14 @@ async fn read_unlocated<C: Link>(
 /// describe a moment after the first pass began.
 fn judge(
     file: &AdapterFile,
-    id: u64,
+    id: &ProductId,
     first: &Pass,
     second: &Pass,
     baseline: Option<i64>,
     fresh: bool,
 ) -> AdapterReading {
-    let row = second.db.get(&id).cloned().unwrap_or_default();
-    let stock = second.redis.get(&id).cloned().unwrap_or_default();
+    let row = second.db.get(id).cloned().unwrap_or_default();
+    let stock = second.redis.get(id).cloned().unwrap_or_default();
     let has_stock_table = file.stock.is_some();
     let available = row.remaining - row.reserved;
     let (initial, initial_source) = match file.stock.as_ref().map(|s| &s.initial) {
@@ -249,14 +254,14 @@ fn judge(
     };
 
     // In flight, for this product: entries whose row exists are counted once, in the DB.
-    let waiting = second.inflight.by_product.get(&id).map(Vec::as_slice).unwrap_or_default();
+    let waiting = second.inflight.by_product.get(id).map(Vec::as_slice).unwrap_or_default();
     let pending = not_rows(second, id);
     let inflight_qty: i64 = pending.iter().map(|w| w.units).sum();
     let anonymous = if file.orders.is_some() { waiting.iter().filter(|w| w.order_id.is_none()).count() } else { 0 };
-    let moved = first.db.get(&id) != second.db.get(&id)
-        || first.buckets.get(&id) != second.buckets.get(&id)
-        || first.redis.get(&id) != second.redis.get(&id)
-        || first.inflight.by_product.get(&id) != second.inflight.by_product.get(&id)
+    let moved = first.db.get(id) != second.db.get(id)
+        || first.buckets.get(id) != second.buckets.get(id)
+        || first.redis.get(id) != second.redis.get(id)
+        || first.inflight.by_product.get(id) != second.inflight.by_product.get(id)
         || not_rows(first, id) != pending;
     let held = |p: &Pass| match p.inflight.held {
         Held::Seen(n) if n > 0 => Some(Unsettled::Held { messages: n }),
@@ -265,7 +270,7 @@ fn judge(
     let beyond = second.inflight.beyond_for(id).or(first.inflight.beyond_for(id));
     let unattributed = second.inflight.unattributed.max(first.inflight.unattributed);
     // What may be in flight that this reading cannot attribute: no verdict, whatever the figures.
-    let blind = if let Some(b) = beyond {
+    let blind = if let Some(b) = &beyond {
         Some(Unsettled::Beyond { depth: b.depth, bound: b.bound })
     } else if unattributed > 0 {
         Some(Unsettled::Unattributed { units: unattributed })
@@ -313,7 +318,7 @@ fn judge(
     }
     // Each bucket against its own row (n-th Redis bucket, bucket number n), when the sale keeps
     // per-bucket rows: the total can agree while one bucket is high and another low.
-    let bucket_drift: Vec<i64> = match second.buckets.get(&id) {
+    let bucket_drift: Vec<i64> = match second.buckets.get(id) {
         Some(rows) if settled => stock
             .buckets
             .iter()
@@ -350,7 +355,7 @@ fn judge(
     };
     AdapterReading {
         reading: Reading {
-            product_id: id,
+            product_id: id.clone(),
             name: row.name.clone(),
             initial_stock: initial.unwrap_or(available + row.live),
             db_stock: available,
@@ -385,8 +390,8 @@ fn judge(
 }
 
 /// The product's in-flight entries of a pass that are not rows yet (by that pass's snapshot).
-fn not_rows(pass: &Pass, id: u64) -> Vec<&inflight::Waiting> {
-    let waiting = pass.inflight.by_product.get(&id).map(Vec::as_slice).unwrap_or_default();
+fn not_rows<'p>(pass: &'p Pass, id: &ProductId) -> Vec<&'p inflight::Waiting> {
+    let waiting = pass.inflight.by_product.get(id).map(Vec::as_slice).unwrap_or_default();
     waiting.iter().filter(|w| w.order_id.as_ref().is_none_or(|o| !pass.in_db.contains(o))).collect()
 }
 

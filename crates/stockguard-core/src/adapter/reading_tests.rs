@@ -39,9 +39,9 @@ fn file() -> AdapterFile {
 /// A pass that saw Redis at `redis`, the DB with `remaining` left and `live` orders, and `inflight`.
 fn pass(redis: i64, remaining: i64, live: i64, inflight: InflightRead) -> Pass {
     Pass {
-        redis: HashMap::from([(1, RedisStock { units: Some(redis), ..Default::default() })]),
+        redis: HashMap::from([(1.into(), RedisStock { units: Some(redis), ..Default::default() })]),
         inflight,
-        db: HashMap::from([(1, DbRow { remaining, live, rows: live, ..Default::default() })]),
+        db: HashMap::from([(1.into(), DbRow { remaining, live, rows: live, ..Default::default() })]),
         in_db: HashSet::new(),
         buckets: HashMap::new(),
     }
@@ -52,7 +52,7 @@ fn held(held: Held) -> InflightRead {
 }
 
 fn verdict(first: &Pass, second: &Pass) -> (DriftStatus, Option<i64>, Option<Unsettled>) {
-    let r = judge(&file(), 1, first, second, None, true);
+    let r = judge(&file(), &1.into(), first, second, None, true);
     (r.reading.status, r.reading.drift, r.unsettled)
 }
 
@@ -86,7 +86,7 @@ fn a_backlog_past_the_bound_is_unsettled_with_its_depth() {
         ..Default::default()
     };
     let (first, second) = (pass(50, 100, 0, beyond()), pass(50, 100, 0, beyond()));
-    let r = judge(&file(), 1, &first, &second, None, true);
+    let r = judge(&file(), &1.into(), &first, &second, None, true);
     assert_eq!(r.reading.status, DriftStatus::Unsettled);
     assert_eq!(r.unsettled, Some(Unsettled::Beyond { depth: Some(100_050), bound: 100_000 }));
     assert_eq!(r.reading.in_flight, 100_050, "the source's whole depth is in flight");
@@ -96,7 +96,7 @@ fn a_backlog_past_the_bound_is_unsettled_with_its_depth() {
 fn an_entry_found_a_row_in_one_pass_and_not_the_other_is_movement_not_drift() {
     // The same entry pending in both passes; the first pass's snapshot already had its row.
     let entry = || InflightRead {
-        by_product: HashMap::from([(1, vec![Waiting { order_id: Some("o1".into()), units: 1 }])]),
+        by_product: HashMap::from([(1.into(), vec![Waiting { order_id: Some("o1".into()), units: 1 }])]),
         ..Default::default()
     };
     let mut first = pass(99, 99, 1, entry());
@@ -111,10 +111,10 @@ fn an_entry_found_a_row_in_one_pass_and_not_the_other_is_movement_not_drift() {
 #[test]
 fn figures_that_may_predate_the_first_pass_prove_no_drift_but_agreeing_figures_are_ok() {
     let p = || pass(97, 100, 0, held(Held::Seen(0)));
-    let r = judge(&file(), 1, &p(), &p(), None, false);
+    let r = judge(&file(), &1.into(), &p(), &p(), None, false);
     assert_eq!((r.reading.status, r.unsettled), (DriftStatus::Unsettled, Some(Unsettled::StatsStale)));
     let agree = || pass(100, 100, 0, held(Held::Seen(0)));
-    assert_eq!(judge(&file(), 1, &agree(), &agree(), None, false).reading.status, DriftStatus::Ok);
+    assert_eq!(judge(&file(), &1.into(), &agree(), &agree(), None, false).reading.status, DriftStatus::Ok);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use redis::Value;
 
 use super::file::{Negative, RedisForm, RedisSection};
+use crate::product_id::ProductId;
 use crate::redis_link::{per_item, slot, Link};
 
 /// One product's stock in Redis, as read.
@@ -85,14 +86,15 @@ fn counter(v: &Value) -> Result<Option<i64>, String> {
 pub async fn read_stock<C: Link>(
     redis: &C,
     section: &RedisSection,
-    ids: &[u64],
-) -> redis::RedisResult<HashMap<u64, RedisStock>> {
+    ids: &[ProductId],
+) -> redis::RedisResult<HashMap<ProductId, RedisStock>> {
     let clamp = section.negative == Some(Negative::Clamp);
     let mut out = HashMap::with_capacity(ids.len());
     match section.form() {
         RedisForm::Counter(t) => {
-            let reads: Vec<Read> = ids.iter().map(|&id| Read { key: t.key(id), fields: Vec::new() }).collect();
-            for ((&id, v), read) in ids.iter().zip(read_keys(redis, &reads).await?).zip(&reads) {
+            let reads: Vec<Read> = ids.iter().map(|id| Read { key: t.key(id), fields: Vec::new() }).collect();
+            for ((id, v), read) in ids.iter().zip(read_keys(redis, &reads).await?).zip(&reads) {
+                let id = id.clone();
                 let raw = match counter(&v) {
                     Ok(raw) => raw,
                     Err(value) => {
@@ -110,8 +112,9 @@ pub async fn read_stock<C: Link>(
         }
         RedisForm::Hash(h) => {
             let fields = vec![h.total.clone(), h.sold.clone()];
-            let reads: Vec<Read> = ids.iter().map(|&id| Read { key: h.key.key(id), fields: fields.clone() }).collect();
-            for ((&id, v), read) in ids.iter().zip(read_keys(redis, &reads).await?).zip(&reads) {
+            let reads: Vec<Read> = ids.iter().map(|id| Read { key: h.key.key(id), fields: fields.clone() }).collect();
+            for ((id, v), read) in ids.iter().zip(read_keys(redis, &reads).await?).zip(&reads) {
+                let id = id.clone();
                 let fields: Vec<Value> = redis::from_redis_value(&v)?;
                 let mut pair = [None, None];
                 let mut unreadable = None;
@@ -134,17 +137,17 @@ pub async fn read_stock<C: Link>(
             }
         }
         RedisForm::Buckets(b) => {
-            let counts: Vec<Read> = ids.iter().map(|&id| Read { key: b.count.key(id), fields: Vec::new() }).collect();
+            let counts: Vec<Read> = ids.iter().map(|id| Read { key: b.count.key(id), fields: Vec::new() }).collect();
             let counts = read_keys(redis, &counts).await?;
             let mut reads = Vec::new();
             let mut owners = Vec::new();
-            for (&id, v) in ids.iter().zip(&counts) {
+            for (id, v) in ids.iter().zip(&counts) {
                 let n = int(v)?.unwrap_or(0).max(0) as u64;
                 for bucket in 0..n {
                     reads.push(Read { key: b.key.bucket_key(id, bucket), fields: Vec::new() });
-                    owners.push(id);
+                    owners.push(id.clone());
                 }
-                out.insert(id, RedisStock::default());
+                out.insert(id.clone(), RedisStock::default());
             }
             for ((id, v), read) in owners.into_iter().zip(read_keys(redis, &reads).await?).zip(&reads) {
                 let stock = out.get_mut(&id).expect("inserted above");

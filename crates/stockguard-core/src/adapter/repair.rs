@@ -28,6 +28,7 @@ use super::state;
 use super::AdapterError;
 use crate::action::Action;
 use crate::audit::{self, AuditEntry};
+use crate::product_id::ProductId;
 use crate::profile::{ConnectionSettings, EnvironmentKind};
 use crate::recon::DriftStatus;
 use crate::redis_link::Link;
@@ -46,7 +47,7 @@ static RELEASE_FENCE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::
 /// What a repair did, or would do.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeltaRepair {
-    pub product_id: u64,
+    pub product_id: ProductId,
     pub key: String,
     pub status_before: DriftStatus,
     pub redis_before: Option<i64>,
@@ -73,18 +74,19 @@ pub struct DeltaRepair {
 /// id typed again, and the drift the person reviewed.
 #[derive(Debug, Clone)]
 pub struct DeltaRequest {
-    pub product: u64,
+    pub product: ProductId,
     pub reason: String,
     pub dry_run: bool,
-    pub confirm: Option<u64>,
+    /// The product id typed again.
+    pub confirm: Option<ProductId>,
     /// The settled drift the repair was reviewed for (the dry run's): the repair runs only
     /// while the drift is still this. Required on production.
     pub expect_drift: Option<i64>,
 }
 
 impl DeltaRequest {
-    pub fn new(product: u64, reason: &str, dry_run: bool) -> Self {
-        Self { product, reason: reason.into(), dry_run, confirm: None, expect_drift: None }
+    pub fn new(product: impl Into<ProductId>, reason: &str, dry_run: bool) -> Self {
+        Self { product: product.into(), reason: reason.into(), dry_run, confirm: None, expect_drift: None }
     }
 
     /// The same request, to run only while the settled drift is `drift`.
@@ -101,14 +103,16 @@ pub async fn repair<C: Link>(
     settings: &ConnectionSettings,
     req: &DeltaRequest,
 ) -> Result<DeltaRepair, AdapterError> {
-    let (product, reason, dry_run) = (req.product, req.reason.as_str(), req.dry_run);
+    let (product, reason, dry_run) = (&req.product, req.reason.as_str(), req.dry_run);
     if file.repair.rewrite != RewriteMode::Delta {
         return Err(AdapterError::ReadOnly { sale: file.sale.name.clone() });
     }
     if !dry_run {
         settings.may(Action::RewriteStock)?;
-        if settings.environment == EnvironmentKind::Production && req.confirm != Some(product) {
-            return Err(AdapterError::ConfirmationRequired(product));
+        if settings.environment == EnvironmentKind::Production
+            && req.confirm.as_ref().map(ToString::to_string) != Some(product.to_string())
+        {
+            return Err(AdapterError::ConfirmationRequired(product.clone()));
         }
         if settings.environment == EnvironmentKind::Production && req.expect_drift.is_none() {
             return Err(AdapterError::Refused(format!(
@@ -205,10 +209,13 @@ pub async fn repair<C: Link>(
 async fn one<C: Link>(
     file: &AdapterFile,
     links: &SaleLinks<'_, C>,
-    baselines: &std::collections::HashMap<u64, i64>,
-    product: u64,
+    baselines: &std::collections::HashMap<ProductId, i64>,
+    product: &ProductId,
 ) -> Result<AdapterReading, AdapterError> {
-    reading::read(file, links, baselines, &[product]).await?.pop().ok_or(AdapterError::UnknownProduct(product))
+    reading::read(file, links, baselines, std::slice::from_ref(product))
+        .await?
+        .pop()
+        .ok_or_else(|| AdapterError::UnknownProduct(product.clone()))
 }
 
 /// What to add, or why not.
@@ -260,7 +267,7 @@ fn plan(
         AdapterError::Refused(format!("product {}: the increment overflows a 64-bit counter", reading.product_id))
     })?;
     Ok(DeltaRepair {
-        product_id: reading.product_id,
+        product_id: reading.product_id.clone(),
         key: key.to_string(),
         status_before: reading.status,
         redis_before: reading.redis_stock,

@@ -58,7 +58,7 @@ pub async fn run(sale: Arc<OpenedSale>, config: SamplerConfig, out: Outlets, mut
                 out.history
                     .lock()
                     .expect("history lock")
-                    .push(HistoryPoint { at, drift: plain.iter().map(|r| (r.product_id, r.drift)).collect() });
+                    .push(HistoryPoint { at, drift: plain.iter().map(|r| (r.product_id.clone(), r.drift)).collect() });
                 out.latest.send_replace(Arc::new(readings));
                 let took_ms = started.elapsed().as_secs_f64() * 1000.0;
                 let _ = out.ticks.send(Arc::new(Tick { at, readings: plain, confirmed, took_ms }));

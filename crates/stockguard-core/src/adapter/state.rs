@@ -12,28 +12,39 @@ use super::file::AdapterFile;
 use super::reading::AdapterReading;
 use super::AdapterError;
 use crate::audit::{self, AuditEntry};
+use crate::product_id::ProductId;
 use crate::profile::ConnectionSettings;
 
 fn state(step: &'static str) -> impl Fn(sqlx::Error) -> AdapterError {
     move |source| AdapterError::StateDb { step, source }
 }
 
-/// The recorded initial stock of each product of the sale.
-pub async fn baselines(pool: &MySqlPool, sale: &str) -> Result<HashMap<u64, i64>, AdapterError> {
-    let rows: Vec<(u64, i64)> =
-        sqlx::query_as("SELECT product_id, initial_stock FROM adapter_baselines WHERE sale = ?")
-            .bind(sale)
-            .fetch_all(pool)
-            .await
-            .map_err(state("read the baselines"))?;
-    Ok(rows.into_iter().collect())
+/// The recorded initial stock of each product of the sale (each id as it was recorded: a
+/// number, or text).
+pub async fn baselines(pool: &MySqlPool, sale: &str) -> Result<HashMap<ProductId, i64>, AdapterError> {
+    let rows: Vec<(String, bool, i64)> = sqlx::query_as(
+        "SELECT CAST(product_id AS CHAR), product_is_text, initial_stock FROM adapter_baselines WHERE sale = ?",
+    )
+    .bind(sale)
+    .fetch_all(pool)
+    .await
+    .map_err(state("read the baselines"))?;
+    rows.into_iter()
+        .map(|(text, is_text, initial)| match ProductId::from_stored(text.clone(), is_text) {
+            Some(id) => Ok((id, initial)),
+            None => Err(AdapterError::Refused(format!(
+                "the state database: adapter_baselines holds the product number {text:?} of sale {sale}, not a whole \
+                 number; correct that row"
+            ))),
+        })
+        .collect()
 }
 
 /// One product's recorded baseline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Baseline {
-    pub product_id: u64,
+    pub product_id: ProductId,
     pub initial_stock: i64,
     /// The baseline it replaced, if any.
     pub previous: Option<i64>,
@@ -63,21 +74,23 @@ pub async fn record_baselines(
     let mut out = Vec::with_capacity(readings.len());
     for r in readings {
         let initial = r.reading.db_stock + r.reading.live_orders_qty;
+        let (stored, is_text) = r.reading.product_id.stored();
         sqlx::query(
-            "INSERT INTO adapter_baselines (sale, product_id, initial_stock, reason, recorded_by) \
-             VALUES (?, ?, ?, ?, USER()) \
+            "INSERT INTO adapter_baselines (sale, product_id, product_is_text, initial_stock, reason, recorded_by) \
+             VALUES (?, ?, ?, ?, ?, USER()) \
              ON DUPLICATE KEY UPDATE initial_stock = VALUES(initial_stock), reason = VALUES(reason), \
              recorded_at = NOW(3), recorded_by = USER()",
         )
         .bind(&file.sale.name)
-        .bind(r.reading.product_id)
+        .bind(&stored)
+        .bind(is_text)
         .bind(initial)
         .bind(reason)
         .execute(&mut *tx)
         .await
         .map_err(state("record a baseline"))?;
         out.push(Baseline {
-            product_id: r.reading.product_id,
+            product_id: r.reading.product_id.clone(),
             initial_stock: initial,
             previous: before.get(&r.reading.product_id).copied(),
         });

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::product_id::ProductId;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Template(String);
@@ -22,13 +24,14 @@ impl Template {
         self.0.contains("${id}")
     }
 
-    /// The key of product `id`.
-    pub fn key(&self, id: u64) -> String {
+    /// The key of product `id`: the template with `${id}` replaced by the id's text (a number's
+    /// digits, or text as it is).
+    pub fn key(&self, id: &ProductId) -> String {
         self.0.replace("${id}", &id.to_string())
     }
 
     /// The key of bucket `n` of product `id`.
-    pub fn bucket_key(&self, id: u64, n: u64) -> String {
+    pub fn bucket_key(&self, id: &ProductId, n: u64) -> String {
         self.key(id).replace("${n}", &n.to_string())
     }
 
@@ -65,12 +68,14 @@ impl Template {
 #[cfg(test)]
 mod tests {
     use super::Template;
+    use crate::product_id::ProductId;
 
     #[test]
     fn a_template_names_a_product_and_a_bucket_and_keeps_a_hash_tag() {
         let t = Template::new("flash:{stock}:${id}_${n}");
-        assert_eq!(t.key(7), "flash:{stock}:7_${n}");
-        assert_eq!(t.bucket_key(7, 2), "flash:{stock}:7_2");
+        assert_eq!(t.key(&7.into()), "flash:{stock}:7_${n}");
+        assert_eq!(t.bucket_key(&7.into(), 2), "flash:{stock}:7_2");
+        assert_eq!(t.key(&ProductId::Text("SKU-A".into())), "flash:{stock}:SKU-A_${n}");
         assert_eq!(t.glob(), "flash:{stock}:*_*");
     }
 

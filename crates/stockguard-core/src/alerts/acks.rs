@@ -15,6 +15,7 @@ use super::AlertError;
 use crate::action::Action;
 use crate::audit::{self, AuditEntry};
 use crate::connect::Connections;
+use crate::product_id::ProductId;
 use crate::profile::ConnectionSettings;
 use crate::recon::{DriftStatus, Reading};
 
@@ -67,15 +68,17 @@ pub async fn acknowledge_at(
     let Some(alert) = firing.iter().find(|a| a.key == key) else {
         return Err(AlertError::NotFiring(key.into()));
     };
+    let stored = alert.product_id.as_ref().map(ProductId::stored);
     let mut tx = desk.db.begin().await?;
     let inserted = sqlx::query(
-        "INSERT INTO alert_acks (sale, alert_key, kind, product_id, acked_by, reason, until_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO alert_acks (sale, alert_key, kind, product_id, product_is_text, acked_by, reason, until_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(desk.sale)
     .bind(key)
     .bind(alert.kind.as_str())
-    .bind(alert.product_id)
+    .bind(stored.as_ref().map(|(text, _)| text))
+    .bind(stored.as_ref().is_some_and(|(_, is_text)| *is_text))
     .bind(&desk.settings.actor)
     .bind(reason.trim())
     .bind(until)
@@ -108,7 +111,8 @@ impl Desk<'_> {
     }
 }
 
-const SELECT: &str = "SELECT id, alert_key, kind, product_id, acked_by, reason, acked_at, until_at FROM alert_acks";
+const SELECT: &str =
+    "SELECT id, alert_key, kind, product_id, product_is_text, acked_by, reason, acked_at, until_at FROM alert_acks";
 
 /// The open acknowledgements.
 pub async fn open(conns: &Connections) -> Result<Vec<Acknowledgement>, AlertError> {
@@ -148,7 +152,7 @@ pub fn cleared(ack: &Acknowledgement, firing: &[Alert], readings: &[Reading]) ->
     if ack.kind != AlertKind::DriftConfirmed.as_str() {
         return true;
     }
-    match ack.product_id.and_then(|p| readings.iter().find(|r| r.product_id == p)) {
+    match ack.product_id.as_ref().and_then(|p| readings.iter().find(|r| r.product_id == *p)) {
         Some(r) => r.settled && r.status != DriftStatus::HistoryLost && r.drift.is_none_or(|d| d == 0),
         None => true,
     }
@@ -221,7 +225,7 @@ mod tests {
             id: 1,
             alert_key: format!("{}:{product}", if kind == AlertKind::DriftConfirmed { "drift" } else { "oversold" }),
             kind: kind.as_str().into(),
-            product_id: Some(product),
+            product_id: Some(product.into()),
             acked_by: "oncall".into(),
             reason: "looking".into(),
             acked_at: chrono::Utc::now().naive_utc(),
@@ -257,7 +261,7 @@ mod tests {
     fn an_alert_that_fires_is_never_cleared_and_one_of_another_kind_clears_when_it_stops() {
         let a = ack(AlertKind::Oversold, 7);
         let firing =
-            [Alert { key: a.alert_key.clone(), kind: AlertKind::Oversold, product_id: Some(7), value: Some(1) }];
+            [Alert { key: a.alert_key.clone(), kind: AlertKind::Oversold, product_id: Some(7.into()), value: Some(1) }];
         assert!(!cleared(&a, &firing, &[]));
         assert!(cleared(&a, &[], &[reading(7, DriftStatus::Unsettled, None, false)]));
     }

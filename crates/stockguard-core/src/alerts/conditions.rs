@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::product_id::ProductId;
 use crate::profile::thresholds::Thresholds;
 use crate::recon::drift::ConfirmedDrift;
 use crate::recon::{DriftStatus, Reading};
@@ -47,7 +48,8 @@ impl AlertKind {
 pub struct Alert {
     pub key: String,
     pub kind: AlertKind,
-    pub product_id: Option<u64>,
+    /// The product's id as the sale keeps it (a number, or over an adapter text).
+    pub product_id: Option<ProductId>,
     /// What the alert measures, by kind:
     /// - `DRIFT_CONFIRMED`: the confirmed drift, Redis less what it should hold (on a lost
     ///   history, what the untrusted cut shows);
@@ -90,7 +92,7 @@ pub fn evaluate(
         alerts.push(Alert {
             key: format!("{}:{}", kind.as_str().to_lowercase(), r.product_id),
             kind,
-            product_id: Some(r.product_id),
+            product_id: Some(r.product_id.clone()),
             value,
         });
     }
@@ -98,7 +100,7 @@ pub fn evaluate(
         alerts.push(Alert {
             key: format!("drift:{}", c.product_id),
             kind: AlertKind::DriftConfirmed,
-            product_id: Some(c.product_id),
+            product_id: Some(c.product_id.clone()),
             value: c.drift,
         });
     }
@@ -139,7 +141,7 @@ mod tests {
             evaluate(&readings, &[], &Signals::default(), &Thresholds::default()).is_empty(),
             "one reading is not enough"
         );
-        let confirmed = [ConfirmedDrift { product_id: 7, status: DriftStatus::RedisHigh, drift: Some(3) }];
+        let confirmed = [ConfirmedDrift { product_id: 7.into(), status: DriftStatus::RedisHigh, drift: Some(3) }];
         let alerts = evaluate(&readings, &confirmed, &Signals::default(), &Thresholds::default());
         assert_eq!(alerts.len(), 1);
         assert_eq!(

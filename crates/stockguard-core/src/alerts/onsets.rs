@@ -56,7 +56,7 @@ mod tests {
         Alert {
             key: format!("drift:{product}"),
             kind: AlertKind::DriftConfirmed,
-            product_id: Some(product),
+            product_id: Some(product.into()),
             value: Some(3),
         }
     }

@@ -4,6 +4,7 @@
 use plotters::prelude::*;
 
 use super::{ChartError, ChartLabels};
+use crate::product_id::ProductId;
 use crate::recon::sampler::HistoryPoint;
 
 pub(crate) fn draw_err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> ChartError {
@@ -14,12 +15,12 @@ pub(crate) fn draw_err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKi
 type Runs = Vec<Vec<(f64, i64)>>;
 
 /// Each product's runs of known drift as (seconds before the last point, drift) pairs.
-fn segments(points: &[HistoryPoint], product: u64) -> Runs {
+fn segments(points: &[HistoryPoint], product: &ProductId) -> Runs {
     let Some(last) = points.last() else { return Vec::new() };
     let mut runs = vec![Vec::new()];
     for point in points {
         let x = (point.at - last.at).num_milliseconds() as f64 / 1000.0;
-        match point.drift.iter().find(|(id, _)| *id == product).and_then(|(_, d)| *d) {
+        match point.drift.iter().find(|(id, _)| id == product).and_then(|(_, d)| *d) {
             Some(d) => runs.last_mut().expect("never empty").push((x, d)),
             None if !runs.last().expect("never empty").is_empty() => runs.push(Vec::new()),
             None => {}
@@ -32,14 +33,14 @@ fn segments(points: &[HistoryPoint], product: u64) -> Runs {
 pub(super) fn drift<DB>(
     backend: DB,
     points: &[HistoryPoint],
-    products: &[u64],
+    products: &[ProductId],
     labels: &ChartLabels,
 ) -> Result<(), ChartError>
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
 {
-    let series: Vec<(u64, Runs)> = products.iter().map(|&p| (p, segments(points, p))).collect();
+    let series: Vec<(&ProductId, Runs)> = products.iter().map(|p| (p, segments(points, p))).collect();
     let all = series.iter().flat_map(|(_, runs)| runs.iter().flatten());
     let (mut x0, mut y0, mut y1) = (-60.0f64, -1i64, 1i64);
     for &(x, y) in all {
@@ -116,10 +117,13 @@ mod tests {
         let points: Vec<HistoryPoint> = drifts
             .iter()
             .enumerate()
-            .map(|(i, d)| HistoryPoint { at: t0 + Duration::seconds(i as i64), drift: vec![(7, *d), (8, Some(1))] })
+            .map(|(i, d)| HistoryPoint {
+                at: t0 + Duration::seconds(i as i64),
+                drift: vec![(7.into(), *d), (8.into(), Some(1))],
+            })
             .collect();
-        assert_eq!(segments(&points, 7), vec![vec![(-3.0, 3), (-2.0, 3)], vec![(0.0, 0)]]);
-        assert_eq!(segments(&points, 8).len(), 1);
-        assert!(segments(&points, 9).is_empty(), "a product never read has no line");
+        assert_eq!(segments(&points, &7.into()), vec![vec![(-3.0, 3), (-2.0, 3)], vec![(0.0, 0)]]);
+        assert_eq!(segments(&points, &8.into()).len(), 1);
+        assert!(segments(&points, &9.into()).is_empty(), "a product never read has no line");
     }
 }

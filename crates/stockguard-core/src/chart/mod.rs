@@ -13,6 +13,7 @@ use std::path::Path;
 use plotters::prelude::{BitMapBackend, SVGBackend};
 use serde::{Deserialize, Serialize};
 
+use crate::product_id::ProductId;
 use crate::recon::sampler::HistoryPoint;
 
 /// The texts on a chart, given by the caller in the user's language.
@@ -46,7 +47,7 @@ pub enum ChartError {
     Write { path: String, reason: String },
 }
 
-fn check(products: &[u64], size: (u32, u32)) -> Result<(), ChartError> {
+fn check(products: &[ProductId], size: (u32, u32)) -> Result<(), ChartError> {
     if products.is_empty() {
         return Err(ChartError::NoProducts);
     }
@@ -59,7 +60,7 @@ fn check(products: &[u64], size: (u32, u32)) -> Result<(), ChartError> {
 /// The drift of `products` over the history, as an SVG document.
 pub fn drift_svg(
     points: &[HistoryPoint],
-    products: &[u64],
+    products: &[ProductId],
     labels: &ChartLabels,
     size: (u32, u32),
 ) -> Result<String, ChartError> {
@@ -73,7 +74,7 @@ pub fn drift_svg(
 /// The same chart as a PNG file at `path` (its folder is created if missing).
 pub fn drift_png(
     points: &[HistoryPoint],
-    products: &[u64],
+    products: &[ProductId],
     labels: &ChartLabels,
     size: (u32, u32),
     path: &Path,
@@ -92,9 +93,9 @@ pub fn drift_png(
 
 /// Where a PNG goes when the user does not pick a file: the user's pictures (or home)
 /// folder, named by product and time.
-pub fn default_png_path(products: &[u64], now: chrono::DateTime<chrono::Utc>) -> std::path::PathBuf {
+pub fn default_png_path(products: &[ProductId], now: chrono::DateTime<chrono::Utc>) -> std::path::PathBuf {
     let dir = dirs::picture_dir().or_else(dirs::home_dir).unwrap_or_else(|| ".".into());
-    let ids = products.iter().take(4).map(u64::to_string).collect::<Vec<_>>().join("-");
+    let ids = products.iter().take(4).map(ToString::to_string).collect::<Vec<_>>().join("-");
     dir.join(format!("stockguard-drift-{ids}-{}.png", now.format("%Y%m%d-%H%M%S")))
 }
 
@@ -110,12 +111,12 @@ mod tests {
         font::register();
         let at = Utc::now();
         let points = [
-            HistoryPoint { at: at - chrono::Duration::seconds(30), drift: vec![(1, Some(0))] },
-            HistoryPoint { at, drift: vec![(1, Some(3))] },
+            HistoryPoint { at: at - chrono::Duration::seconds(30), drift: vec![(1.into(), Some(0))] },
+            HistoryPoint { at, drift: vec![(1.into(), Some(3))] },
         ];
         let labels = ChartLabels { title: title.into(), x_axis: "秒".into(), y_axis: "偏差".into() };
         let mut buffer = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
-        draw::drift(BitMapBackend::with_buffer(&mut buffer, SIZE), &points, &[1], &labels).unwrap();
+        draw::drift(BitMapBackend::with_buffer(&mut buffer, SIZE), &points, &[1.into()], &labels).unwrap();
         buffer
     }
 

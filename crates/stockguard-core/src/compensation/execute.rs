@@ -29,6 +29,7 @@
 //! triggers'; what the row says happened in the sale is the executor's run's word, since the
 //! state database cannot read the sale (docs/contract.md, "Who may do what").
 
+use crate::product_id::ProductId;
 use crate::step::{again_on_deadlock, is_deadlock, is_unique_violation, Step as _};
 use serde::Serialize;
 use sqlx::MySqlPool;
@@ -142,14 +143,20 @@ pub(super) async fn execute_at(
             price_cents,
         })
         .collect();
-    let product: u64 = sqlx::query_scalar("SELECT product_id FROM compensation_cases WHERE id = ?")
-        .bind(case_id)
-        .fetch_one(pool)
-        .await
-        .step("reading compensation_cases (execute)")?;
+    let (product, is_text): (String, bool) =
+        sqlx::query_as("SELECT CAST(product_id AS CHAR), product_is_text FROM compensation_cases WHERE id = ?")
+            .bind(case_id)
+            .fetch_one(pool)
+            .await
+            .step("reading compensation_cases (execute)")?;
+    let product = ProductId::from_stored(product.clone(), is_text).ok_or_else(|| {
+        CompensationError::Refused(format!(
+            "compensation_cases holds the product number {product:?}, not a whole number"
+        ))
+    })?;
     let mut lines = Vec::with_capacity(pending.len());
     for (i, line) in pending.iter().enumerate() {
-        lines.push(run_line(pool, case_id, product, line, venue).await?);
+        lines.push(run_line(pool, case_id, &product, line, venue).await?);
         progress(i + 1, pending.len(), &line.order_no);
     }
     let left: i64 =
@@ -178,7 +185,7 @@ pub(super) async fn execute_at(
 async fn run_line(
     pool: &MySqlPool,
     case_id: u64,
-    product: u64,
+    product: &ProductId,
     line: &Pending,
     venue: Venue<'_>,
 ) -> Result<LineRun, CompensationError> {
@@ -193,7 +200,7 @@ async fn run_line(
             }
             let born = super::sale_side::Born {
                 order_no: &line.order_no,
-                product,
+                product: product.clone(),
                 user_id: line.user_id,
                 qty: line.qty,
                 price_cents: line.price_cents,

@@ -47,7 +47,7 @@ pub enum CompensationError {
     #[error("no compensation case {0}")]
     NoSuchCase(u64),
     #[error("product {0} has nothing to compensate: no unit beyond stock and no withdrawn order")]
-    NothingToCompensate(u64),
+    NothingToCompensate(crate::product_id::ProductId),
     #[error("no product {0} in this sale")]
     NoSuchProduct(u64),
     /// The plan does not fit the case (an order not in it, an action a line cannot take).

@@ -19,6 +19,7 @@ use super::open::{open_case, Opened};
 use super::over_adapter::{self, SaleSide};
 use super::CompensationError;
 use crate::adapter::AdapterReading;
+use crate::product_id::ProductId;
 use crate::recon::drift::ConfirmedDrift;
 use crate::recon::{DriftStatus, Reading};
 
@@ -26,7 +27,7 @@ use crate::recon::{DriftStatus, Reading};
 /// reading that is not `OVERSOLD`.
 #[derive(Debug, Default)]
 pub struct OnOversold {
-    tried: HashSet<u64>,
+    tried: HashSet<ProductId>,
 }
 
 impl OnOversold {
@@ -37,10 +38,12 @@ impl OnOversold {
         pool: &MySqlPool,
         readings: &[Reading],
         confirmed: &[ConfirmedDrift],
-    ) -> Vec<(u64, Result<Opened, CompensationError>)> {
+    ) -> Vec<(ProductId, Result<Opened, CompensationError>)> {
         let mut opened = Vec::new();
+        // Our own sale's ids are numbers.
         for product in self.due(readings, confirmed) {
-            opened.push((product, open_case(pool, product).await));
+            let Some(number) = product.as_num() else { continue };
+            opened.push((product, open_case(pool, number).await));
         }
         opened
     }
@@ -55,7 +58,7 @@ impl OnOversold {
         sale: SaleSide<'_>,
         readings: &[AdapterReading],
         confirmed: &[ConfirmedDrift],
-    ) -> Vec<(u64, Result<Opened, CompensationError>)> {
+    ) -> Vec<(ProductId, Result<Opened, CompensationError>)> {
         let plain: Vec<Reading> = readings.iter().map(|r| r.reading.clone()).collect();
         let mut opened = Vec::new();
         for product in self.due(&plain, confirmed) {
@@ -66,7 +69,7 @@ impl OnOversold {
                 )))
             } else {
                 // The accepted-but-lost orders join here once the adapter lists them.
-                over_adapter::open_case(state, sale, product, r.reading.initial_stock, &[]).await
+                over_adapter::open_case(state, sale, &product, r.reading.initial_stock, &[]).await
             };
             opened.push((product, result));
         }
@@ -75,20 +78,20 @@ impl OnOversold {
 
     /// The products whose incident this tick starts: confirmed `OVERSOLD` and not acted on
     /// since their last reading that was not.
-    fn due(&mut self, readings: &[Reading], confirmed: &[ConfirmedDrift]) -> Vec<u64> {
+    fn due(&mut self, readings: &[Reading], confirmed: &[ConfirmedDrift]) -> Vec<ProductId> {
         for r in readings.iter().filter(|r| r.status != DriftStatus::Oversold) {
             self.tried.remove(&r.product_id);
         }
         confirmed
             .iter()
             .filter(|c| c.status == DriftStatus::Oversold)
-            .map(|c| c.product_id)
-            .filter(|p| self.tried.insert(*p))
+            .map(|c| c.product_id.clone())
+            .filter(|p| self.tried.insert(p.clone()))
             .collect()
     }
 }
 
 /// What a loop says when a case could not be opened.
-pub fn not_opened(product: u64, error: &CompensationError) -> String {
+pub fn not_opened(product: &ProductId, error: &CompensationError) -> String {
     format!("product {product} is OVERSOLD but its compensation case was not opened: {error}")
 }

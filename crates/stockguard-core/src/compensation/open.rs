@@ -20,6 +20,7 @@ use serde::Serialize;
 use sqlx::MySqlPool;
 
 use super::{CompensationError, LineReason};
+use crate::product_id::ProductId;
 
 /// What opening did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,7 +58,7 @@ pub async fn open_case(pool: &MySqlPool, product_id: u64) -> Result<Opened, Comp
     let initial = initial.ok_or(CompensationError::NoSuchProduct(product_id))?;
     let candidates =
         affected(&mut tx, product_id, initial).await.step("reading the orders beyond stock (open case)")?;
-    open_in(tx, OUR_SALE, product_id, candidates).await
+    open_in(tx, OUR_SALE, &ProductId::Num(product_id), candidates).await
 }
 
 /// The sale name of our own sale's cases (`compensation_cases.sale`).
@@ -68,14 +69,16 @@ pub(super) const OUR_SALE: &str = "";
 pub(super) async fn open_in(
     mut tx: sqlx::Transaction<'_, sqlx::MySql>,
     sale: &str,
-    product_id: u64,
+    product: &ProductId,
     candidates: Vec<Candidate>,
 ) -> Result<Opened, CompensationError> {
+    // Kept as its text and whether it is text (a sale's ids are all of one kind).
+    let (product_id, is_text) = product.stored();
     let known: HashSet<String> = sqlx::query_scalar(
         "SELECT l.order_no FROM compensation_lines l JOIN compensation_cases c ON c.id = l.case_id \
          WHERE c.product_id = ? AND c.sale = ? AND (c.status <> 'CLOSED' OR l.outcome = 'DONE')",
     )
-    .bind(product_id)
+    .bind(&product_id)
     .bind(sale)
     .fetch_all(&mut *tx)
     .await
@@ -88,22 +91,25 @@ pub(super) async fn open_in(
         "SELECT id, CAST(status AS CHAR) FROM compensation_cases WHERE sale = ? AND open_product = ? FOR UPDATE",
     )
     .bind(sale)
-    .bind(product_id)
+    .bind(&product_id)
     .fetch_optional(&mut *tx)
     .await
     .step("locking compensation_cases (open case)")?;
     let (case_id, created, status) = match open {
         Some((id, status)) => (id, false, status),
-        None if candidates.is_empty() => return Err(CompensationError::NothingToCompensate(product_id)),
+        None if candidates.is_empty() => return Err(CompensationError::NothingToCompensate(product.clone())),
         None => {
             // `opened_by` is the trigger's to set: the connected account, as the server knows it.
-            let id = sqlx::query("INSERT INTO compensation_cases (product_id, sale, opened_by) VALUES (?, ?, '')")
-                .bind(product_id)
-                .bind(sale)
-                .execute(&mut *tx)
-                .await
-                .map_err(CompensationError::from_db("inserting into compensation_cases (open case)"))?
-                .last_insert_id();
+            let id = sqlx::query(
+                "INSERT INTO compensation_cases (product_id, product_is_text, sale, opened_by) VALUES (?, ?, ?, '')",
+            )
+            .bind(&product_id)
+            .bind(is_text)
+            .bind(sale)
+            .execute(&mut *tx)
+            .await
+            .map_err(CompensationError::from_db("inserting into compensation_cases (open case)"))?
+            .last_insert_id();
             sqlx::query("INSERT INTO compensation_steps (case_id, step, reason) VALUES (?, 'OPEN', ?)")
                 .bind(id)
                 .bind(format!("{} affected orders found in the ledger", candidates.len()))

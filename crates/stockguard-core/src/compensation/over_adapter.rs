@@ -31,6 +31,7 @@ use super::open::{beyond_stock, open_in, Candidate, Opened};
 use super::{CompensationError, LineReason};
 use crate::adapter::compensate::{self, SaleOrder};
 use crate::adapter::{AdapterError, OpenedSale};
+use crate::product_id::ProductId;
 use crate::step::Step as _;
 
 /// The sale a case over an adapter is of, as every caller names it here.
@@ -39,11 +40,12 @@ pub use super::sale_side::SaleSide;
 /// Opens the product's case of `sale` (asked by a person: the CLI, the window) against the
 /// initial stock a reading of it finds now; refused while the product has no initial stock
 /// to judge against (no baseline recorded).
-pub async fn open_for(sale: &OpenedSale, product: u64) -> Result<Opened, CompensationError> {
+pub async fn open_for(sale: &OpenedSale, product: &ProductId) -> Result<Opened, CompensationError> {
     let state = sale.state()?;
     let baselines = sale.baselines().await?;
-    let readings = crate::adapter::read(&sale.file, &sale.links(), &baselines, &[product]).await?;
-    let reading = readings.first().ok_or(AdapterError::UnknownProduct(product))?;
+    let readings = crate::adapter::read(&sale.file, &sale.links(), &baselines, std::slice::from_ref(product)).await?;
+    let reading = readings.first().ok_or_else(|| AdapterError::UnknownProduct(product.clone()))?;
+    let product = &reading.reading.product_id;
     if reading.initial_source == "none" {
         return Err(CompensationError::Refused(format!(
             "product {product} has no initial stock to judge against: record a baseline first (adapter baseline --reason)"
@@ -58,7 +60,7 @@ pub async fn open_for(sale: &OpenedSale, product: u64) -> Result<Opened, Compens
 pub async fn open_case(
     state: &MySqlPool,
     sale: SaleSide<'_>,
-    product_id: u64,
+    product: &ProductId,
     initial: i64,
     lost: &[SaleOrder],
 ) -> Result<Opened, CompensationError> {
@@ -67,7 +69,7 @@ pub async fn open_case(
             "the adapter file names no [orders] table: a case lists the sale's orders beyond stock".into(),
         )
     })?;
-    let live = compensate::live_orders_newest_first(sale.db, orders, product_id).await?;
+    let live = compensate::live_orders_newest_first(sale.db, orders, product).await?;
     let mut beyond = beyond_stock(live, |o| o.qty, initial);
     beyond.reverse();
     let name = sale.file.sale.name.as_str();
@@ -77,7 +79,7 @@ pub async fn open_case(
         beyond.iter().map(|o| (o, LineReason::Oversold)).chain(lost.iter().map(|o| (o, LineReason::Withdrawn)))
     {
         let kind = if reason == LineReason::Oversold { "OVERSOLD" } else { "LOST" };
-        let accepted_at = record(&mut tx, name, product_id, kind, order).await?;
+        let accepted_at = record(&mut tx, name, product, kind, order).await?;
         candidates.push(Candidate {
             order_no: order.order_no.clone(),
             user_id: order.user_id,
@@ -87,12 +89,12 @@ pub async fn open_case(
             reason,
         });
     }
-    open_in(tx, name, product_id, candidates).await
+    open_in(tx, name, product, candidates).await
 }
 
-/// What `adapter_orders` holds of an order: its kind, product, buyer, quantity, time, price and
-/// who wrote it.
-type Recorded = (String, u64, u64, i64, NaiveDateTime, i64, String);
+/// What `adapter_orders` holds of an order: its kind, product (its text, and whether it is
+/// text), buyer, quantity, time, price and who wrote it.
+type Recorded = (String, String, bool, u64, i64, NaiveDateTime, i64, String);
 
 /// Records `order` as read from the sale (written once: `INSERT IGNORE`, so two openings at
 /// once wait in turn rather than deadlock on a gap lock), then compares the row there with what
@@ -102,18 +104,21 @@ type Recorded = (String, u64, u64, i64, NaiveDateTime, i64, String);
 async fn record(
     tx: &mut sqlx::Transaction<'_, sqlx::MySql>,
     sale: &str,
-    product_id: u64,
+    product: &ProductId,
     kind: &str,
     order: &SaleOrder,
 ) -> Result<NaiveDateTime, CompensationError> {
+    let (product_id, is_text) = product.stored();
     sqlx::query(
-        "INSERT IGNORE INTO adapter_orders (sale, order_no, kind, product_id, user_id, qty, created_at, status_code) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT IGNORE INTO adapter_orders (sale, order_no, kind, product_id, product_is_text, user_id, qty, \
+                                            created_at, status_code) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(sale)
     .bind(&order.order_no)
     .bind(kind)
-    .bind(product_id)
+    .bind(&product_id)
+    .bind(is_text)
     .bind(order.user_id)
     .bind(order.qty)
     .bind(order.created_at.unwrap_or_else(|| Utc::now().naive_utc()))
@@ -122,7 +127,8 @@ async fn record(
     .await
     .map_err(CompensationError::from_db("recording the sale's orders (open case over an adapter)"))?;
     let row: Recorded = sqlx::query_as(
-        "SELECT CAST(kind AS CHAR), product_id, user_id, CAST(qty AS SIGNED), created_at, price_cents, read_by \
+        "SELECT CAST(kind AS CHAR), CAST(product_id AS CHAR), product_is_text, user_id, CAST(qty AS SIGNED), created_at, \
+                price_cents, read_by \
          FROM adapter_orders WHERE sale = ? AND order_no = ?",
     )
     .bind(sale)
@@ -130,8 +136,8 @@ async fn record(
     .fetch_one(&mut **tx)
     .await
     .step("reading the recorded orders (open case over an adapter)")?;
-    if let Some(diff) = differs(&row, product_id, kind, order) {
-        let by = &row.6;
+    if let Some(diff) = differs(&row, product, kind, order) {
+        let by = &row.7;
         return Err(CompensationError::Refused(format!(
             "the sale's order {:?} is recorded in the state database by {by} with {diff}: a case is opened only \
              from the sale's own facts, and nothing was written (ask {by} why; the row is kept, so only the state \
@@ -139,21 +145,21 @@ async fn record(
             order.order_no
         )));
     }
-    Ok(row.4)
+    Ok(row.5)
 }
 
 /// How a recorded row differs from the order the sale holds now, in the facts a payment
 /// follows (kind, product, buyer, quantity, price), in words; `None` when it is the same order.
 /// Its time and status are not compared: a row recorded before the file named the sale's
 /// `created` column holds the time it was read, and a status moves.
-fn differs(row: &Recorded, product_id: u64, kind: &str, order: &SaleOrder) -> Option<String> {
-    let (r_kind, r_product, r_user, r_qty, _, r_price, _) = row;
+fn differs(row: &Recorded, product: &ProductId, kind: &str, order: &SaleOrder) -> Option<String> {
+    let (r_kind, r_product, r_is_text, r_user, r_qty, _, r_price, _) = row;
     let mut diff = Vec::new();
     if r_kind != kind {
         diff.push(format!("kind {r_kind} (the reading finds it {kind})"));
     }
-    if *r_product != product_id {
-        diff.push(format!("product {r_product} (the sale says {product_id})"));
+    if (r_product.clone(), *r_is_text) != product.stored() {
+        diff.push(format!("product {r_product} (the sale says {product})"));
     }
     if *r_user != order.user_id {
         diff.push(format!("buyer {r_user} (the sale says {})", order.user_id));

@@ -8,13 +8,15 @@ use serde::Serialize;
 use sqlx::MySqlPool;
 
 use super::{Action, Case, CaseStatus, CompensationError, Line, LineOutcome, LineReason, Step};
+use crate::product_id::ProductId;
 
 /// A case in the inbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CaseSummary {
     pub id: u64,
-    pub product_id: u64,
+    /// The product as the sale keys it (a number; over an adapter keyed by text, a string).
+    pub product_id: ProductId,
     pub status: CaseStatus,
     pub lines: i64,
     pub total_cents: i64,
@@ -28,14 +30,21 @@ fn text(at: NaiveDateTime) -> String {
     at.format("%Y-%m-%d %H:%M:%S%.3f").to_string()
 }
 
-type SummaryRow = (u64, u64, String, i64, i64, NaiveDateTime, i64, Option<String>);
+type SummaryRow = (u64, String, bool, String, i64, i64, NaiveDateTime, i64, Option<String>);
 type HeadRow =
-    (u64, String, i64, i64, String, NaiveDateTime, Option<String>, u8, Option<u64>, Option<i64>, Option<i64>);
+    (String, bool, String, i64, i64, String, NaiveDateTime, Option<String>, u8, Option<u64>, Option<i64>, Option<i64>);
+
+/// A case's product as `compensation_cases` keeps it (its text, and whether it is text).
+fn stored(text: String, is_text: bool) -> Result<ProductId, CompensationError> {
+    ProductId::from_stored(text.clone(), is_text).ok_or_else(|| {
+        CompensationError::Refused(format!("compensation_cases holds the product number {text:?}, not a whole number"))
+    })
+}
 
 /// Cases, newest first; only those of `status` when given.
 pub async fn list(pool: &MySqlPool, status: Option<CaseStatus>) -> Result<Vec<CaseSummary>, CompensationError> {
     let rows: Vec<SummaryRow> = sqlx::query_as(
-        "SELECT c.id, c.product_id, CAST(c.status AS CHAR), \
+        "SELECT c.id, CAST(c.product_id AS CHAR), c.product_is_text, CAST(c.status AS CHAR), \
                 (SELECT COUNT(*) FROM compensation_lines l WHERE l.case_id = c.id), \
                 (SELECT CAST(COALESCE(SUM(amount_cents), 0) AS SIGNED) FROM compensation_lines l WHERE l.case_id = c.id), \
                 c.opened_at, CAST(TIMESTAMPDIFF(SECOND, c.opened_at, NOW(3)) AS SIGNED), c.maker \
@@ -45,19 +54,20 @@ pub async fn list(pool: &MySqlPool, status: Option<CaseStatus>) -> Result<Vec<Ca
     .bind(status.map(CaseStatus::as_str))
     .fetch_all(pool)
     .await.step("reading compensation_lines (list)")?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, product_id, status, lines, total_cents, opened, age_s, maker)| CaseSummary {
-            id,
-            product_id,
-            status: CaseStatus::parse(&status).unwrap_or(CaseStatus::Draft),
-            lines,
-            total_cents,
-            opened_at: text(opened),
-            age_s,
-            maker,
+    rows.into_iter()
+        .map(|(id, product, is_text, status, lines, total_cents, opened, age_s, maker)| {
+            Ok(CaseSummary {
+                id,
+                product_id: stored(product, is_text)?,
+                status: CaseStatus::parse(&status).unwrap_or(CaseStatus::Draft),
+                lines,
+                total_cents,
+                opened_at: text(opened),
+                age_s,
+                maker,
+            })
         })
-        .collect())
+        .collect()
 }
 
 type LineRow = (
@@ -80,11 +90,11 @@ type LineRow = (
 /// in order.
 pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationError> {
     let head: Option<HeadRow> = sqlx::query_as(
-        "SELECT product_id, CAST(status AS CHAR), \
+        "SELECT CAST(product_id AS CHAR), product_is_text, CAST(status AS CHAR), \
                 (SELECT CAST(COALESCE(SUM(qty), 0) AS SIGNED) FROM compensation_lines WHERE case_id = c.id AND reason = 'OVERSOLD'), \
                 (SELECT CAST(COALESCE(SUM(qty), 0) AS SIGNED) FROM compensation_lines WHERE case_id = c.id AND reason = 'WITHDRAWN'), \
                 opened_by, opened_at, maker, approvals_needed, proposal_step, \
-                (SELECT initial_stock FROM inventory WHERE product_id = c.product_id AND c.sale = ''), \
+                (SELECT initial_stock FROM inventory WHERE c.sale = '' AND product_id = CAST(c.product_id AS UNSIGNED)), \
                 (SELECT two_checkers_above_cents FROM compensation_settings WHERE id = 1) \
          FROM compensation_cases c WHERE id = ?",
     )
@@ -92,7 +102,8 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
     .fetch_optional(pool)
     .await.step("reading compensation_lines (show)")?;
     let (
-        product_id,
+        product,
+        is_text,
         status,
         oversold_units,
         withdrawn_units,
@@ -104,6 +115,7 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
         initial_stock,
         two_checkers_above_cents,
     ) = head.ok_or(CompensationError::NoSuchCase(case_id))?;
+    let product_id = stored(product, is_text)?;
     let rows: Vec<LineRow> = sqlx::query_as(
         "SELECT l.order_no, l.user_id, CAST(l.qty AS SIGNED), l.accepted_at, l.price_cents, CAST(l.reason AS CHAR), \
                 CAST(l.action AS CHAR), l.amount_cents, l.note, CAST(l.outcome AS CHAR), l.outcome_detail, l.executed_by, \
@@ -151,8 +163,9 @@ pub async fn show(pool: &MySqlPool, case_id: u64) -> Result<Case, CompensationEr
             },
         )
         .collect();
-    if initial_stock.is_some() {
-        let places = sold_from(pool, case_id, product_id).await?;
+    // Our own sale's case (the inventory's initial stock: a number).
+    if let (Some(_), Some(number)) = (initial_stock, product_id.as_num()) {
+        let places = sold_from(pool, case_id, number).await?;
         for line in lines.iter_mut().filter(|l| l.reason == LineReason::Oversold) {
             line.sold_from = places.get(&line.order_no).copied();
         }

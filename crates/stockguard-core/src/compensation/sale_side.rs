@@ -27,6 +27,7 @@ use super::{Action, CompensationError};
 use crate::adapter::compensate::{self, Hold, SaleRow};
 use crate::adapter::file::{Cancel, Initial, OrdersSection};
 use crate::adapter::{AdapterError, AdapterFile, OpenedSale};
+use crate::product_id::ProductId;
 use crate::step::{again_on_deadlock, is_deadlock};
 
 /// The sale a case over an adapter is of: its file and its own database.
@@ -70,7 +71,7 @@ impl<'a> SaleSide<'a> {
 pub(super) struct Born<'a> {
     pub order_no: &'a str,
     /// The case's product.
-    pub product: u64,
+    pub product: ProductId,
     pub user_id: u64,
     pub qty: i64,
     pub price_cents: i64,
@@ -200,9 +201,10 @@ async fn recheck(
     if !row.live {
         return skipped(format!("the order was no longer live in the sale (status {}): nothing to do", row.status));
     }
-    let live = compensate::live_orders(&mut *tx, orders, line.product, hold).await?;
+    let live = compensate::live_orders(&mut *tx, orders, &line.product, hold).await?;
     let live_units: i64 = live.iter().map(|o| o.qty).sum();
-    let Some((initial, source)) = compensate::initial_stock(&mut *tx, file, baseline, line.product, live_units).await?
+    let Some((initial, source)) =
+        compensate::initial_stock(&mut *tx, file, baseline, &line.product, live_units).await?
     else {
         return Err(AdapterError::Refused(format!(
             "the sale {:?} has no [stock] table: the re-check cannot find its initial stock",

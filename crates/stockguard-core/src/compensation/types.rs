@@ -126,7 +126,8 @@ pub struct Step {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Case {
     pub id: u64,
-    pub product_id: u64,
+    /// The product as the sale keys it (a number; over an adapter keyed by text, a string).
+    pub product_id: crate::product_id::ProductId,
     pub status: CaseStatus,
     pub oversold_units: i64,
     pub withdrawn_units: i64,

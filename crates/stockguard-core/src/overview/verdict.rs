@@ -84,7 +84,7 @@ mod tests {
 
     fn firing(kind: AlertKind, product: Option<u64>) -> AlertState {
         let key = format!("{}:{}", kind.as_str(), product.unwrap_or(0));
-        let alert = Alert { key, kind, product_id: product, value: Some(1) };
+        let alert = Alert { key, kind, product_id: product.map(Into::into), value: Some(1) };
         AlertState { alert, since: chrono::Utc::now(), acknowledged: None }
     }
 

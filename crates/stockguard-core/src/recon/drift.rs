@@ -12,12 +12,13 @@ use serde::Serialize;
 
 use super::reading::Reading;
 use super::status::DriftStatus;
+use crate::product_id::ProductId;
 
 /// A drift two consecutive readings agree on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ConfirmedDrift {
-    pub product_id: u64,
+    pub product_id: ProductId,
     pub status: DriftStatus,
     pub drift: Option<i64>,
 }
@@ -25,7 +26,7 @@ pub struct ConfirmedDrift {
 /// Remembers the previous reading of each product and confirms what repeats.
 #[derive(Debug, Default)]
 pub struct DriftTracker {
-    previous: HashMap<u64, (DriftStatus, Option<i64>)>,
+    previous: HashMap<ProductId, (DriftStatus, Option<i64>)>,
 }
 
 impl DriftTracker {
@@ -34,9 +35,9 @@ impl DriftTracker {
         for r in readings {
             let now = (r.status, r.drift);
             if r.status != DriftStatus::Ok && self.previous.get(&r.product_id) == Some(&now) {
-                confirmed.push(ConfirmedDrift { product_id: r.product_id, status: r.status, drift: r.drift });
+                confirmed.push(ConfirmedDrift { product_id: r.product_id.clone(), status: r.status, drift: r.drift });
             }
-            self.previous.insert(r.product_id, now);
+            self.previous.insert(r.product_id.clone(), now);
         }
         confirmed
     }
@@ -60,7 +61,10 @@ mod tests {
         let mut t = DriftTracker::default();
         assert!(t.observe(&[reading(1, 5)]).is_empty());
         let confirmed = t.observe(&[reading(1, 5)]);
-        assert_eq!(confirmed, vec![ConfirmedDrift { product_id: 1, status: DriftStatus::RedisHigh, drift: Some(5) }]);
+        assert_eq!(
+            confirmed,
+            vec![ConfirmedDrift { product_id: 1.into(), status: DriftStatus::RedisHigh, drift: Some(5) }]
+        );
     }
 
     #[test]

@@ -47,13 +47,15 @@ use sqlx::MySqlPool;
 use super::status::DriftStatus;
 use crate::drills;
 use crate::keys::Keys;
+use crate::product_id::ProductId;
 use crate::redis_link::{idempotent_script_per_item, per_product, product_slot, Link};
 
 /// One product's stock, everywhere it is. JSON field names are stable (`docs/json.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Reading {
-    pub product_id: u64,
+    /// A number for our own sale; over an adapter, the sale's own id (a number or text).
+    pub product_id: ProductId,
     pub name: String,
     pub initial_stock: i64,
     pub db_stock: i64,
@@ -132,9 +134,9 @@ impl Reading {
 impl Reading {
     /// A settled `OK` reading of `product_id` (tests): `initial` units, `live` of them held by
     /// live orders, the rest in the DB and in Redis.
-    pub(crate) fn exact(product_id: u64, initial: i64, live: i64) -> Self {
+    pub(crate) fn exact(product_id: impl Into<ProductId>, initial: i64, live: i64) -> Self {
         Reading {
-            product_id,
+            product_id: product_id.into(),
             name: String::new(),
             initial_stock: initial,
             db_stock: initial - live,
@@ -159,19 +161,20 @@ impl Reading {
 /// Per product, `initial - db_stock - live` as of a full reading.
 #[derive(Debug, Clone, Default)]
 pub struct LedgerGaps {
-    gaps: HashMap<u64, i64>,
+    gaps: HashMap<ProductId, i64>,
 }
 
 impl LedgerGaps {
     /// The gaps of the products a full reading covered (derived readings are skipped).
     pub fn from_readings(readings: &[Reading]) -> Self {
-        let gaps = readings.iter().filter(|r| !r.live_derived).map(|r| (r.product_id, r.ledger_gap())).collect();
+        let gaps =
+            readings.iter().filter(|r| !r.live_derived).map(|r| (r.product_id.clone(), r.ledger_gap())).collect();
         Self { gaps }
     }
 
     /// True when every product in `ids` has a gap.
     pub fn covers(&self, ids: &[u64]) -> bool {
-        ids.iter().all(|id| self.gaps.contains_key(id))
+        ids.iter().all(|id| self.gaps.contains_key(&ProductId::Num(*id)))
     }
 }
 
@@ -464,7 +467,7 @@ where
         // this cut's: neither takes the after-cut correction (module docs).
         let after_cut = if lost || cut.stock.is_none() { 0 } else { db.after_cut };
         let live = match gaps {
-            Some(g) => initial - stock - g.gaps[id],
+            Some(g) => initial - stock - g.gaps[&ProductId::Num(*id)],
             None => summed,
         };
         let inflight_pending: i64 =
@@ -476,7 +479,7 @@ where
             .unwrap_or(0);
         let expected_redis = stock + after_cut - inflight_pending - pending_release;
         readings.push(Reading {
-            product_id: *id,
+            product_id: (*id).into(),
             status: DriftStatus::classify(initial, stock, live, cut.stock, expected_redis, lost),
             name,
             initial_stock: initial,

@@ -17,6 +17,7 @@ use tokio::sync::{broadcast, watch};
 use super::drift::{ConfirmedDrift, DriftTracker};
 use super::reading::{read_products, read_products_light, LedgerGaps, Reading};
 use crate::connect::Connections;
+use crate::product_id::ProductId;
 
 /// One tick of the sampler, as sent to watchers (the desktop board, `drift watch`).
 #[derive(Debug, Clone, Serialize)]
@@ -32,7 +33,7 @@ pub struct Tick {
 #[derive(Debug, Clone, Serialize)]
 pub struct HistoryPoint {
     pub at: DateTime<Utc>,
-    pub drift: Vec<(u64, Option<i64>)>,
+    pub drift: Vec<(ProductId, Option<i64>)>,
 }
 
 /// Recent points at full rate, older ones thinned out (every `archive_every`-th kept).
@@ -75,13 +76,13 @@ impl History {
 
     /// Like [`all`](Self::all), keeping only `products`: what a chart of a few products needs,
     /// without copying every product's drift.
-    pub fn of_products(&self, products: &[u64]) -> Vec<HistoryPoint> {
+    pub fn of_products(&self, products: &[ProductId]) -> Vec<HistoryPoint> {
         self.archive
             .iter()
             .chain(self.recent.iter())
             .map(|p| HistoryPoint {
                 at: p.at,
-                drift: p.drift.iter().filter(|(id, _)| products.contains(id)).copied().collect(),
+                drift: p.drift.iter().filter(|(id, _)| products.contains(id)).cloned().collect(),
             })
             .collect()
     }
@@ -151,10 +152,10 @@ pub async fn run(
                 }
                 let confirmed = tracker.observe(&readings);
                 let at = Utc::now();
-                history
-                    .lock()
-                    .expect("history lock")
-                    .push(HistoryPoint { at, drift: readings.iter().map(|r| (r.product_id, r.drift)).collect() });
+                history.lock().expect("history lock").push(HistoryPoint {
+                    at,
+                    drift: readings.iter().map(|r| (r.product_id.clone(), r.drift)).collect(),
+                });
                 let tick = Tick { at, readings, confirmed, took_ms: started.elapsed().as_secs_f64() * 1000.0 };
                 let _ = ticks.send(Arc::new(tick));
             }
@@ -173,12 +174,12 @@ mod tests {
     fn history_keeps_recent_points_and_thins_older_ones() {
         let mut h = History::new(3, 2);
         for i in 0..9 {
-            h.push(HistoryPoint { at: Utc::now(), drift: vec![(1, Some(i))] });
+            h.push(HistoryPoint { at: Utc::now(), drift: vec![(1.into(), Some(i))] });
         }
         assert_eq!(h.recent_len(), 3);
         let drifts: Vec<i64> = h.all().iter().map(|p| p.drift[0].1.unwrap()).collect();
         assert_eq!(drifts, vec![0, 2, 4, 6, 7, 8]);
-        assert_eq!(h.of_products(&[1]).len(), 6);
-        assert!(h.of_products(&[2]).iter().all(|p| p.drift.is_empty()), "only the products asked for");
+        assert_eq!(h.of_products(&[1.into()]).len(), 6);
+        assert!(h.of_products(&[2.into()]).iter().all(|p| p.drift.is_empty()), "only the products asked for");
     }
 }

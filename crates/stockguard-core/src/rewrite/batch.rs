@@ -210,7 +210,7 @@ async fn read_many(conns: &Connections, products: &[u64]) -> Result<HashMap<u64,
     }
     let mut redis = conns.redis.clone();
     let readings = read_products(&conns.mysql, &mut redis, &conns.keys, products).await?;
-    Ok(readings.into_iter().map(|r| (r.product_id, r)).collect())
+    Ok(readings.into_iter().filter_map(|r| Some((r.product_id.as_num()?, r))).collect())
 }
 
 /// Step 3 for every run of the batch: one exact reading, in the order of [`BatchHolder::held`].
@@ -262,7 +262,7 @@ pub async fn finish_batch(
             return Err(e);
         }
     };
-    let done = readings.into_iter().zip(outcomes).map(|(r, o)| (r.product_id, (r, o))).collect();
+    let done = readings.into_iter().zip(outcomes).filter_map(|(r, o)| Some((r.product_id.as_num()?, (r, o)))).collect();
     record_batch(conns, holder, done).await
 }
 

@@ -353,7 +353,7 @@ pub fn repairs(status: DriftStatus) -> bool {
 
 /// The products among `readings` a rewrite repairs ([`repairs`]), in the readings' order.
 pub fn repairable(readings: &[Reading]) -> Vec<u64> {
-    readings.iter().filter(|r| repairs(r.status)).map(|r| r.product_id).collect()
+    readings.iter().filter(|r| repairs(r.status)).filter_map(|r| r.product_id.as_num()).collect()
 }
 
 /// The `apply.lua` call of a planned write, under the holder's fence.

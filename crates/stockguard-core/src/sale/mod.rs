@@ -24,6 +24,7 @@ use crate::compensation::open::Opened;
 use crate::compensation::sale_side::SaleSide;
 use crate::compensation::{self, CompensationError};
 use crate::connect::Connections;
+use crate::product_id::ProductId;
 use crate::profile::ConnectionSettings;
 
 /// A sale, opened.
@@ -132,9 +133,13 @@ impl Sale {
 
     /// Opens (or finds) the product's compensation case from the sale's own record of who
     /// bought beyond stock: our ledger, or the sale's orders read over its adapter.
-    pub async fn open_case(&self, product_id: u64) -> Result<Opened, CompensationError> {
+    pub async fn open_case(&self, product_id: &ProductId) -> Result<Opened, CompensationError> {
         match self {
-            Self::Ours(o) => compensation::open::open_case(&o.conns.mysql, product_id).await,
+            Self::Ours(o) => match product_id.as_num() {
+                Some(n) => compensation::open::open_case(&o.conns.mysql, n).await,
+                // Our own sale's ids are numbers: text names none of its products.
+                None => Err(CompensationError::Refused(format!("no product {product_id} in this sale"))),
+            },
             Self::Adapter(a) => compensation::over_adapter::open_for(&a.sale, product_id).await,
         }
     }

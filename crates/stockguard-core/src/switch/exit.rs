@@ -103,7 +103,7 @@ pub enum ExitStep {
     Drained { inflight_left: i64 },
     Rebuilt { product_id: u64, buyers: usize, outcome: Outcome, delta: i64 },
     Resumed { revision: u64, ack: Acknowledgement },
-    Verified { products: usize, drifting: Vec<u64> },
+    Verified { products: usize, drifting: Vec<crate::product_id::ProductId> },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -126,7 +126,7 @@ pub struct ExitReport {
 /// A product the exit's verification found drifting (`None`: no exact reading).
 #[derive(Debug, Clone, Serialize)]
 pub struct ProductDrift {
-    pub product_id: u64,
+    pub product_id: crate::product_id::ProductId,
     pub drift: Option<i64>,
 }
 
@@ -234,11 +234,11 @@ pub async fn guided_exit(
     let drifting: Vec<ProductDrift> = readings
         .iter()
         .filter(|r| r.drift != Some(0))
-        .map(|r| ProductDrift { product_id: r.product_id, drift: r.drift })
+        .map(|r| ProductDrift { product_id: r.product_id.clone(), drift: r.drift })
         .collect();
     progress(&ExitStep::Verified {
         products: readings.len(),
-        drifting: drifting.iter().map(|d| d.product_id).collect(),
+        drifting: drifting.iter().map(|d| d.product_id.clone()).collect(),
     });
     if !drifting.is_empty() {
         return Err(abort(conns, opts, &changer, written, SwitchError::DriftAfterExit(drifting)).await);

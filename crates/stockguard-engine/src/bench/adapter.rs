@@ -37,6 +37,7 @@ use stockguard_core::keys::Keys;
 use stockguard_core::recon::reading::{read_products_timed, ReadTimings};
 use stockguard_core::recon::{DriftStatus, Reading};
 use stockguard_core::redis_link::{per_item, per_product, slot, RedisLink};
+use stockguard_core::ProductId;
 
 /// Units per product at the start of the sale.
 const INITIAL: i64 = 100;
@@ -196,7 +197,7 @@ async fn measure(
         .write_all(course_adapter(&sales.course).as_bytes())
         .map_err(|e| BenchError::Engine(format!("cannot write the adapter file to a temporary file: {e}")))?;
     let file = AdapterFile::load(file_on_disk.path()).map_err(adapter::AdapterError::from)?;
-    let baselines: HashMap<u64, i64> = sales.ids().into_iter().map(|id| (id, INITIAL)).collect();
+    let baselines: HashMap<ProductId, i64> = sales.ids().into_iter().map(|id| (id.into(), INITIAL)).collect();
     let links = SaleLinks { db: Some(&pool), redis: Some(&conns.redis) };
     let expect = Expected::of(n);
 
@@ -232,7 +233,8 @@ async fn measure(
             adapter_ms.last().copied().unwrap_or_default()
         ));
     }
-    let passes = one_pass_parts(&file, &pool, &conns.redis, &sales.ids(), plan.rounds).await?;
+    let ids: Vec<ProductId> = sales.ids().into_iter().map(ProductId::from).collect();
+    let passes = one_pass_parts(&file, &pool, &conns.redis, &ids, plan.rounds).await?;
     pool.close().await;
 
     let rounds = plan.rounds;
@@ -298,7 +300,7 @@ async fn one_pass_parts(
     file: &AdapterFile,
     pool: &MySqlPool,
     redis: &RedisLink,
-    ids: &[u64],
+    ids: &[ProductId],
     rounds: u32,
 ) -> Result<PassParts, BenchError> {
     let section = file.redis.as_ref().expect("the course file has [redis]");
@@ -350,7 +352,7 @@ impl Expected {
                 return Err(wrong(format!("product {} is not settled on a still sale", r.product_id)));
             }
         }
-        let expected_pending = |r: &Reading| i64::from(in_flight(r.product_id));
+        let expected_pending = |r: &Reading| i64::from(r.product_id.as_num().is_some_and(in_flight));
         if let Some(r) = readings.iter().find(|r| r.inflight_pending != expected_pending(r)) {
             return Err(wrong(format!(
                 "product {} counts {} unit(s) in flight, not {}",

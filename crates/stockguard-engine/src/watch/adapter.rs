@@ -21,6 +21,7 @@ use stockguard_core::compensation::on_tick::OnOversold;
 use stockguard_core::compensation::over_adapter::SaleSide;
 use stockguard_core::recon::drift::DriftTracker;
 use stockguard_core::recon::{DriftStatus, Reading};
+use stockguard_core::ProductId;
 
 /// Reads the sale each `interval` and serves the latest reading at `GET /metrics` on
 /// `listener`, until `stop` resolves.
@@ -72,7 +73,7 @@ async fn read_forever(
                     }
                     _ => {}
                 }
-                let ids: Vec<u64> = confirmed.iter().map(|c| c.product_id).collect();
+                let ids: Vec<ProductId> = confirmed.iter().map(|c| c.product_id.clone()).collect();
                 gauges.show(&plain, &ids, started.elapsed(), revision);
                 // The reading's own alerts; the backlog and the breakers are our engine's signals,
                 // which a sale we did not build has not.

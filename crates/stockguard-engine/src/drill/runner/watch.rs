@@ -39,7 +39,7 @@ pub async fn tick(
                 if below_zero_beyond_owed(r.redis_stock, r.pending_release) {
                     negative += 1;
                     tracing::warn!(
-                        product = r.product_id,
+                        product = %r.product_id,
                         redis_stock = ?r.redis_stock,
                         pending_release = r.pending_release,
                         drift = ?r.drift,
