@@ -283,14 +283,18 @@ async fn an_adapter_drift_acknowledged_before_the_window_opens_stays_taken_until
     let said = String::from_utf8_lossy(&acked.stdout);
     assert!(acked.status.success(), "alerts ack: {said}{}", String::from_utf8_lossy(&acked.stderr));
     assert!(said.starts_with("acknowledged drift:3 by "), "{said}");
-    let (ack_id, kind, product): (u64, String, Option<u64>) = sqlx::query_as(
-        "SELECT id, kind, product_id FROM alert_acks WHERE sale = 'course-e2e' AND alert_key = 'drift:3' \
-         AND closed_at IS NULL",
+    let (ack_id, kind, product, is_text): (u64, String, Option<String>, bool) = sqlx::query_as(
+        "SELECT id, kind, product_id, product_is_text FROM alert_acks WHERE sale = 'course-e2e' \
+         AND alert_key = 'drift:3' AND closed_at IS NULL",
     )
     .fetch_one(&state)
     .await
     .expect("one open acknowledgement of drift:3 in the state database");
-    assert_eq!((kind.as_str(), product), ("DRIFT_CONFIRMED", Some(3)));
+    assert_eq!(
+        (kind.as_str(), product.as_deref(), is_text),
+        ("DRIFT_CONFIRMED", Some("3"), false),
+        "the acknowledgement keeps the course's numeric product 3 as a number"
+    );
     let target = "sale:course-e2e:drift:3";
     assert_eq!(audited(&state, "alert.ack", target).await, 1, "the acknowledgement is audited");
     let still_open = || async {

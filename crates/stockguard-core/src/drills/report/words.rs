@@ -257,6 +257,29 @@ const ZH: Words = Words {
 /// The runner's own phrases (`drill::runner`: checks' figures and bounds, repairs and their
 /// outcomes) with their Chinese, longest first so that a phrase is replaced before its parts.
 const RUNNER_PHRASES: &[(&str, &str)] = &[
+    // Why an attempt of the guided exit failed (`switch::SwitchError`, as `lead_back` says it):
+    // a breaker that trips late changes the rig's row between the exit's read and its pause.
+    (
+        " reservations are still in flight in Redis; the consumers did not persist them in time",
+        " 个预留仍在 Redis 中处理，消费者未能及时写入数据库",
+    ),
+    ("these live engines still cannot reach Redis (breaker OPEN): ", "这些在线引擎仍无法连接 Redis（熔断器打开）："),
+    ("; wait until they report HALF_OPEN", "；等它们报告 HALF_OPEN"),
+    ("after the exit, Redis stock drifts from the DB for products ", "退出后以下商品的 Redis 库存与数据库不一致："),
+    ("Redis does not answer, so the exit cannot start: ", "Redis 无应答，引导退出无法开始："),
+    (" live instances in time", " 个在线实例及时应用"),
+    (" was applied by only ", " 仅被 "),
+    (" was changed meanwhile (now revision ", " 已被他人更改（当前修订 "),
+    ("the scope was changed meanwhile to ", "该范围已被他人更改为 "),
+    ("could not go back to DB mode (", "无法回到数据库模式（"),
+    ("); the scope may still be PAUSED", "）；该范围可能仍为 PAUSED"),
+    ("back in DB mode (revision ", "已回到数据库模式（修订 "),
+    ("the guided exit failed: ", "引导退出失败："),
+    ("; expected revision ", "；预期修订 "),
+    ("): left as it is", "）：保持原样"),
+    ("; left as it is", "；保持原样"),
+    (" (revision ", "（修订 "),
+    (" by \"", "，更改者 \""),
     // The proof checks' bounds and figures (`runner::verdict`, issue 51).
     (
         "each fault: a mode change, errors, latency, drift or backlog inside its window",
@@ -489,6 +512,52 @@ mod tests {
         assert_eq!(
             zh.runner_text("redis_stock_negative: 2 products below zero in Redis"),
             "redis_stock_negative: 2 个商品的 Redis 库存低于零"
+        );
+    }
+
+    /// Two English words in a row: what a sentence left in English looks like.
+    fn english_pairs(text: &str) -> Vec<String> {
+        let words: Vec<Option<&str>> = text
+            .split_whitespace()
+            .map(|t| t.trim_matches(|c: char| c.is_ascii_punctuation() || !c.is_ascii()))
+            .map(|w| (w.len() >= 2 && w.chars().all(|c| c.is_ascii_alphabetic())).then_some(w))
+            .collect();
+        words.windows(2).filter_map(|two| Some(format!("{} {}", two[0]?, two[1]?))).collect()
+    }
+
+    #[test]
+    fn why_an_attempt_of_the_guided_exit_failed_is_said_in_chinese() {
+        use crate::switch::{Mode, Scope, ScopeLeft, SwitchError};
+        let late_breaker = SwitchError::ChangedMeanwhile {
+            scope: Scope::Rig(1),
+            expected: 0,
+            found: 2,
+            mode: Mode::Degraded,
+            changed_by: "breaker:drill1-e1".into(),
+        };
+        let failures = [
+            late_breaker.to_string(),
+            SwitchError::InstancesCannotReachRedis(vec!["drill1-e2".into()]).to_string(),
+            SwitchError::NotAcknowledged { revision: 4, applied: 2, live: 3 }.to_string(),
+            SwitchError::ExitFailed {
+                cause: Box::new(SwitchError::NotDrained(7)),
+                left: ScopeLeft::BackInDbMode { revision: 5 },
+            }
+            .to_string(),
+            SwitchError::ExitFailed {
+                cause: Box::new(SwitchError::DriftAfterExit(vec![])),
+                left: ScopeLeft::ChangedMeanwhile { revision: 6, mode: Mode::Degraded, changed_by: "ops".into() },
+            }
+            .to_string(),
+        ];
+        let zh = of(Lang::Zh);
+        for failure in failures {
+            let said = zh.runner_text(&format!("failed: {failure}"));
+            assert!(english_pairs(&said).is_empty(), "{failure}\n  -> {said}: {:?}", english_pairs(&said));
+        }
+        assert_eq!(
+            zh.runner_text("failed: rig:1 was changed meanwhile (now revision 2, DEGRADED by \"breaker:drill1-e1\"; expected revision 0): left as it is"),
+            "失败：rig:1 已被他人更改（当前修订 2，DEGRADED，更改者 \"breaker:drill1-e1\"；预期修订 0）：保持原样"
         );
     }
 
