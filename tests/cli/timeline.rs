@@ -148,3 +148,21 @@ async fn a_window_in_the_past_lists_nothing_of_now(pool: sqlx::MySqlPool) {
     let now = ok(&["timeline"], &env);
     assert!(now.contains("switch_change") && now.contains("redis is slow"), "{now}");
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_limit_keeps_the_newest_events_and_says_older_ones_were_left_out(pool: sqlx::MySqlPool) {
+    crate::support::oversold::seed(&pool, 5, 10, 0, 100, "L").await;
+    let (env, _) = own_sale(&pool).await;
+    ok(&["degrade", "on", "--product", "5", "--reason", "first", "--wait", "1"], &env);
+    ok(&["degrade", "on", "--reason", "second, the whole sale", "--wait", "1"], &env);
+    let newest = events(&ok(&["timeline", "--limit", "1", "--json"], &env));
+    assert_eq!(newest.len(), 1, "{newest:#?}");
+    assert_eq!(text(&newest[0], "reason"), "second, the whole sale");
+    assert!(newest[0]["product_id"].is_null(), "a global change concerns the whole sale: {:#}", newest[0]);
+    let table = ok(&["timeline", "--limit", "1"], &env);
+    assert!(table.contains("older events of the window left out: at most 1 listed"), "{table}");
+    // One product's timeline keeps the whole sale's changes beside its own.
+    let of_5 = events(&ok(&["timeline", "--product", "5", "--json"], &env));
+    let reasons: Vec<&str> = of_5.iter().map(|e| text(e, "reason")).collect();
+    assert_eq!(reasons, vec!["first", "second, the whole sale"], "{of_5:#?}");
+}

@@ -50,7 +50,7 @@ pub enum TimelineError {
 }
 
 /// What every source reads by: the sale's name, the window, the product as its stored text,
-/// how many at most.
+/// how many rows at most.
 pub(crate) struct Bounds<'a> {
     pub sale: &'a str,
     pub from: NaiveDateTime,
@@ -99,7 +99,10 @@ pub async fn read(sale: &Sale, query: &Query) -> Result<Timeline, TimelineError>
         return Err(TimelineError::EmptyWindow { from, to });
     }
     let limit = query.limit.clamp(1, MAX_LIMIT);
-    let b = Bounds { sale: sale.name(), from, to, product: query.product.as_ref().map(|p| p.stored().0), limit };
+    // Each source reads one more than the limit: when any has more, the timeline says older
+    // events were left out.
+    let b =
+        Bounds { sale: sale.name(), from, to, product: query.product.as_ref().map(|p| p.stored().0), limit: limit + 1 };
     let mut events = audit_rows::read(pool, &b).await?;
     events.extend(alert_acks::read(pool, &b).await?);
     events.extend(compensation_steps::read(pool, &b).await?);
