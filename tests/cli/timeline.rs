@@ -166,3 +166,25 @@ async fn a_limit_keeps_the_newest_events_and_says_older_ones_were_left_out(pool:
     let reasons: Vec<&str> = of_5.iter().map(|e| text(e, "reason")).collect();
     assert_eq!(reasons, vec!["first", "second, the whole sale"], "{of_5:#?}");
 }
+
+#[sqlx::test(migrations = "./migrations")]
+async fn a_drill_run_is_listed_from_its_start_through_its_faults_to_its_verdict(pool: sqlx::MySqlPool) {
+    use crate::support::drill_run;
+    let run = drill_run::failed_redis_down_run(&pool).await;
+    let (env, _) = own_sale(&pool).await;
+    let events = events(&ok(&["timeline", "--json"], &env));
+    let said: Vec<(&str, &str)> = events.iter().map(|e| (text(e, "kind"), text(e, "outcome"))).collect();
+    assert_eq!(
+        said,
+        vec![
+            ("drill_started", "RUNNING"),
+            ("drill_fault", "INJECTED"),
+            ("drill_fault", "RESTORED"),
+            ("drill_verdict", "FAILED")
+        ],
+        "{events:#?}"
+    );
+    assert_eq!(text(&events[1], "reason"), drill_run::FAULT);
+    assert_eq!(text(&events[1], "detail"), "drill redis-down: redis down");
+    assert_eq!(events[3]["record"], serde_json::json!({ "table": "drill_runs", "id": run }));
+}

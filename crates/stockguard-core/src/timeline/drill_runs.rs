@@ -1,5 +1,6 @@
-//! Drill runs of our own sale (`drill_runs`): each run's start (who, the scenario) and its
-//! verdict (its status when it ended, who halted it and why). A drill concerns the whole sale.
+//! Drill runs of our own sale (`drill_runs`): each run's start (who, the scenario), its faults
+//! injected and restored (`drill_events`) and its verdict (its status when it ended, who halted
+//! it and why). A drill concerns the whole sale.
 
 use chrono::NaiveDateTime;
 use sqlx::Row as _;
@@ -64,5 +65,45 @@ pub(super) async fn read(pool: &sqlx::MySqlPool, b: &Bounds<'_>) -> Result<Vec<E
         };
         events.extend(decode().step("decoding drill_runs (timeline)")?);
     }
+    events.extend(faults(pool, b).await?);
     Ok(events)
+}
+
+/// The faults drills injected and restored in the window.
+async fn faults(pool: &sqlx::MySqlPool, b: &Bounds<'_>) -> Result<Vec<Event>, StepFailed> {
+    let statement = sqlx::query(
+        "SELECT e.id, e.at, e.kind, e.detail, r.scenario, r.started_by \
+         FROM drill_events e JOIN drill_runs r ON r.id = e.run_id \
+         WHERE e.kind IN ('fault_injected', 'fault_restored') AND e.at >= ? AND e.at < ? \
+         ORDER BY e.at DESC, e.id DESC LIMIT ?",
+    )
+    .bind(b.from)
+    .bind(b.to)
+    .bind(b.limit);
+    let rows = b.fetch(pool, statement, "reading drill_events (timeline)").await?;
+    rows.iter()
+        .map(|r| {
+            let detail: Option<serde_json::Value> = r.try_get("detail")?;
+            let said = |key: &str| detail.as_ref().and_then(|d| d.get(key)).and_then(|v| v.as_str()).unwrap_or("");
+            let kind: String = r.try_get("kind")?;
+            let scenario: String = r.try_get("scenario")?;
+            let (outcome, what) = if kind == "fault_injected" {
+                ("INJECTED", format!("drill {scenario}: {} {}", said("target"), said("action")))
+            } else {
+                ("RESTORED", format!("drill {scenario}"))
+            };
+            Ok(Event {
+                at: r.try_get("at")?,
+                kind: EventKind::DrillFault,
+                product_id: None,
+                actor: r.try_get("started_by")?,
+                reason: said("fault").to_string(),
+                outcome: outcome.into(),
+                detail: what,
+                record: RecordRef { table: "drill_events", id: r.try_get("id")? },
+                audit_id: None,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .step("decoding drill_events (timeline)")
 }

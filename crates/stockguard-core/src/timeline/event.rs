@@ -27,6 +27,8 @@ pub enum EventKind {
     CompensationStep,
     /// A drill run started.
     DrillStarted,
+    /// A drill's fault injected or restored (`drill_events`).
+    DrillFault,
     /// A drill run ended, with its verdict.
     DrillVerdict,
     /// Any other write action of the audit log (roles applied, a drill halted, a baseline).
@@ -34,7 +36,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::SwitchChange,
         Self::GuidedExit,
         Self::Rewrite,
@@ -43,6 +45,7 @@ impl EventKind {
         Self::AlertAckClosed,
         Self::CompensationStep,
         Self::DrillStarted,
+        Self::DrillFault,
         Self::DrillVerdict,
         Self::Audit,
     ];
@@ -58,8 +61,19 @@ impl EventKind {
             Self::AlertAckClosed => "alert_ack_closed",
             Self::CompensationStep => "compensation_step",
             Self::DrillStarted => "drill_started",
+            Self::DrillFault => "drill_fault",
             Self::DrillVerdict => "drill_verdict",
             Self::Audit => "audit",
+        }
+    }
+
+    /// Where an event goes among events of the same millisecond: a drill's start first, its
+    /// verdict last, everything else between (then by its record).
+    pub fn tie_rank(self) -> u8 {
+        match self {
+            Self::DrillStarted => 0,
+            Self::DrillVerdict => 2,
+            _ => 1,
         }
     }
 }

@@ -5,7 +5,7 @@
 //! - [`event`]: an event (time, kind, product, actor, reason, outcome, the record behind it),
 //!   the query that bounds a timeline (a window, a product, a limit) and the timeline read.
 //! - `switch_changes`, `rewrite_runs`, `drill_runs`: our own sale's switch changes, fenced
-//!   rewrites and drill runs, each from its table (who from the linked audit row where the
+//!   rewrites and drill runs (started, faults, verdict), each from its table (who from the linked audit row where the
 //!   table keeps only a claimed name).
 //! - `alert_acks`, `compensation_steps`: acknowledgements (taken, closed) and case steps, of
 //!   our own sale or of a sale over its adapter (both kept by the sale's name).
@@ -115,10 +115,12 @@ pub async fn read(sale: &Sale, query: &Query) -> Result<Timeline, TimelineError>
     Ok(Timeline { sale: sale.name().to_string(), from, to, product: query.product.clone(), events, truncated })
 }
 
-/// The newest `limit` of `events`, oldest first (ties in the order of their records), and
+/// The newest `limit` of `events`, oldest first (ties: a drill's start first, its verdict
+/// last, the rest in the order of their records), and
 /// whether older ones were left out.
 fn newest_in_order(mut events: Vec<Event>, limit: usize) -> (Vec<Event>, bool) {
-    events.sort_by(|a, b| (a.at, a.record.table, a.record.id).cmp(&(b.at, b.record.table, b.record.id)));
+    let key = |e: &Event| (e.at, e.kind.tie_rank(), e.record.table, e.record.id);
+    events.sort_by(|a, b| key(a).cmp(&key(b)));
     let truncated = events.len() > limit;
     if truncated {
         events.drain(..events.len() - limit);
