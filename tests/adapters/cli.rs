@@ -537,5 +537,6 @@ async fn the_timeline_of_a_sale_over_its_adapter_lists_its_baseline_acknowledgem
     assert_eq!(events[2]["product_id"], 2, "{read:#}");
     assert_eq!(events[2]["record"]["table"], "audit_log", "{read:#}");
     assert!(events.iter().all(|e| !e["actor"].as_str().unwrap().is_empty()), "{read:#}");
+    assert!(events.iter().all(|e| e["audit_id"].is_u64()), "each one's audit row is linked: {read:#}");
     sale.cleanup().await;
 }

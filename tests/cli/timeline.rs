@@ -111,6 +111,9 @@ async fn the_timeline_lists_each_step_of_an_incident_in_order_with_who_and_why(p
     assert_eq!(events[repaired]["record"]["table"], "rewrite_runs");
     assert!(text(&events[repaired], "detail").starts_with("before 13, after 10"), "{:#}", events[repaired]);
     assert_eq!(events[acked]["record"]["table"], "alert_acks");
+    for at in [acked, cleared, opened, approved, repaired] {
+        assert!(events[at]["audit_id"].is_u64(), "its audit row is linked: {:#}", events[at]);
+    }
     assert_eq!(events[opened]["product_id"], 4);
 
     // One product: its own events and the whole sale's, none of another product's.

@@ -17,8 +17,12 @@ use crate::step::{Step as _, StepFailed};
 pub(super) async fn read(pool: &sqlx::MySqlPool, b: &Bounds<'_>) -> Result<Vec<Event>, StepFailed> {
     let statement = sqlx::query(
         "SELECT k.id, k.alert_key, k.kind, k.product_id, k.product_is_text, k.acked_by, k.reason, k.acked_at, \
-                k.until_at, k.closed_at, k.close_reason, c.id AS close_audit_id, c.actor AS close_actor \
+                k.until_at, k.closed_at, k.close_reason, t.id AS ack_audit_id, c.id AS close_audit_id, \
+                c.actor AS close_actor \
          FROM alert_acks k \
+         LEFT JOIN audit_log t ON t.action = 'alert.ack' \
+              AND t.target = IF(k.sale = '', k.alert_key, CONCAT('sale:', k.sale, ':', k.alert_key)) \
+              AND CAST(JSON_UNQUOTE(JSON_EXTRACT(t.details, '$.ack_id')) AS UNSIGNED) = k.id \
          LEFT JOIN audit_log c ON c.action = 'alert.ack.closed' \
               AND c.target = IF(k.sale = '', k.alert_key, CONCAT('sale:', k.sale, ':', k.alert_key)) \
               AND CAST(JSON_UNQUOTE(JSON_EXTRACT(c.details, '$.ack_id')) AS UNSIGNED) = k.id \
@@ -58,7 +62,7 @@ pub(super) async fn read(pool: &sqlx::MySqlPool, b: &Bounds<'_>) -> Result<Vec<E
                         None => format!("{key} ({}), until it clears", r.try_get::<String, _>("kind")?),
                     },
                     record: record.clone(),
-                    audit_id: None,
+                    audit_id: r.try_get("ack_audit_id")?,
                 });
             }
             if let Some(closed_at) = closed_at.filter(|t| within(*t)) {
