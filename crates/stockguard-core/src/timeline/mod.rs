@@ -5,8 +5,8 @@
 //! - [`event`]: an event (time, kind, product, actor, reason, outcome, the record behind it),
 //!   the query that bounds a timeline (a window, a product, a limit) and the timeline read.
 //! - `switch_changes`, `rewrite_runs`, `drill_runs`: our own sale's switch changes, fenced
-//!   rewrites and drill runs (started, faults, verdict), each from its table (who from the linked audit row where the
-//!   table keeps only a claimed name).
+//!   rewrites and drill runs (started, faults, verdict), each from its table (who from the
+//!   linked audit row where the table keeps only a claimed name).
 //! - `alert_acks`, `compensation_steps`: acknowledgements (taken, closed) and case steps, of
 //!   our own sale or of a sale over its adapter (both kept by the sale's name).
 //! - `audit_rows`: every other audited write action (a guided exit, an adapter sale's flag
