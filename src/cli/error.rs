@@ -41,6 +41,8 @@ pub enum CliError {
     Alerts(#[from] stockguard_core::alerts::AlertError),
     #[error(transparent)]
     Overview(#[from] stockguard_core::overview::OverviewError),
+    #[error(transparent)]
+    Timeline(#[from] stockguard_core::timeline::TimelineError),
     #[error("cannot write {path}: {source}")]
     Write { path: String, source: std::io::Error },
     #[error("database error: {0}")]

@@ -19,6 +19,7 @@ mod rewrite;
 mod roles;
 mod sandbox;
 mod several;
+mod timeline;
 mod watch;
 
 use clap::{Parser, Subcommand};
@@ -84,6 +85,9 @@ enum Command {
     Alerts(alerts::AlertsArgs),
     /// The audit log of every write action, newest first (over an adapter: its state database).
     Audit(audit::AuditArgs),
+    /// What happened to the sale, oldest first: switch changes, guided exits, rewrites and
+    /// repairs, acknowledgements, compensation steps, drills and every other audited action.
+    Timeline(timeline::TimelineArgs),
     /// The sale at a glance: units sold, orders/s, answers by kind, p99 and backlog from the
     /// engines' /metrics, the mode, open alerts and compensation cases, the stock burn-down.
     Overview(overview::OverviewArgs),
@@ -164,6 +168,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Drift(cmd) => recon::drift(cmd, profile, &adapter).await,
         Command::Alerts(args) => alerts::run(args, profile, &adapter).await,
         Command::Audit(args) => audit::run(args, profile, &adapter).await,
+        Command::Timeline(args) => timeline::run(args, profile, &adapter).await,
         Command::Overview(args) => overview::run(args, profile, &adapter).await,
         Command::Rewrite(args) => rewrite::run(args, profile, &adapter).await,
         Command::Degrade(cmd) => degrade::run(cmd, profile, &adapter).await,
@@ -198,7 +203,8 @@ fn capability_of(command: &Command) -> Option<Capability> {
         Command::Recon(_) | Command::Drift(_) => Capability::Reading,
         Command::Adapter(_) => Capability::AdapterTools,
         Command::Alerts(_) => Capability::Alerts,
-        Command::Audit(_) => Capability::Audit,
+        // The timeline reads the records Stockguard keeps of the sale, as the audit log does.
+        Command::Audit(_) | Command::Timeline(_) => Capability::Audit,
         Command::Rewrite(_) => Capability::Repair,
         Command::Compensation(_) => Capability::Compensation,
         Command::Watch(_) => Capability::Watch,

@@ -474,3 +474,69 @@ async fn an_acknowledged_drift_stays_open_while_its_product_is_unsettled_and_clo
     assert_eq!(why, "cleared");
     sale.cleanup().await;
 }
+
+/// The timeline of a sale read over its adapter comes from the state database by the same core
+/// path as our own sale's: its baseline, the drift acknowledged, the repair and the
+/// acknowledgement closing, in order, with who and why.
+#[sqlx::test(migrations = false)]
+async fn the_timeline_of_a_sale_over_its_adapter_lists_its_baseline_acknowledgement_and_repair_in_order(
+    state: MySqlPool,
+) {
+    let sale = Arc::new(CourseStreamSale::start(&[(1, 20), (2, 20)]).await);
+    let dir = tempfile::tempdir().unwrap();
+    let owned = adapter_env(&sale, dir.path(), &state).await;
+    let env: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let ok = |args: &[&str]| -> String {
+        let out = stockguard(args, &env);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    ok(&["adapter", "baseline", "--reason", "sale opens"]);
+    sale.lose_one_after_redis(2).await;
+    crate::support::waits::wait_for("the drift fires", std::time::Duration::from_secs(30), async || {
+        ok(&["alerts", "--json"]).contains("drift:2")
+    })
+    .await;
+    ok(&["alerts", "ack", "drift:2", "--reason", "looking at it"]);
+    crate::support::waits::wait_for(
+        "the repair runs on a settled drift",
+        std::time::Duration::from_secs(30),
+        async || {
+            let args = ["adapter", "repair", "--product", "2", "--expect-drift", "-1", "--reason", "lost order"];
+            stockguard(&args, &env).status.success()
+        },
+    )
+    .await;
+    crate::support::waits::wait_for("the acknowledgement closes", std::time::Duration::from_secs(30), async || {
+        ok(&["alerts", "--json"]);
+        let open: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM alert_acks WHERE closed_at IS NULL")
+            .fetch_one(&state)
+            .await
+            .unwrap();
+        open == 0
+    })
+    .await;
+
+    let read: serde_json::Value = serde_json::from_str(&ok(&["timeline", "--since", "1h", "--json"])).unwrap();
+    assert_eq!(read["sale"], sale_name(&sale), "{read:#}");
+    let events = read["events"].as_array().unwrap();
+    let said: Vec<(&str, &str, &str)> = events
+        .iter()
+        .map(|e| (e["kind"].as_str().unwrap(), e["reason"].as_str().unwrap(), e["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            ("audit", "sale opens", "RECORDED"),
+            ("alert_acknowledged", "looking at it", "ACKNOWLEDGED"),
+            ("repair", "lost order", "APPLIED"),
+            ("alert_ack_closed", "the alert cleared", "CLEARED"),
+        ],
+        "{read:#}"
+    );
+    assert_eq!(events[2]["product_id"], 2, "{read:#}");
+    assert_eq!(events[2]["record"]["table"], "audit_log", "{read:#}");
+    assert!(events.iter().all(|e| !e["actor"].as_str().unwrap().is_empty()), "{read:#}");
+    assert!(events.iter().all(|e| e["audit_id"].is_u64()), "each one's audit row is linked: {read:#}");
+    sale.cleanup().await;
+}

@@ -16,5 +16,6 @@ mod engine_listen;
 mod refusals;
 mod sandbox;
 mod steps;
+mod timeline;
 mod tls;
 mod watch;

@@ -56,6 +56,9 @@
 //!
 //! - [`sale`]: one sale, whoever built it: our own or one read over its adapter file, opened
 //!   one way, with the one table of what each kind can do that both doors ask.
+//! - [`timeline`]: one time-ordered list of what happened to a sale (switch changes, guided
+//!   exits, rewrites and repairs, acknowledgements, compensation steps, drills, every other
+//!   audited action), read from the records that exist, for both kinds of sale.
 //! - [`guarantee`]: what an engine's ACCEPTED answer survives (a replica vouched, written
 //!   through to the DB, or nothing: opted out), as engines report it in their heartbeats.
 //! - [`step`]: errors that name the step that failed and keep the server's words as their
@@ -88,6 +91,7 @@ pub mod roles;
 pub mod sale;
 pub mod step;
 pub mod switch;
+pub mod timeline;
 pub mod tls;
 
 pub use product_id::ProductId;
