@@ -9,7 +9,7 @@ export interface Commands {
   connection_info: { args: {}; returns: T.ConnectionInfo };
   connect: { args: { profile?: string | null }; returns: T.ConnectionInfo };
   list_profiles: { args: {}; returns: Array<T.NamedProfile> };
-  save_profile: { args: { form: T.ProfileForm }; returns: Array<T.NamedProfile> };
+  save_profile: { args: { form: T.ProfileForm }; returns: T.ProfileSaved };
   delete_profile: { args: { name: string }; returns: Array<string> };
   test_profile: { args: { name: string }; returns: T.Probe };
   attach_propose: { args: { target: T.AttachTarget }; returns: T.Proposed };

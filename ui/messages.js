@@ -93,9 +93,9 @@ const ERRORS = {
     en: "the {slot} password of profile {profile} is not in the keychain: save the profile again with its password",
     zh: "配置 {profile} 的 {slot} 密码不在钥匙串中：请填写密码后重新保存该配置",
   },
-  cannot_store_secret: {
-    en: "the OS keychain is not available here: the {slot} password was not stored and the profile was not saved",
-    zh: "此处没有系统钥匙串：{slot} 密码未保存，配置也未保存",
+  password_not_in_environment: {
+    en: "profile {profile} takes its {slot} password from {env_var}, which is not set: set {env_var} before starting the console",
+    zh: "配置 {profile} 的密码由环境变量 {env_var} 提供，但它未设置：请在启动控制台前设置 {env_var}",
   },
   keychain_failed: { en: "the keychain failed for the {slot} password", zh: "钥匙串处理 {slot} 密码时出错" },
   mysql_unreachable: {

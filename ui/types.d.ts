@@ -88,7 +88,13 @@ tls?: Tls,
 /**
  * Which passwords of this profile are kept in the keychain.
  */
-secrets?: Array<SecretSlot>, };
+secrets?: Array<SecretSlot>, 
+/**
+ * Which passwords of this profile are read from their environment variable
+ * ([`SecretSlot::env_var`]) at each connection and never stored: on a machine without a
+ * keychain, or by choice (`profile add --password-from-env SLOT`).
+ */
+passwords_from_env?: Array<SecretSlot>, };
 
 export type Notice = { "code": "sandbox_by_default" } | { "code": "overridden_is_production", overrides: Array<string>, profile: string, label: EnvironmentKind, } | { "code": "password_from_environment", reason: string, slot: SecretSlot, env_var: string, };
 
@@ -131,13 +137,33 @@ tls?: Tls,
 /**
  * Which passwords of this profile are kept in the keychain.
  */
-secrets?: Array<SecretSlot>, };
+secrets?: Array<SecretSlot>, 
+/**
+ * Which passwords of this profile are read from their environment variable
+ * ([`SecretSlot::env_var`]) at each connection and never stored: on a machine without a
+ * keychain, or by choice (`profile add --password-from-env SLOT`).
+ */
+passwords_from_env?: Array<SecretSlot>, };
+
+export type EnvPassword = { slot: SecretSlot, env_var: string, };
+
+export type SavedPasswords = { 
+/**
+ * Why no keychain could be used here (`None`: there is one).
+ */
+no_keychain: string | null, 
+/**
+ * The slots read from their environment variable at each connection, with the variable.
+ */
+from_env: Array<EnvPassword>, };
 
 export type ProfileForm = { name: string, environment: EnvironmentKind | null, mysql_url: string, mysql_replica_url: string | null, redis_url: string, key_prefix: string, role: Role, read_only: boolean, thresholds: Thresholds, mysql_password: string | null, mysql_replica_password: string | null, redis_password: string | null, 
 /**
  * The TLS files and MySQL's mode, as the CLI's `--redis-ca`.. flags take them.
  */
 tls: Tls, };
+
+export type ProfileSaved = { profiles: Array<NamedProfile>, passwords: SavedPasswords, };
 
 export type Transport = { 
 /**
@@ -337,7 +363,12 @@ adapter: string,
 /**
  * The baselines recorded (none when the sale stores its initial stock).
  */
-baselines: Array<Baseline>, };
+baselines: Array<Baseline>, 
+/**
+ * Where its passwords come from: the keychain, or (on a machine without one) the
+ * environment variables named.
+ */
+passwords: SavedPasswords, };
 
 export type Reason = { "reason": "mysql_privilege", account: string, privilege: string, table: string, } | { "reason": "grants_unknown", detail: string, } | { "reason": "redis_refused", user: string, command: string, detail: string, } | { "reason": "redis_who_unknown" } | { "reason": "redis_unknown", command: string, detail: string, };
 
@@ -1235,7 +1266,7 @@ remaining_units: number, bucket_secs: number, points: number, };
 
 export type ErrorKind = "profile" | "keychain" | "connect" | "not_connected" | "query" | "refused" | "confirmation_required" | "invalid" | "chart" | "runner";
 
-export type MessageCode = "other" | "not_connected" | "no_product_picked" | "reason_required" | "notes_required" | "confirm_product" | "confirm_scope" | "confirm_case" | "refused_read_only" | "refused_role" | "drill_refused_production" | "drill_refused_staging" | "unknown_profile" | "no_profile" | "invalid_profile_name" | "choose_environment" | "malformed_url" | "password_in_url" | "invalid_key_prefix" | "profiles_file" | "no_config_dir" | "no_keychain" | "missing_secret" | "cannot_store_secret" | "keychain_failed" | "mysql_unreachable" | "mysql_access_denied" | "mysql_unknown_database" | "redis_unreachable" | "connect_failed" | "query_failed" | "exit_redis_unreachable" | "instances_cannot_reach_redis" | "not_acknowledged" | "not_drained" | "rewrite_not_clean" | "changed_meanwhile" | "drift_after_exit" | "exit_failed" | "switch_read_timed_out" | "no_such_run" | "run_finished" | "drill_running" | "drill_starting" | "bad_short" | "bad_threshold" | "drill_plan" | "runner_missing" | "runner_failed" | "no_such_case" | "no_such_product" | "nothing_to_compensate" | "choose_compensation" | "bad_plan" | "compensation_refused" | "write_failed" | "chart_no_products" | "chart_bad_size" | "chart_failed" | "alert_already_acknowledged" | "alert_not_firing" | "ack_too_short" | "invalid_thresholds" | "adapter_no_drills" | "adapter_no_ledger_check" | "adapter_no_switch" | "adapter_no_rewrite" | "adapter_no_burndown" | "adapter_no_rights" | "adapter_no_state_db" | "adapter_failed";
+export type MessageCode = "other" | "not_connected" | "no_product_picked" | "reason_required" | "notes_required" | "confirm_product" | "confirm_scope" | "confirm_case" | "refused_read_only" | "refused_role" | "drill_refused_production" | "drill_refused_staging" | "unknown_profile" | "no_profile" | "invalid_profile_name" | "choose_environment" | "malformed_url" | "password_in_url" | "invalid_key_prefix" | "profiles_file" | "no_config_dir" | "no_keychain" | "missing_secret" | "password_not_in_environment" | "keychain_failed" | "mysql_unreachable" | "mysql_access_denied" | "mysql_unknown_database" | "redis_unreachable" | "connect_failed" | "query_failed" | "exit_redis_unreachable" | "instances_cannot_reach_redis" | "not_acknowledged" | "not_drained" | "rewrite_not_clean" | "changed_meanwhile" | "drift_after_exit" | "exit_failed" | "switch_read_timed_out" | "no_such_run" | "run_finished" | "drill_running" | "drill_starting" | "bad_short" | "bad_threshold" | "drill_plan" | "runner_missing" | "runner_failed" | "no_such_case" | "no_such_product" | "nothing_to_compensate" | "choose_compensation" | "bad_plan" | "compensation_refused" | "write_failed" | "chart_no_products" | "chart_bad_size" | "chart_failed" | "alert_already_acknowledged" | "alert_not_firing" | "ack_too_short" | "invalid_thresholds" | "adapter_no_drills" | "adapter_no_ledger_check" | "adapter_no_switch" | "adapter_no_rewrite" | "adapter_no_burndown" | "adapter_no_rights" | "adapter_no_state_db" | "adapter_failed";
 
 export type DesktopError = { kind: ErrorKind, code: MessageCode, params: { [key in string]: string }, 
 /**

@@ -70,7 +70,8 @@ pub enum MessageCode {
     NoConfigDir,
     NoKeychain,
     MissingSecret,
-    CannotStoreSecret,
+    /// A profile reads the password from `env_var`, which is not set; `profile`.
+    PasswordNotInEnvironment,
     KeychainFailed,
     MysqlUnreachable,
     MysqlAccessDenied,
@@ -278,8 +279,8 @@ impl From<ProfileError> for DesktopError {
             ProfileError::MissingSecret { profile, slot } => {
                 Said::new(C::MissingSecret, &[("profile", profile), ("slot", slot)], m)
             }
-            ProfileError::CannotStoreSecret { slot, reason } => {
-                Said::new(C::CannotStoreSecret, &[("slot", slot), ("detail", reason)], m)
+            ProfileError::PasswordNotInEnvironment { profile, slot, env_var } => {
+                Said::new(C::PasswordNotInEnvironment, &[("profile", profile), ("slot", slot), ("env_var", env_var)], m)
             }
             ProfileError::Keychain { slot, reason } => {
                 Said::new(C::KeychainFailed, &[("slot", slot), ("detail", reason)], m)
@@ -289,7 +290,7 @@ impl From<ProfileError> for DesktopError {
             ProfileError::NoKeychain { .. }
             | ProfileError::MissingSecret { .. }
             | ProfileError::Keychain { .. }
-            | ProfileError::CannotStoreSecret { .. } => Self::Keychain(said),
+            | ProfileError::PasswordNotInEnvironment { .. } => Self::Keychain(said),
             _ => Self::Profile(said),
         }
     }

@@ -9,14 +9,12 @@ use super::choice::one_of;
 use super::output::say;
 use super::{output, CliError};
 use stockguard_core::alerts::Thresholds;
-use stockguard_core::profile::secrets::SecretLookup;
+use stockguard_core::profile::manage::{self, EnvPassword, SavedPasswords};
 use stockguard_core::profile::{
     CertFiles, EnvironmentKind, KeychainStore, MysqlTls, Profile, ProfileStore, Role, SecretSlot, SecretStore as _,
     SslMode, Tls,
 };
 
-// Parsed once per run: the size of `Add`'s many paths costs nothing.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum ProfileCommand {
     /// List saved profiles.
@@ -34,7 +32,7 @@ pub enum ProfileCommand {
         json: bool,
     },
     /// Add or replace a profile (URLs without passwords; see `set-password`).
-    Add(AddArgs),
+    Add(Box<AddArgs>),
     /// Remove a profile and its keychain entries.
     Remove { name: String },
     /// Store a password in the OS keychain, read from standard input.
@@ -94,6 +92,11 @@ pub struct AddArgs {
     mysql_cert: Option<std::path::PathBuf>,
     #[arg(long)]
     mysql_key: Option<std::path::PathBuf>,
+    /// Read this password (mysql, mysql_replica, redis, state) from its environment variable
+    /// (STOCKGUARD_MYSQL_PASSWORD...) at each run instead of the keychain; repeat or separate
+    /// by commas. Without a keychain, every slot whose variable is set now is recorded so.
+    #[arg(long, value_delimiter = ',', value_parser = one_of(&SecretSlot::ALL, SecretSlot::as_str))]
+    password_from_env: Vec<SecretSlot>,
 }
 
 impl AddArgs {
@@ -178,13 +181,17 @@ fn file(label: &str, path: &Option<String>) -> String {
     path.as_ref().map_or(String::new(), |p| format!("{label}{p}"))
 }
 
-fn keychain_error(lookup: SecretLookup, slot: SecretSlot) -> CliError {
-    match lookup {
-        SecretLookup::Unavailable(reason) => CliError::Refused(format!(
-            "the OS keychain is not available here ({reason}); nothing was stored. On a machine without one, give the password in {} when running commands",
-            slot.env_var()
-        )),
-        SecretLookup::Missing | SecretLookup::Found(_) => CliError::Refused("the keychain refused the password".into()),
+/// Says which passwords of `name` its environment variables give, and why (no keychain here,
+/// or asked for).
+fn say_passwords(name: &str, saved: &SavedPasswords) {
+    if let Some(reason) = &saved.no_keychain {
+        say!("no OS keychain here ({reason}): no password is stored for `{name}`");
+    }
+    for EnvPassword { slot, env_var } in &saved.from_env {
+        say!("the {slot} password of `{name}` is read from {env_var} at each run");
+    }
+    if saved.no_keychain.is_some() {
+        say!("(another password: `stockguard profile set-password {name} --slot SLOT` records it the same way)");
     }
 }
 
@@ -218,29 +225,33 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
         }
         ProfileCommand::Show { name, no_connect, json } => show(&store, &name, no_connect, json).await,
         ProfileCommand::Add(a) => {
-            let previous_secrets = store.get(&a.name).map(|p| p.secrets.clone()).unwrap_or_default();
+            let a = *a;
             let thresholds = a.thresholds();
             let adapter = a.adapter()?;
             let tls = a.tls()?;
-            store.upsert(
-                &a.name,
-                Profile {
-                    environment: a.environment,
-                    mysql_url: a.mysql_url,
-                    mysql_replica_url: a.replica_url,
-                    redis_url: a.redis_url,
-                    key_prefix: a.key_prefix,
-                    role: a.role,
-                    read_only: a.read_only,
-                    thresholds,
-                    adapter,
-                    state_url: a.state_url,
-                    tls,
-                    secrets: previous_secrets,
-                },
-            )?;
-            store.save()?;
-            say!("profile `{}` saved to {}", a.name, store.path().display());
+            let name = a.name.clone();
+            let profile = Profile {
+                environment: a.environment,
+                mysql_url: a.mysql_url,
+                mysql_replica_url: a.replica_url,
+                redis_url: a.redis_url,
+                key_prefix: a.key_prefix,
+                role: a.role,
+                read_only: a.read_only,
+                thresholds,
+                adapter,
+                state_url: a.state_url,
+                tls,
+                secrets: Default::default(),
+                passwords_from_env: a.password_from_env.into_iter().collect(),
+            };
+            let path = store.path().display().to_string();
+            let saved =
+                tokio::task::spawn_blocking(move || manage::save(&mut store, &KeychainStore, &name, profile, &[]))
+                    .await
+                    .expect("saving a profile does not panic")?;
+            say!("profile `{}` saved to {path}", a.name);
+            say_passwords(&a.name, &saved);
             Ok(())
         }
         ProfileCommand::Remove { name } => {
@@ -261,25 +272,38 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
             Ok(())
         }
         ProfileCommand::SetPassword { name, slot } => {
-            store.get(&name)?;
-            let password = if std::io::stdin().is_terminal() {
-                rpassword::prompt_password(format!("{slot} password for `{name}`: ")).map_err(CliError::Stdin)?
-            } else {
-                let mut line = String::new();
-                std::io::stdin().read_line(&mut line).map_err(CliError::Stdin)?;
-                line.trim_end_matches(['\r', '\n']).to_string()
-            };
-            let secret = SecretString::from(password);
-            let name2 = name.clone();
-            tokio::task::spawn_blocking(move || KeychainStore.set(&name2, slot, &secret))
-                .await
-                .expect("keychain write does not panic")
-                .map_err(|lookup| keychain_error(lookup, slot))?;
             let mut profile = store.get(&name)?.clone();
-            profile.secrets.insert(slot);
-            store.upsert(&name, profile)?;
-            store.save()?;
-            say!("{slot} password of `{name}` stored in the OS keychain");
+            if !profile.slots().contains(&slot) {
+                return Err(CliError::Refused(format!("profile `{name}` has no {slot} server; nothing was stored")));
+            }
+            // Without a keychain nothing is asked: the profile records that the variable gives it.
+            let reachable = tokio::task::spawn_blocking(|| KeychainStore.reachable())
+                .await
+                .expect("asking for the keychain does not panic");
+            let mut passwords = Vec::new();
+            if reachable.is_ok() {
+                let password = if std::io::stdin().is_terminal() {
+                    rpassword::prompt_password(format!("{slot} password for `{name}`: ")).map_err(CliError::Stdin)?
+                } else {
+                    let mut line = String::new();
+                    std::io::stdin().read_line(&mut line).map_err(CliError::Stdin)?;
+                    line.trim_end_matches(['\r', '\n']).to_string()
+                };
+                profile.passwords_from_env.remove(&slot);
+                passwords.push((slot, SecretString::from(password)));
+            } else {
+                profile.passwords_from_env.insert(slot);
+            }
+            let name2 = name.clone();
+            let saved = tokio::task::spawn_blocking(move || {
+                manage::save(&mut store, &KeychainStore, &name2, profile, &passwords)
+            })
+            .await
+            .expect("keychain write does not panic")?;
+            if saved.no_keychain.is_none() {
+                say!("{slot} password of `{name}` stored in the OS keychain");
+            }
+            say_passwords(&name, &saved);
             Ok(())
         }
     }

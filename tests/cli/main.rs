@@ -13,6 +13,7 @@ mod compensation;
 mod demo;
 mod drill_report;
 mod engine_listen;
+mod keychain;
 mod refusals;
 mod sandbox;
 mod steps;

@@ -8,7 +8,8 @@ use crate::commands::assert_one_line_error;
 use crate::support;
 use support::tls_servers::{Certs, TlsMariadb, TlsRedis};
 
-fn stockguard(config: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+/// The CLI with the profiles of `config` and `env`; no profile variable of the test run leaks in.
+pub(crate) fn stockguard(config: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_stockguard"));
     cmd.args(args).env("STOCKGUARD_CONFIG_DIR", config).env("RUST_BACKTRACE", "1");
     for k in support::PROFILE_OVERRIDES {
@@ -18,7 +19,7 @@ fn stockguard(config: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> 
     cmd.output().unwrap()
 }
 
-fn succeeded(out: &Output) -> String {
+pub(crate) fn succeeded(out: &Output) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     stdout

@@ -1,8 +1,9 @@
 //! Saving and deleting profiles with their passwords: the password goes to the secret store,
-//! the profiles file only remembers that there is one.
+//! the profiles file only remembers that there is one; without a keychain, it remembers which
+//! passwords the environment gives.
 
 use secrecy::SecretString;
-use stockguard_core::profile::manage::{delete, list, save};
+use stockguard_core::profile::manage::{delete, list, save, save_with_env};
 use stockguard_core::profile::secrets::SecretLookup;
 use stockguard_core::profile::{EnvironmentKind, Profile, ProfileError, ProfileStore, Role, SecretSlot, SecretStore};
 
@@ -22,6 +23,7 @@ fn profile() -> Profile {
         state_url: None,
         tls: Default::default(),
         secrets: Default::default(),
+        passwords_from_env: Default::default(),
     }
 }
 
@@ -60,14 +62,47 @@ fn editing_without_a_password_keeps_the_stored_one_and_dropping_the_replica_drop
 }
 
 #[test]
-fn without_a_keychain_a_password_is_refused_and_nothing_is_saved() {
+fn without_a_keychain_the_profile_is_saved_and_records_which_passwords_the_environment_gives() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("p.toml");
     let mut store = ProfileStore::load(&path).unwrap();
-    let pw = vec![(SecretSlot::Redis, SecretString::from("x".to_string()))];
-    let err = save(&mut store, &NoKeychain, "prod", profile(), &pw).unwrap_err();
-    assert!(matches!(err, ProfileError::CannotStoreSecret { slot: SecretSlot::Redis, .. }), "{err}");
-    assert!(!path.exists());
+    // A Redis password typed, STOCKGUARD_MYSQL_PASSWORD set, nothing for the replica.
+    let pw = vec![(SecretSlot::Redis, SecretString::from("typed-x".to_string()))];
+    let saved =
+        save_with_env(&mut store, &NoKeychain, "prod", profile(), &pw, &|slot| slot == SecretSlot::Mysql).unwrap();
+
+    assert!(saved.no_keychain.is_some());
+    let said: Vec<(SecretSlot, &str)> = saved.from_env.iter().map(|e| (e.slot, e.env_var.as_str())).collect();
+    assert_eq!(
+        said,
+        [(SecretSlot::Mysql, "STOCKGUARD_MYSQL_PASSWORD"), (SecretSlot::Redis, "STOCKGUARD_REDIS_PASSWORD")]
+    );
+    let file = std::fs::read_to_string(&path).unwrap();
+    assert!(!file.contains("typed-x"), "{file}");
+    let kept = ProfileStore::load(&path).unwrap().get("prod").unwrap().clone();
+    assert!(kept.secrets.is_empty());
+    assert_eq!(kept.passwords_from_env.into_iter().collect::<Vec<_>>(), [SecretSlot::Mysql, SecretSlot::Redis]);
+}
+
+#[test]
+fn a_password_asked_of_the_environment_leaves_the_keychain_and_one_stored_later_comes_back_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = ProfileStore::load(&dir.path().join("p.toml")).unwrap();
+    let keychain = Recorded::default();
+    save(&mut store, &keychain, "prod", profile(), &[(SecretSlot::Mysql, SecretString::from("a".to_string()))])
+        .unwrap();
+    let asked = Profile { passwords_from_env: [SecretSlot::Mysql].into_iter().collect(), ..profile() };
+    let saved = save(&mut store, &keychain, "prod", asked, &[]).unwrap();
+    assert_eq!(saved.no_keychain, None);
+    assert_eq!(saved.from_env.iter().map(|e| e.slot).collect::<Vec<_>>(), [SecretSlot::Mysql]);
+    assert!(store.get("prod").unwrap().secrets.is_empty());
+    assert!(matches!(keychain.get("prod", SecretSlot::Mysql), SecretLookup::Missing));
+
+    save(&mut store, &keychain, "prod", profile(), &[(SecretSlot::Mysql, SecretString::from("b".to_string()))])
+        .unwrap();
+    let kept = store.get("prod").unwrap();
+    assert_eq!(kept.secrets.iter().copied().collect::<Vec<_>>(), [SecretSlot::Mysql]);
+    assert!(kept.passwords_from_env.is_empty());
 }
 
 #[test]

@@ -21,6 +21,7 @@ mod alerts;
 mod app;
 mod attach;
 mod desktop_bus;
+mod keychain;
 mod overview;
 mod page_death;
 
@@ -346,6 +347,7 @@ fn profile(environment: EnvironmentKind, mysql_url: &str, redis: &TestRedis) -> 
         state_url: None,
         tls: Default::default(),
         secrets: Default::default(),
+        passwords_from_env: Default::default(),
     }
 }
 

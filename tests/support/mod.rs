@@ -25,7 +25,7 @@ use stockguard_core::redis_link::{LinkTimeouts, RedisLink};
 /// The environment variables that override a profile's servers. `make test` exports some of
 /// them for the test run itself; a binary a test starts on profiles of its own must not see
 /// them.
-pub const PROFILE_OVERRIDES: [&str; 14] = [
+pub const PROFILE_OVERRIDES: [&str; 18] = [
     "STOCKGUARD_PROFILE",
     "STOCKGUARD_MYSQL_URL",
     "STOCKGUARD_MYSQL_REPLICA_URL",
@@ -40,6 +40,10 @@ pub const PROFILE_OVERRIDES: [&str; 14] = [
     "STOCKGUARD_MYSQL_CA",
     "STOCKGUARD_MYSQL_CERT",
     "STOCKGUARD_MYSQL_KEY",
+    "STOCKGUARD_MYSQL_PASSWORD",
+    "STOCKGUARD_MYSQL_REPLICA_PASSWORD",
+    "STOCKGUARD_REDIS_PASSWORD",
+    "STOCKGUARD_STATE_PASSWORD",
 ];
 
 /// The shared Redis of the test run.

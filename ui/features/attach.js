@@ -6,6 +6,7 @@ import { invoke } from "../api.js";
 import { t, clock, wordOf, onLanguageChange } from "../i18n.js";
 import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
 import { byId } from "../dom.js";
+import { passwordsSaid } from "./connections.js";
 
 /** @typedef {import("../types").ProposalForm} ProposalForm */
 /** @typedef {import("../types").FormCheck} FormCheck */
@@ -467,7 +468,10 @@ async function save(event) {
       /** @type {HTMLInputElement} */ (where.elements.namedItem(pw)).value = "";
     }
     ctx.showScreen("connections");
-    showNotice(() => t("attachSaved", { name: saved.profile, path: saved.adapter, n: saved.baselines.length }));
+    showNotice(() => [
+      t("attachSaved", { name: saved.profile, path: saved.adapter, n: saved.baselines.length }),
+      passwordsSaid(saved.passwords),
+    ].join(" ").trim());
   });
 }
 

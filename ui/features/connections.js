@@ -106,12 +106,35 @@ function render() {
         cell(p.mysql_url + (p.mysql_replica_url ? ` + ${p.mysql_replica_url}` : ""), "url"),
         cell(p.redis_url, "url"),
         cell(p.key_prefix, "url"),
-        cell(p.secrets?.length ? p.secrets.join(", ") : t("none")),
+        cell(passwordsOf(p), "passwords"),
         actions,
       );
       return tr;
     }),
   );
+}
+
+/**
+ * Where a profile's passwords come from: the keychain, or its environment variables.
+ * @param {NamedProfile} p
+ */
+function passwordsOf(p) {
+  const said = [
+    ...(p.secrets ?? []).map((slot) => `${slot} (${t("inKeychain")})`),
+    ...(p.passwords_from_env ?? []).map((slot) => `${slot} (${t("fromEnv")})`),
+  ];
+  return said.length ? said.join(", ") : t("none");
+}
+
+/**
+ * Where a save left a profile's passwords, said: nothing when the keychain took them (or
+ * none was given); otherwise the variables that give them when it connects, and why.
+ * @param {import("../types").SavedPasswords} passwords
+ */
+export function passwordsSaid(passwords) {
+  const vars = passwords.from_env.map((e) => e.env_var).join(", ");
+  if (!vars) return "";
+  return [...(passwords.no_keychain ? [t("noKeychainHere")] : []), t("passwordsFromEnv", { vars })].join(" ");
 }
 
 /** @param {NamedProfile} p */
@@ -196,10 +219,11 @@ async function save(event) {
     },
   };
   await run(async () => {
-    profiles = await invoke("save_profile", { form: profile });
+    const saved = await invoke("save_profile", { form: profile });
+    profiles = saved.profiles;
     // The passwords leave the window with the save: clear them at once.
     for (const pw of PASSWORDS) f[pw].value = "";
-    showNotice(() => t("saved", { name: profile.name }));
+    showNotice(() => [t("saved", { name: profile.name }), passwordsSaid(saved.passwords)].join(" ").trim());
     render();
   });
 }

@@ -14,8 +14,9 @@
 //!   grants, asked by every door ([`profile::ConnectionSettings::may`]); one [`action::Refused`].
 //! - [`connect`]: opening MySQL and Redis from resolved settings, classified connect errors,
 //!   the embedded migrations ([`connect::MIGRATOR`]).
-//! - [`tls`]: TLS on the wire: the one rustls crypto provider (ring), a profile's Redis
-//!   certificates read, and what a connection used ([`tls::Transport`]).
+//! - [`crypto_provider`]: the process's one rustls crypto provider (ring), a leaf.
+//! - [`tls`]: TLS on the wire: a profile's Redis certificates read, and what a connection
+//!   used ([`tls::Transport`]).
 //! - [`redis_link`]: one Redis link whether the sale runs on one server or a Redis Cluster
 //!   (a comma-separated URL of seed nodes), and pipelines split by hash slot.
 //! - [`lang`]: the two languages (zh, en) of the window, reports and notifications.
@@ -75,6 +76,7 @@ pub mod catalog;
 pub mod chart;
 pub mod compensation;
 pub mod connect;
+pub mod crypto_provider;
 pub mod drills;
 pub mod guarantee;
 pub mod health;

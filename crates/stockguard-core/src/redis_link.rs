@@ -121,7 +121,7 @@ impl RedisLink {
     ) -> RedisResult<Self> {
         let nodes = seeds(url);
         if nodes.iter().any(|n| n.starts_with("rediss://")) {
-            crate::tls::install_crypto_provider();
+            crate::crypto_provider::install();
         }
         let client_of = |node: &str| match certs {
             Some(certs) => redis::Client::build_with_tls(node, certs.clone()),

@@ -1,12 +1,8 @@
-//! TLS on the wire: one crypto provider, a profile's files read into what the clients take,
-//! and what a connection actually used.
+//! TLS on the wire: a profile's files read into what the clients take, and what a connection
+//! actually used.
 //!
-//! **One rustls, one provider.** sqlx (`tls-rustls`, ring), lapin (`rustls--ring`) and the
-//! `redis` crate (`tokio-rustls-comp`) all speak TLS through rustls 0.23. sqlx and lapin name
-//! ring themselves; the `redis` crate asks rustls for the process's default provider, which
-//! rustls cannot pick on its own once two are built in (other crates of the workspace bring
-//! aws-lc-rs). So [`install_crypto_provider`] makes ring the process default before any Redis
-//! TLS connection: every TLS connection of the process then runs on ring.
+//! **One rustls, one provider**: [`crate::crypto_provider`] makes ring the process default
+//! before any Redis TLS connection.
 //!
 //! [`redis_certificates`] reads a profile's Redis CA and client certificate into the
 //! `redis` crate's [`TlsCertificates`]; MySQL's files go to sqlx's options by path
@@ -17,15 +13,6 @@
 use serde::Serialize;
 
 use crate::profile::{EnvironmentKind, RedisTls, SslMode};
-
-/// Makes ring the process's default rustls crypto provider (once; later calls do nothing).
-pub fn install_crypto_provider() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // Err only when a provider is installed already: then that one stays.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
 
 /// A TLS file that could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -1,11 +1,12 @@
 //! The Connections screen: saved profiles, created, edited, tested and deleted. Passwords
-//! come in with a save and go to the keychain; they are never sent back.
+//! come in with a save and go to the keychain (on a machine without one, the profile records
+//! that their environment variables give them); they are never sent back.
 
 use secrecy::SecretString;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use stockguard_core::alerts::Thresholds;
 use stockguard_core::connect::{probe, Probe};
-use stockguard_core::profile::manage::{self, NamedProfile};
+use stockguard_core::profile::manage::{self, NamedProfile, SavedPasswords};
 use stockguard_core::profile::{resolve_for_process, EnvironmentKind, Profile, Role, SecretSlot, Tls};
 
 use crate::error::{DesktopError, MessageCode, Said};
@@ -67,6 +68,7 @@ impl ProfileForm {
             state_url: None,
             tls: self.tls,
             secrets: Default::default(),
+            passwords_from_env: Default::default(),
         };
         Ok((self.name.trim().to_string(), profile, passwords))
     }
@@ -77,8 +79,16 @@ pub async fn list_profiles() -> Result<Vec<NamedProfile>, DesktopError> {
     Ok(manage::list_default()?)
 }
 
+/// What a save leaves: every profile, and where the saved one's passwords come from (on a
+/// machine without a keychain, the environment variables the window names).
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct ProfileSaved {
+    pub profiles: Vec<NamedProfile>,
+    pub passwords: SavedPasswords,
+}
+
 #[tauri::command(rename_all = "snake_case")]
-pub async fn save_profile(form: ProfileForm) -> Result<Vec<NamedProfile>, DesktopError> {
+pub async fn save_profile(form: ProfileForm) -> Result<ProfileSaved, DesktopError> {
     let (name, mut profile, passwords) = form.split()?;
     // The form does not edit a profile's adapter file and state database (the CLI does):
     // saving it keeps them.
@@ -86,8 +96,8 @@ pub async fn save_profile(form: ProfileForm) -> Result<Vec<NamedProfile>, Deskto
         profile.adapter = old.profile.adapter;
         profile.state_url = old.profile.state_url;
     }
-    manage::save_default(name, profile, passwords).await?;
-    Ok(manage::list_default()?)
+    let passwords = manage::save_default(name, profile, passwords).await?;
+    Ok(ProfileSaved { profiles: manage::list_default()?, passwords })
 }
 
 /// Returns notices about keychain entries that could not be removed.

@@ -21,7 +21,7 @@ use super::state::{self, Baseline};
 use super::{db, read, AdapterError, SaleLinks};
 use crate::action::{Action, Refused};
 use crate::connect::{connect_mysql, connect_redis, ConnectError};
-use crate::profile::manage;
+use crate::profile::manage::{self, SavedPasswords};
 use crate::profile::{
     parse_redis_url, parse_url, ConnectionSettings, EnvOverrides, EnvironmentKind, KeychainStore, Profile,
     ProfileError, ProfileStore, Role, SecretSlot, SecretStore, MYSQL_SCHEMES,
@@ -274,6 +274,9 @@ pub struct Attached {
     pub adapter: String,
     /// The baselines recorded (none when the sale stores its initial stock).
     pub baselines: Vec<Baseline>,
+    /// Where its passwords come from: the keychain, or (on a machine without one) the
+    /// environment variables named.
+    pub passwords: SavedPasswords,
 }
 
 /// The adapter file of profile `name`, beside the profiles file `profiles`.
@@ -347,6 +350,7 @@ pub async fn save(
         state_url: blank_is_none(&target.state_url).map(str::to_string),
         tls: Default::default(),
         secrets: Default::default(),
+        passwords_from_env: Default::default(),
     };
     let passwords: Vec<(SecretSlot, SecretString)> = [
         (SecretSlot::Mysql, &target.mysql_password),
@@ -358,9 +362,10 @@ pub async fn save(
     .collect();
     let mut store = ProfileStore::load(&to.profiles)?;
     let (saved_name, secrets) = (name.clone(), to.secrets.clone());
-    tokio::task::spawn_blocking(move || manage::save(&mut store, &*secrets, &saved_name, profile, &passwords))
-        .await
-        .expect("saving a profile does not panic")?;
+    let saved =
+        tokio::task::spawn_blocking(move || manage::save(&mut store, &*secrets, &saved_name, profile, &passwords))
+            .await
+            .expect("saving a profile does not panic")?;
     let mut baselines = Vec::new();
     if let Some(url) = state_url.filter(|_| needs_baseline) {
         let settings = target.settings(Some((who, environment)))?;
@@ -374,7 +379,7 @@ pub async fn save(
         baselines = recorded?;
     }
     sale.close().await;
-    Ok(Attached { profile: name, adapter: path.display().to_string(), baselines })
+    Ok(Attached { profile: name, adapter: path.display().to_string(), baselines, passwords: saved })
 }
 
 /// Writes the adapter file readable by the user only (a RabbitMQ URL in it may hold a password).

@@ -106,6 +106,11 @@ pub struct Profile {
     /// Which passwords of this profile are kept in the keychain.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub secrets: BTreeSet<SecretSlot>,
+    /// Which passwords of this profile are read from their environment variable
+    /// ([`SecretSlot::env_var`]) at each connection and never stored: on a machine without a
+    /// keychain, or by choice (`profile add --password-from-env SLOT`).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub passwords_from_env: BTreeSet<SecretSlot>,
 }
 
 /// Errors of the profile layer. Every message is one line a person can act on.
@@ -145,10 +150,12 @@ pub enum ProfileError {
     NoConfigDir,
     #[error("the OS keychain is not available here ({reason}) and {env_var} is not set: set {env_var} to give the {slot} password for this run")]
     NoKeychain { reason: String, slot: SecretSlot, env_var: &'static str },
+    #[error(
+        "profile `{profile}` takes its {slot} password from {env_var}, which is not set: set {env_var} for this run"
+    )]
+    PasswordNotInEnvironment { profile: String, slot: SecretSlot, env_var: &'static str },
     #[error("the {slot} password of profile `{profile}` is not in the keychain; store it with `stockguard profile set-password --profile {profile} --slot {slot}`")]
     MissingSecret { profile: String, slot: SecretSlot },
-    #[error("the OS keychain is not available here ({reason}); the {slot} password was not stored and the profile was not saved. Save it without a password and give the password in the environment when connecting")]
-    CannotStoreSecret { slot: SecretSlot, reason: String },
     #[error("keychain error for the {slot} password: {reason}")]
     Keychain { slot: SecretSlot, reason: String },
 }
@@ -241,6 +248,19 @@ pub fn redact(url: &str) -> String {
 }
 
 impl Profile {
+    /// The password slots this profile has a server for: MySQL and Redis always, the replica
+    /// and the state database when it names them.
+    pub fn slots(&self) -> Vec<SecretSlot> {
+        SecretSlot::ALL
+            .into_iter()
+            .filter(|slot| match slot {
+                SecretSlot::Mysql | SecretSlot::Redis => true,
+                SecretSlot::MysqlReplica => self.mysql_replica_url.is_some(),
+                SecretSlot::State => self.state_url.is_some(),
+            })
+            .collect()
+    }
+
     /// Checks every field; called before a profile is saved.
     pub fn validate(&self) -> Result<(), ProfileError> {
         validate_url("MySQL", &self.mysql_url, MYSQL_SCHEMES)?;

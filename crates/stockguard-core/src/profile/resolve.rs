@@ -280,8 +280,21 @@ pub fn resolve_for_servers(
                 } else {
                     vec![parse_url(what, url, schemes)?]
                 };
-                if profile.secrets.contains(&slot) {
-                    let pw = fetch_secret(&name, slot, env, secrets, &mut notices)?;
+                // A password named as the environment's is its variable, or a clear error;
+                // one in the keychain is looked up there.
+                let pw = if profile.passwords_from_env.contains(&slot) {
+                    let from_env = env.password(slot).cloned();
+                    Some(from_env.ok_or_else(|| ProfileError::PasswordNotInEnvironment {
+                        profile: name.clone(),
+                        slot,
+                        env_var: slot.env_var(),
+                    })?)
+                } else if profile.secrets.contains(&slot) {
+                    Some(fetch_secret(&name, slot, env, secrets, &mut notices)?)
+                } else {
+                    None
+                };
+                if let Some(pw) = pw {
                     for parsed in &mut seeds {
                         parsed.set_password(Some(pw.expose_secret())).map_err(|()| ProfileError::MalformedUrl {
                             what,
@@ -552,6 +565,7 @@ mod tests {
                     state_url: None,
                     tls: Default::default(),
                     secrets: [SecretSlot::Mysql].into_iter().collect(),
+                    passwords_from_env: Default::default(),
                 },
             )
             .unwrap();
@@ -579,6 +593,36 @@ mod tests {
         assert!(s.notices[0].to_string().contains("STOCKGUARD_MYSQL_PASSWORD"));
         assert!(!s.mysql_display().contains("s3cret"));
         assert!(s.read_only);
+    }
+
+    #[test]
+    fn a_password_the_profile_takes_from_the_environment_is_its_variable_for_every_server_or_a_clear_error() {
+        let (_dir, mut store) = store_with_secret_profile();
+        let mut profile = store.get("prod").unwrap().clone();
+        profile.secrets.clear();
+        profile.passwords_from_env = [SecretSlot::Mysql, SecretSlot::Redis].into_iter().collect();
+        profile.redis_url = "redis://a:6379,redis://b:6379".into();
+        store.upsert("prod", profile).unwrap();
+        let env = EnvOverrides {
+            passwords: vec![
+                (SecretSlot::Mysql, SecretString::from("m".to_string())),
+                (SecretSlot::Redis, SecretString::from("r".to_string())),
+            ],
+            ..Default::default()
+        };
+        // No keychain is asked: the variables are the profile's own source.
+        let s = resolve(&store, Some("prod"), &env, &NoKeychain).unwrap();
+        assert_eq!(s.mysql_url.expose_secret(), "mysql://app:m@db:3306/sale");
+        assert_eq!(s.redis_url.expose_secret(), "redis://:r@a:6379,redis://:r@b:6379");
+        assert!(s.notices.is_empty(), "{:?}", s.notices);
+
+        let env = EnvOverrides { passwords: env.passwords[..1].to_vec(), ..Default::default() };
+        let err = resolve(&store, Some("prod"), &env, &NoKeychain).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "profile `prod` takes its redis password from STOCKGUARD_REDIS_PASSWORD, which is not set: set \
+             STOCKGUARD_REDIS_PASSWORD for this run"
+        );
     }
 
     #[test]
@@ -616,6 +660,7 @@ mod tests {
                     state_url: None,
                     tls: Default::default(),
                     secrets: Default::default(),
+                    passwords_from_env: Default::default(),
                 },
             )
             .unwrap();
@@ -750,6 +795,7 @@ mod tests {
                     state_url: Some("mysql://sg@state:3306/stockguard_state".into()),
                     tls: Default::default(),
                     secrets: [SecretSlot::State].into_iter().collect(),
+                    passwords_from_env: Default::default(),
                 },
             )
             .unwrap();

@@ -2,9 +2,9 @@
 //!
 //! `keyring` is built with its platform stores (macOS Keychain, Windows Credential Manager,
 //! the Secret Service on Linux); without them it would silently keep secrets in memory only.
-//! Where no keychain is reachable (a headless CI box has no Secret Service), the caller is
-//! told so plainly and may take the secret from an environment variable; there is no
-//! plaintext or in-memory fallback.
+//! Where no keychain is reachable (a headless CI box has no Secret Service), a profile records
+//! which passwords come from their environment variables instead (`passwords_from_env`, see
+//! [`super::manage::save`]); there is no plaintext or in-memory fallback.
 
 use std::fmt;
 
@@ -68,6 +68,15 @@ pub trait SecretStore: Send + Sync {
     fn get(&self, profile: &str, slot: SecretSlot) -> SecretLookup;
     fn set(&self, profile: &str, slot: SecretSlot, secret: &SecretString) -> Result<(), SecretLookup>;
     fn delete(&self, profile: &str, slot: SecretSlot) -> Result<(), SecretLookup>;
+
+    /// Whether this machine has a keychain: `Err(reason)` when none can be reached (a Linux
+    /// box without a Secret Service, a jump host, CI). Asks for an entry no profile has.
+    fn reachable(&self) -> Result<(), String> {
+        match self.get("", SecretSlot::Mysql) {
+            SecretLookup::Unavailable(reason) => Err(reason),
+            SecretLookup::Found(_) | SecretLookup::Missing => Ok(()),
+        }
+    }
 }
 
 /// The OS keychain, through `keyring`. Blocking: call it off the async runtime

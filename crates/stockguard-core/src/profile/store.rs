@@ -128,6 +128,7 @@ mod tests {
             state_url: None,
             tls: Default::default(),
             secrets: Default::default(),
+            passwords_from_env: Default::default(),
         }
     }
 

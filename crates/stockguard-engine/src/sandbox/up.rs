@@ -215,6 +215,7 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
                     state_url: None,
                     tls: Default::default(),
                     secrets: Default::default(),
+                    passwords_from_env: Default::default(),
                 },
             )?;
             store.save()?;
