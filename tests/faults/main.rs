@@ -11,6 +11,7 @@ mod support;
 
 mod accepted_by_default;
 mod accepted_final;
+mod cancelled_begin;
 mod cluster_accepted;
 mod cluster_failover;
 mod failover_sale;

@@ -62,6 +62,9 @@
 //!   audited action), read from the records that exist, for both kinds of sale.
 //! - [`guarantee`]: what an engine's ACCEPTED answer survives (a replica vouched, written
 //!   through to the DB, or nothing: opted out), as engines report it in their heartbeats.
+//! - [`tx`]: transactions begun whole: a begin of several statements run to its end even
+//!   when its caller is dropped, so no connection goes back to the pool inside a transaction
+//!   nobody ends.
 //! - [`step`]: errors that name the step that failed and keep the server's words as their
 //!   cause, and the one-line chain the doors print.
 //!
@@ -95,6 +98,7 @@ pub mod step;
 pub mod switch;
 pub mod timeline;
 pub mod tls;
+pub mod tx;
 
 pub use product_id::ProductId;
 

@@ -156,16 +156,15 @@ async fn check_chunk(
     (from, to): (u64, u64),
     limit: Duration,
 ) -> Result<Chunk, LedgerError> {
-    let mut conn = pool.acquire().await?;
-    begin_snapshot(&mut conn).await?;
+    let mut tx = begin_snapshot(pool).await?;
     let t = Instant::now();
-    let live: Result<Vec<(u64, i64)>, _> = sqlx::query_as(orders_sql).bind(from).bind(to).fetch_all(&mut *conn).await;
+    let live: Result<Vec<(u64, i64)>, _> = sqlx::query_as(orders_sql).bind(from).bind(to).fetch_all(&mut *tx).await;
     let took = t.elapsed();
     let inventory: Result<Vec<(u64, i64, i64)>, _> = match &live {
-        Ok(_) => sqlx::query_as(inventory_sql).bind(from).bind(to).fetch_all(&mut *conn).await,
+        Ok(_) => sqlx::query_as(inventory_sql).bind(from).bind(to).fetch_all(&mut *tx).await,
         Err(_) => Ok(Vec::new()),
     };
-    sqlx::query("COMMIT").execute(&mut *conn).await?;
+    tx.commit().await?;
     let live: std::collections::HashMap<u64, i64> = live.map_err(|e| classify(e, limit))?.into_iter().collect();
     let rows = inventory
         .map_err(|e| classify(e, limit))?
@@ -180,10 +179,14 @@ async fn check_chunk(
 /// would take its own, and a sale committing between the chunk's two statements would show
 /// as a ledger mismatch that is not there. `SET TRANSACTION` applies to the next transaction
 /// only; `WITH CONSISTENT SNAPSHOT` takes the snapshot now rather than at the first read.
-pub(crate) async fn begin_snapshot(conn: &mut sqlx::MySqlConnection) -> Result<(), sqlx::Error> {
-    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").execute(&mut *conn).await?;
-    sqlx::query("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY").execute(&mut *conn).await?;
-    Ok(())
+/// A transaction sqlx knows of ([`crate::tx`]): a reading dropped midway (a timeout) leaves
+/// no pooled connection inside a read-only snapshot.
+async fn begin_snapshot(pool: &MySqlPool) -> Result<sqlx::Transaction<'static, sqlx::MySql>, sqlx::Error> {
+    crate::tx::begin_with(
+        pool,
+        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+    )
+    .await
 }
 
 /// Seconds behind the source, if this server is a replica.
@@ -282,10 +285,9 @@ pub async fn reconcile(
 pub async fn raw_ledger_query(pool: &MySqlPool, limit: Duration) -> Result<Vec<(u64, i64)>, LedgerError> {
     let kind = server_kind(pool).await?;
     let sql = with_time_limit(kind, &LEDGER_SQL.replace("SUM(buy_count)", "CAST(SUM(buy_count) AS SIGNED)"), limit);
-    let mut conn = pool.acquire().await?;
-    sqlx::query("START TRANSACTION READ ONLY").execute(&mut *conn).await?;
-    let rows = sqlx::query_as(&sql).fetch_all(&mut *conn).await;
-    sqlx::query("COMMIT").execute(&mut *conn).await?;
+    let mut tx = crate::tx::begin_with(pool, "START TRANSACTION READ ONLY").await?;
+    let rows = sqlx::query_as(&sql).fetch_all(&mut *tx).await;
+    tx.commit().await?;
     rows.map_err(|e| classify(e, limit))
 }
 

@@ -63,12 +63,12 @@ pub async fn rebuild_many(
     // set explicitly because only REPEATABLE READ keeps one snapshot for a transaction (many
     // MySQL 8 sites default to READ COMMITTED, a snapshot per statement); WITH CONSISTENT
     // SNAPSHOT takes it at once, READ ONLY says it writes nothing.
-    let mut tx = pool
-        .begin_with(
-            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
-        )
-        .await
-        .step("taking a consistent snapshot (rebuild many)")?;
+    let mut tx = crate::tx::begin_with(
+        pool,
+        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+    )
+    .await
+    .step("taking a consistent snapshot (rebuild many)")?;
     let live: Vec<(u64, u64, i64)> = sqlx::query_as(&format!(
         "SELECT product_id, user_id, CAST(SUM(buy_count) AS SIGNED) FROM orders \
          WHERE product_id IN ({id_list}) AND status IN ('WAIT_PAY', 'PAID') GROUP BY product_id, user_id"

@@ -98,10 +98,12 @@ pub async fn begin(pool: &MySqlPool) -> Result<Transaction<'static, MySql>, sqlx
 }
 
 /// [`begin`], with `statement` (one or more statements ending in `START TRANSACTION`) in
-/// place of `BEGIN`: for a transaction that sets its own isolation level.
+/// place of `BEGIN`: for a transaction that sets its own isolation level. Begun whole
+/// ([`stockguard_core::tx`]): a request dropped between the statements' answers leaves no
+/// connection in a transaction nobody ends.
 pub async fn begin_with(pool: &MySqlPool, statement: &'static str) -> Result<Transaction<'static, MySql>, sqlx::Error> {
     let started = Instant::now();
-    let tx = pool.begin_with(statement).await;
+    let tx = stockguard_core::tx::begin_with(pool, statement).await;
     get().db_pool_wait_seconds.observe(started.elapsed().as_secs_f64());
     tx
 }
