@@ -224,7 +224,7 @@ impl Checks {
 }
 
 /// Presses keys as a person does (WebDriver actions): modifiers held around the key.
-async fn press(c: &Client, modifiers: &[Key], key: char) {
+pub(super) async fn press(c: &Client, modifiers: &[Key], key: char) {
     let mut keys = KeyActions::new("keyboard".into());
     for m in modifiers {
         keys = keys.then(KeyAction::Down { value: char::from(*m) });

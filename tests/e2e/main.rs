@@ -23,6 +23,7 @@ mod attach;
 mod desktop_bus;
 mod overview;
 mod page_death;
+mod timeline;
 
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
