@@ -17,6 +17,7 @@ const COMMANDS: &[&str] = &[
     "run_ledger",
     "rewrite_products",
     "audit_log",
+    "timeline_read",
     "alerts_current",
     "alert_acknowledge",
     "set_language",

@@ -32,6 +32,7 @@ export interface Commands {
     returns: Array<T.RewriteItem>;
   };
   audit_log: { args: { filter: T.AuditFilter }; returns: Array<T.AuditRecord> };
+  timeline_read: { args: { product?: T.ProductId | null; minutes: number; limit: number }; returns: T.Timeline };
   alerts_current: { args: {}; returns: T.AlertsUpdate | null };
   alert_acknowledge: {
     args: { key: string; reason: string; minutes?: number | null };

@@ -231,6 +231,18 @@ const EN = {
   cpAgeMin: "{n} min",
   sk_OPEN: "opened", sk_PROPOSE: "proposed", sk_APPROVE: "approved", sk_REJECT: "rejected", sk_EXECUTE: "execution started",
   sk_EXECUTED: "executed", sk_CLOSE: "closed", sk_NOTE: "note",
+  // The sale's timeline (features/timeline.js).
+  navTimeline: "Timeline", tlHint: "What happened to the sale, newest first, from the records it keeps; it follows the live sale while open.",
+  tlSince: "How far back", tl1h: "Last hour", tl2h: "Last 2 hours", tl24h: "Last 24 hours", tl7d: "Last 7 days",
+  tlKind: "Kind", tlAllKinds: "All kinds", tlProduct: "Product id (Enter)", tlAllProducts: "All products",
+  tlRecord: "Record", tlWholeSale: "whole sale", tlNone: "Nothing happened in this window.",
+  tlTruncated: "Older events of the window were left out: the newest {n} are listed.",
+  tlWhatHappened: "What happened to it?", tlPickOne: "Pick one product on the board (tick its box) to see what happened to it.",
+  tk_switch_change: "switch change", tk_guided_exit: "guided exit", tk_rewrite: "rewrite", tk_repair: "repair",
+  tk_alert_acknowledged: "alert acknowledged", tk_alert_ack_closed: "acknowledgement closed",
+  tk_compensation_step: "compensation step", tk_drill_started: "drill started", tk_drill_fault: "drill fault",
+  tk_drill_verdict: "drill verdict", tk_audit: "audited action",
+  tlo_INJECTED: "injected", tlo_RESTORED: "restored", tlo_CLEARED: "cleared", tlo_EXPIRED: "expired",
   st_DRAFT: "draft", st_PROPOSED: "proposed", st_APPROVED: "approved", st_EXECUTING: "executing",
   st_EXECUTED: "executed", st_CLOSED: "closed", act_FULFIL: "fulfil", act_CANCEL_REFUND: "cancel & refund",
   act_COUPON: "coupon", act_NOTE: "note", rs_OVERSOLD: "oversold", rs_WITHDRAWN: "withdrawn",
@@ -521,6 +533,18 @@ const ZH = {
   cpAgeMin: "{n} 分钟",
   sk_OPEN: "立案", sk_PROPOSE: "提交审批", sk_APPROVE: "批准", sk_REJECT: "驳回", sk_EXECUTE: "开始执行",
   sk_EXECUTED: "执行完毕", sk_CLOSE: "结案", sk_NOTE: "备注",
+  // 销售时间线（features/timeline.js）。
+  navTimeline: "时间线", tlHint: "本次销售发生了什么，最新的在前，取自系统保存的记录；打开期间随实时销售更新。",
+  tlSince: "时间范围", tl1h: "最近一小时", tl2h: "最近两小时", tl24h: "最近二十四小时", tl7d: "最近七天",
+  tlKind: "类型", tlAllKinds: "全部类型", tlProduct: "商品编号（回车）", tlAllProducts: "全部商品",
+  tlRecord: "记录", tlWholeSale: "整场销售", tlNone: "此时间范围内没有事件。",
+  tlTruncated: "为不超过上限，较早的事件未列出：仅列出最新的 {n} 条。",
+  tlWhatHappened: "它发生了什么？", tlPickOne: "请在看板上勾选一个商品，再查看它发生了什么。",
+  tk_switch_change: "降级开关变更", tk_guided_exit: "引导退出", tk_rewrite: "库存重写", tk_repair: "增量修复",
+  tk_alert_acknowledged: "告警已确认", tk_alert_ack_closed: "确认已关闭",
+  tk_compensation_step: "补偿步骤", tk_drill_started: "演练开始", tk_drill_fault: "演练故障",
+  tk_drill_verdict: "演练结论", tk_audit: "审计操作",
+  tlo_INJECTED: "已注入", tlo_RESTORED: "已恢复", tlo_CLEARED: "已解除", tlo_EXPIRED: "已到期",
   st_DRAFT: "草稿", st_PROPOSED: "待审批", st_APPROVED: "已批准", st_EXECUTING: "执行中",
   st_EXECUTED: "已执行", st_CLOSED: "已结案", act_FULFIL: "补货履约", act_CANCEL_REFUND: "取消并退款",
   act_COUPON: "优惠券", act_NOTE: "备注", rs_OVERSOLD: "超卖", rs_WITHDRAWN: "撤回",
@@ -622,6 +646,22 @@ export function said(word) {
  */
 export function wordOf(table, word) {
   return Object.hasOwn(table, word) ? t(table[word]) : word;
+}
+
+/**
+ * Appends to `select` one option per code of `table`, its value the code, said by its key
+ * (`data-i18n`), so every language switch says it again.
+ * @param {HTMLElement} select
+ * @param {Record<string, MessageKey>} table
+ */
+export function appendOptions(select, table) {
+  for (const [code, key] of Object.entries(table)) {
+    const option = document.createElement("option");
+    option.value = code;
+    option.dataset.i18n = key;
+    option.textContent = t(key);
+    select.append(option);
+  }
 }
 
 /**

@@ -16,10 +16,11 @@ import * as drills from "./features/drills.js";
 import * as compensation from "./features/compensation.js";
 import * as alerts from "./features/alerts.js";
 import * as attach from "./features/attach.js";
+import * as timeline from "./features/timeline.js";
 
 // Screens by name, each with init() once and show() when opened; a new screen joins here and
 // in the nav of index.html.
-const SCREENS = { connections, overview, board, repair, degrade, drills, compensation, audit };
+const SCREENS = { connections, overview, board, repair, degrade, drills, compensation, audit, timeline };
 
 /** What every screen's init() gets. @typedef {{ showScreen: typeof showScreen }} ScreenContext */
 

@@ -682,6 +682,47 @@ actor: string,
  */
 claimed_actor: string, role: string, environment: string, action: string, target: string, reason: string, outcome: string, details: JsonValue | null, };
 
+export type EventKind = "switch_change" | "guided_exit" | "rewrite" | "repair" | "alert_acknowledged" | "alert_ack_closed" | "compensation_step" | "drill_started" | "drill_fault" | "drill_verdict" | "audit";
+
+export type RecordRef = { table: string, id: number, };
+
+export type TimelineEvent = { 
+/**
+ * When, by the database's clock.
+ */
+at: string, kind: EventKind, 
+/**
+ * The product it concerns; none for the whole sale (a global switch change, a drill).
+ */
+product_id: ProductId | null, 
+/**
+ * Who: the server's word where the record keeps it (the audit row's account), else the
+ * name the record keeps.
+ */
+actor: string, reason: string, 
+/**
+ * What came of it, in the record's own word (`DEGRADED`, `APPLIED`, `APPROVE`, `PASSED`).
+ */
+outcome: string, 
+/**
+ * The figures of the record, in a few words (scope and revision, before and after, fence).
+ */
+detail: string, record: RecordRef, 
+/**
+ * The audit row of the same action, where one is linked.
+ */
+audit_id: number | null, };
+
+export type Timeline = { 
+/**
+ * The sale's name (an adapter sale's; empty for our own).
+ */
+sale: string, from: string, to: string, product: ProductId | null, events: Array<TimelineEvent>, 
+/**
+ * Older events of the window were left out to keep to the limit.
+ */
+truncated: boolean, };
+
 export type Mode = "NORMAL" | "DEGRADED" | "PAUSED";
 
 export type Scope = string;

@@ -546,6 +546,17 @@ impl From<stockguard_core::alerts::AlertError> for DesktopError {
     }
 }
 
+impl From<stockguard_core::timeline::TimelineError> for DesktopError {
+    fn from(e: stockguard_core::timeline::TimelineError) -> Self {
+        use stockguard_core::timeline::TimelineError as E;
+        match e {
+            E::Adapter(e) => e.into(),
+            E::Db(_) => Self::Query(Said::detailed(MessageCode::QueryFailed, chain(&e))),
+            E::EmptyWindow { .. } => Self::Invalid(Said::from(chain(&e))),
+        }
+    }
+}
+
 impl From<stockguard_core::overview::OverviewError> for DesktopError {
     fn from(e: stockguard_core::overview::OverviewError) -> Self {
         use stockguard_core::overview::OverviewError as E;

@@ -78,6 +78,7 @@ fn main() {
             commands::reconcile::run_ledger,
             commands::rewrite::rewrite_products,
             commands::audit::audit_log,
+            commands::timeline::timeline_read,
             commands::alerts::alerts_current,
             commands::alerts::alert_acknowledge,
             commands::alerts::set_language,

@@ -224,7 +224,7 @@ impl Checks {
 }
 
 /// Presses keys as a person does (WebDriver actions): modifiers held around the key.
-async fn press(c: &Client, modifiers: &[Key], key: char) {
+pub(super) async fn press(c: &Client, modifiers: &[Key], key: char) {
     let mut keys = KeyActions::new("keyboard".into());
     for m in modifiers {
         keys = keys.then(KeyAction::Down { value: char::from(*m) });
@@ -283,6 +283,10 @@ async fn by_keyboard(c: &Client) {
     assert!(dialog_open(c, "#shortcuts-dialog").await, "? opens the shortcut list");
     let list = text_of(c, "#shortcuts").await.unwrap_or_default();
     assert!(list.contains("Alt+4") && list.contains("Reconcile & rewrite") && list.contains("Alt+8"), "{list}");
+    assert!(
+        list.contains("Alt+9") && list.contains("Open the screen Timeline"),
+        "the ninth screen has the last digit: {list}"
+    );
     press(c, &[], char::from(Key::Escape)).await;
     assert!(!dialog_open(c, "#shortcuts-dialog").await, "Escape closes the list");
     // Typing in a field: `?` and Alt+1 do nothing but type.

@@ -24,6 +24,7 @@ mod desktop_bus;
 mod keychain;
 mod overview;
 mod page_death;
+mod timeline;
 
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};

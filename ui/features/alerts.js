@@ -10,6 +10,7 @@ import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
 import { byId, query } from "../dom.js";
 import { may } from "../session.js";
 import { openProduct } from "./board.js";
+import { openFor } from "./timeline.js";
 
 /** @typedef {import("../types").AlertsUpdate} AlertsUpdate */
 /** @typedef {import("../types").AlertState} AlertState */
@@ -98,6 +99,19 @@ function row(s, now) {
   open.textContent = t("alertOpen");
   open.addEventListener("click", () => show(s.alert.product_id ?? null));
   actions.append(open);
+  const productId = s.alert.product_id;
+  if (productId !== null) {
+    // "What happened to this product": its timeline.
+    const history = document.createElement("button");
+    history.type = "button";
+    history.className = "open-timeline";
+    history.textContent = t("tlWhatHappened");
+    history.addEventListener("click", () => {
+      setOpen(false);
+      openFor(productId);
+    });
+    actions.append(history);
+  }
   if (!ack) {
     const take = document.createElement("button");
     take.type = "button";

@@ -1,6 +1,6 @@
 // The audit log: every write action, newest first, filtered by action, outcome and text.
 import { invoke } from "../api.js";
-import { t, said, wordOf, onLanguageChange } from "../i18n.js";
+import { said, wordOf, appendOptions, onLanguageChange } from "../i18n.js";
 import { showError, clearFeedback, cell } from "../feedback.js";
 import { onConnect } from "../session.js";
 import { byId, query } from "../dom.js";
@@ -16,7 +16,7 @@ const value = (id) => /** @type {HTMLInputElement | HTMLSelectElement} */ (byId(
  * an outcome not listed is shown as recorded.
  * @type {Record<string, import("../i18n.js").MessageKey>}
  */
-const OUTCOMES = {
+export const OUTCOMES = {
   COMPLETED: "au_COMPLETED", PLANNED: "au_PLANNED", ON: "au_ON", OFF: "au_OFF", recorded: "au_recorded",
   NORMAL: "NORMAL", DEGRADED: "DEGRADED", PAUSED: "PAUSED", APPLIED: "oc_APPLIED", REBUILT: "oc_REBUILT", NOOP: "oc_NOOP", DRY_RUN: "oc_DRY_RUN",
   REFUSED_FENCE: "oc_REFUSED_FENCE", LOCK_BUSY: "oc_LOCK_BUSY", FAILED: "oc_FAILED", DONE: "lo_DONE",
@@ -121,23 +121,9 @@ async function load() {
   }
 }
 
-/**
- * The action filter's options, one per action listed, said by their key (`data-i18n`), so
- * every language switch says them again; the value is the code.
- */
-function actionOptions() {
-  const select = byId("audit-action");
-  for (const [code, key] of Object.entries(ACTIONS)) {
-    const option = document.createElement("option");
-    option.value = code;
-    option.dataset.i18n = key;
-    option.textContent = t(key);
-    select.append(option);
-  }
-}
-
 export function init() {
-  actionOptions();
+  // The action filter's options, one per action listed; the value is the code.
+  appendOptions(byId("audit-action"), ACTIONS);
   byId("audit-refresh").addEventListener("click", load);
   byId("audit-action").addEventListener("change", load);
   for (const id of ["audit-outcome", "audit-text"]) {

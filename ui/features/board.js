@@ -7,6 +7,7 @@ import { showError, showNotice, clearFeedback, cell } from "../feedback.js";
 import { invalid } from "../messages.js";
 import { selection, onConnect } from "../session.js";
 import { byId, query } from "../dom.js";
+import { openFor } from "./timeline.js";
 
 /** @typedef {import("../types").Reading} Reading */
 /** @typedef {import("../types").ProductId} ProductId */
@@ -388,6 +389,11 @@ export function init(context) {
     } catch (err) {
       showError(err);
     }
+  });
+  // "What happened to this product": the timeline of the one product picked.
+  byId("timeline-selected").addEventListener("click", () => {
+    if (selection.size !== 1) return showError(invalid("tlPickOne"));
+    openFor([...selection][0]);
   });
   byId("rewrite-selected").addEventListener("click", () => {
     if (selection.size === 0) return showError(invalid("pickProducts"));

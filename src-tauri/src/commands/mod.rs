@@ -12,3 +12,4 @@ pub mod overview;
 pub mod profiles;
 pub mod reconcile;
 pub mod rewrite;
+pub mod timeline;

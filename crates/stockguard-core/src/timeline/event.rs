@@ -9,6 +9,7 @@ use crate::product_id::ProductId;
 
 /// What happened, by the record that says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     /// A degrade switch change (`switch_changes`; over an adapter, the sale's own flag set).
@@ -81,7 +82,9 @@ impl EventKind {
 /// The record behind an event: its table and its id there (a switch change's id is its
 /// revision).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RecordRef {
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub table: &'static str,
     pub id: u64,
 }
@@ -94,6 +97,7 @@ impl std::fmt::Display for RecordRef {
 
 /// One thing that happened to the sale.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "TimelineEvent"))]
 pub struct Event {
     /// When, by the database's clock.
     pub at: NaiveDateTime,
@@ -137,6 +141,7 @@ pub const MAX_LIMIT: u32 = 10_000;
 
 /// A timeline read: its window, its events oldest first.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Timeline {
     /// The sale's name (an adapter sale's; empty for our own).
     pub sale: String,
