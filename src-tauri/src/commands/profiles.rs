@@ -67,6 +67,7 @@ impl ProfileForm {
             adapter: None,
             state_url: None,
             tls: self.tls,
+            ssh_tunnel: None,
             secrets: Default::default(),
             passwords_from_env: Default::default(),
         };

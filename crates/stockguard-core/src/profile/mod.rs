@@ -13,6 +13,7 @@ pub mod manage;
 pub mod resolve;
 pub mod role;
 pub mod secrets;
+pub mod ssh;
 pub mod store;
 pub mod thresholds;
 pub mod tls;
@@ -28,6 +29,7 @@ pub use resolve::{
 };
 pub use role::Role;
 pub use secrets::{KeychainStore, SecretSlot, SecretStore};
+pub use ssh::SshTunnel;
 pub use store::ProfileStore;
 pub use thresholds::Thresholds;
 pub use tls::{CertFiles, MysqlTls, RedisTls, SslMode, Tls};
@@ -103,6 +105,11 @@ pub struct Profile {
     /// TLS to the servers: a pinned CA and client certificates ([`tls`]).
     #[serde(default, skip_serializing_if = "Tls::is_empty")]
     pub tls: Tls,
+    /// The SSH bastion the servers are reached through ([`ssh`]). Not in the window's types
+    /// yet: the window's form neither shows nor keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub ssh_tunnel: Option<ssh::SshTunnel>,
     /// Which passwords of this profile are kept in the keychain.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub secrets: BTreeSet<SecretSlot>,
@@ -134,6 +141,12 @@ pub enum ProfileError {
     Tls(String),
     #[error("{0}")]
     SslMode(#[from] tls::UnknownSslMode),
+    #[error(transparent)]
+    Bastion(#[from] crate::ssh_tunnel::MalformedBastion),
+    #[error("an SSH bastion needs a private key file: --ssh-key FILE or STOCKGUARD_SSH_KEY")]
+    SshKeyMissing,
+    #[error("STOCKGUARD_SSH_KEY or STOCKGUARD_SSH_KNOWN_HOSTS is set but no SSH bastion is named: set STOCKGUARD_SSH_TUNNEL=ssh://user@host:port or the profile's --ssh-tunnel")]
+    SshWithoutBastion,
     #[error("invalid key prefix `{0}`: use 1-32 letters, digits, `-` or `_`")]
     InvalidPrefix(String),
     #[error("invalid alert thresholds ({0:?}): the backlog must be 0 or more and the open breakers 1 or more")]
