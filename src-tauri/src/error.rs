@@ -268,7 +268,8 @@ impl From<ProfileError> for DesktopError {
             | ProfileError::SslMode(_)
             | ProfileError::Bastion(_)
             | ProfileError::SshKeyMissing
-            | ProfileError::SshWithoutBastion => Said::new(C::Other, &[], m),
+            | ProfileError::SshWithoutBastion
+            | ProfileError::ClusterThroughBastion => Said::new(C::Other, &[], m),
             ProfileError::Read { path, source } | ProfileError::Write { path, source } => {
                 Said::new(C::ProfilesFile, &[("path", path), ("detail", source)], m)
             }
