@@ -202,7 +202,11 @@ impl Bastion {
             Ok(Ok(handle)) => handle,
         };
         let ssh_failed = |source| TunnelError::Ssh { address: shown.clone(), source };
-        let hash = handle.best_supported_rsa_hash().await.map_err(ssh_failed)?.flatten();
+        // Only an RSA key has a hash to choose (and asking waits for the server's ext-info).
+        let hash = match key.algorithm().is_rsa() {
+            true => handle.best_supported_rsa_hash().await.map_err(ssh_failed)?.flatten(),
+            false => None,
+        };
         let auth = handle
             .authenticate_publickey(&address.user, PrivateKeyWithHashAlg::new(Arc::new(key), hash))
             .await
