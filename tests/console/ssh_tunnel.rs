@@ -106,3 +106,32 @@ async fn a_changed_bastion_host_key_is_refused_in_one_line() {
     assert!(!line.contains('\n') && line.contains(&sshd.host_key_fingerprint()), "{line}");
     assert!(line.contains("ssh-keygen -R '[127.0.0.1]:"), "{line}");
 }
+
+#[tokio::test]
+async fn an_rsa_key_with_a_passphrase_opens_the_bastion_and_a_wrong_passphrase_is_one_line() {
+    let sshd = Sshd::start().await;
+    let key = sshd.rsa_client_key_with_passphrase("correct horse");
+    let config = |passphrase: &str| BastionConfig {
+        key: key.clone(),
+        passphrase: Some(passphrase.to_string().into()),
+        ..bastion(&sshd, sshd.known_hosts())
+    };
+    let bastion =
+        Bastion::connect(&config("correct horse")).await.expect("the RSA key with its passphrase is accepted");
+    let forward = bastion.forward("127.0.0.1", support::redis_addr().port()).await.unwrap();
+    let client = redis::Client::open(format!("redis://{}/", forward.local_addr())).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.expect("Redis answers through the forward");
+    let pong: String = redis::cmd("PING").query_async(&mut conn).await.unwrap();
+    assert_eq!(pong, "PONG");
+    wait_for("sshd accepts the RSA key", Duration::from_secs(10), async || sshd.log().contains("Accepted publickey"))
+        .await;
+
+    let err = Bastion::connect(&config("wrong")).await.expect_err("a wrong passphrase is refused");
+    let line = err.to_string();
+    eprintln!("refused: {line}");
+    assert!(matches!(err, TunnelError::Key { .. }) && !line.contains('\n'), "{err:?}");
+    assert!(line.contains("STOCKGUARD_SSH_KEY_PASSPHRASE"), "{line}");
+    let err = Bastion::connect(&BastionConfig { passphrase: None, ..config("") }).await.expect_err("no passphrase");
+    eprintln!("refused: {err}");
+    assert!(err.to_string().contains("the key has a passphrase: set STOCKGUARD_SSH_KEY_PASSPHRASE"), "{err}");
+}

@@ -77,6 +77,24 @@ impl Sshd {
         self.dir.path().join("client_key")
     }
 
+    /// Another key the server accepts: RSA, its file enciphered with `passphrase`.
+    pub fn rsa_client_key_with_passphrase(&self, passphrase: &str) -> PathBuf {
+        let path = self.dir.path().join("rsa_client_key");
+        let status = Command::new("ssh-keygen")
+            .args(["-q", "-t", "rsa", "-b", "2048", "-N", passphrase, "-C", "stockguard-test", "-f"])
+            .arg(&path)
+            .stdout(Stdio::null())
+            .status()
+            .expect("ssh-keygen runs");
+        assert!(status.success(), "ssh-keygen made {}", path.display());
+        let public = std::fs::read_to_string(path.with_extension("pub")).unwrap();
+        let authorized = self.dir.path().join("authorized_keys");
+        let mut all = std::fs::read_to_string(&authorized).unwrap();
+        all.push_str(&public);
+        std::fs::write(&authorized, all).unwrap();
+        path
+    }
+
     /// A known_hosts file that trusts this server's host key, as `ssh-keyscan` would write it.
     pub fn known_hosts(&self) -> PathBuf {
         let path = self.dir.path().join("known_hosts");

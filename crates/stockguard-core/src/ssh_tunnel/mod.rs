@@ -61,11 +61,13 @@ impl std::fmt::Debug for BastionConfig {
 pub enum TunnelError {
     #[error(transparent)]
     Malformed(#[from] MalformedBastion),
-    #[error("cannot read the SSH key {path}: {source}")]
+    #[error("cannot read the SSH key {path}: {source}{hint}")]
     Key {
         path: PathBuf,
         #[source]
         source: russh::keys::Error,
+        /// What to check: the passphrase, when the file is enciphered.
+        hint: &'static str,
     },
     #[error("cannot read the known_hosts file {path}: {source}")]
     KnownHosts {
@@ -182,7 +184,16 @@ impl Bastion {
         let address = config.address.clone();
         let shown = address.to_string();
         let key = russh::keys::load_secret_key(&config.key, config.passphrase.as_ref().map(|p| p.expose_secret()))
-            .map_err(|source| TunnelError::Key { path: config.key.clone(), source })?;
+            .map_err(|source| {
+                let hint = match (&source, &config.passphrase) {
+                    (russh::keys::Error::KeyIsEncrypted, _) => {
+                        " (the key has a passphrase: set STOCKGUARD_SSH_KEY_PASSPHRASE)"
+                    }
+                    (_, Some(_)) => " (is STOCKGUARD_SSH_KEY_PASSPHRASE the key's passphrase?)",
+                    (_, None) => "",
+                };
+                TunnelError::Key { path: config.key.clone(), source, hint }
+            })?;
         let ssh_config =
             Arc::new(client::Config { keepalive_interval: Some(Duration::from_secs(15)), ..Default::default() });
         let check = HostKeyCheck { address: address.clone(), known_hosts: config.known_hosts.clone() };
