@@ -4,7 +4,9 @@
 #   servers: mariadb-server redis-server (used only when no MySQL/Redis is reachable; the TLS
 #            tests start private ones with certificates that openssl makes);
 #            rabbitmq-server (the adapter tests' RabbitMQ sale; `make test` starts it when
-#            127.0.0.1:5672 does not answer)
+#            127.0.0.1:5672 does not answer);
+#            openssh-server (sshd and ssh-keygen: the SSH bastion tests start their own sshd
+#            on a free loopback port, nothing to start beforehand)
 #   e2e:     xvfb xauth webkit2gtk-driver fonts-noto-cjk, and tauri-driver (cargo install);
 #            dbus (dbus-daemon), for the test's own desktop bus (notifications and the tray)
 #   package: xdotool imagemagick dbus, for the test of the installed .deb (finds the window,
@@ -18,7 +20,7 @@ set -euo pipefail
 
 packages=(pkg-config libssl-dev libwebkit2gtk-4.1-dev librsvg2-dev libayatana-appindicator3-dev
           xvfb xauth webkit2gtk-driver fonts-noto-cjk mariadb-server redis-server rabbitmq-server
-          xdotool imagemagick curl openssl)
+          xdotool imagemagick curl openssl openssh-server)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -263,9 +263,13 @@ impl From<ProfileError> for DesktopError {
             ProfileError::PasswordInUrl { what } => Said::new(C::PasswordInUrl, &[("what", what)], m),
             ProfileError::InvalidPrefix(prefix) => Said::new(C::InvalidKeyPrefix, &[("prefix", prefix)], m),
             ProfileError::InvalidThresholds(_) => Said::new(C::InvalidThresholds, &[], m),
-            ProfileError::UnknownRole(_) | ProfileError::Tls(_) | ProfileError::SslMode(_) => {
-                Said::new(C::Other, &[], m)
-            }
+            ProfileError::UnknownRole(_)
+            | ProfileError::Tls(_)
+            | ProfileError::SslMode(_)
+            | ProfileError::Bastion(_)
+            | ProfileError::SshKeyMissing
+            | ProfileError::SshWithoutBastion
+            | ProfileError::ClusterThroughBastion => Said::new(C::Other, &[], m),
             ProfileError::Read { path, source } | ProfileError::Write { path, source } => {
                 Said::new(C::ProfilesFile, &[("path", path), ("detail", source)], m)
             }
@@ -327,7 +331,10 @@ impl From<stockguard_core::connect::ConnectError> for DesktopError {
             | E::MigrateNeedsTriggerPrivilege { .. }
             | E::MysqlTls { .. }
             | E::RedisTls { .. }
-            | E::TlsFile(_) => Said::detailed(C::ConnectFailed, m),
+            | E::TlsFile(_)
+            // The bastion's refusal (an unknown host key with its fingerprint) likewise.
+            | E::Bastion(_)
+            | E::ClusterThroughBastion { .. } => Said::detailed(C::ConnectFailed, m),
         })
     }
 }

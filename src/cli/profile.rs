@@ -12,7 +12,7 @@ use stockguard_core::alerts::Thresholds;
 use stockguard_core::profile::manage::{self, EnvPassword, SavedPasswords};
 use stockguard_core::profile::{
     CertFiles, EnvironmentKind, KeychainStore, MysqlTls, Profile, ProfileStore, Role, SecretSlot, SecretStore as _,
-    SslMode, Tls,
+    SshTunnel, SslMode, Tls,
 };
 
 #[derive(Debug, Subcommand)]
@@ -97,6 +97,16 @@ pub struct AddArgs {
     /// by commas. Without a keychain, every slot whose variable is set now is recorded so.
     #[arg(long, value_delimiter = ',', value_parser = one_of(&SecretSlot::ALL, SecretSlot::as_str))]
     password_from_env: Vec<SecretSlot>,
+    /// Reach MySQL and Redis through this SSH bastion, `ssh://user@host:port`; with --ssh-key.
+    #[arg(long, requires = "ssh_key")]
+    ssh_tunnel: Option<String>,
+    /// The OpenSSH private key for the bastion (its passphrase, if any, from
+    /// STOCKGUARD_SSH_KEY_PASSPHRASE at each run).
+    #[arg(long, requires = "ssh_tunnel")]
+    ssh_key: Option<std::path::PathBuf>,
+    /// The known_hosts file holding the bastion's host key (default ~/.ssh/known_hosts).
+    #[arg(long, requires = "ssh_tunnel")]
+    ssh_known_hosts: Option<std::path::PathBuf>,
 }
 
 impl AddArgs {
@@ -118,6 +128,18 @@ impl AddArgs {
                 files: cert_files("--mysql", [&self.mysql_ca, &self.mysql_cert, &self.mysql_key])?,
             },
         })
+    }
+
+    /// The SSH bastion, its files as absolute paths (each must exist).
+    fn ssh_tunnel(&self) -> Result<Option<SshTunnel>, CliError> {
+        let Some(url) = &self.ssh_tunnel else { return Ok(None) };
+        let tunnel = SshTunnel {
+            url: url.clone(),
+            key: absolute("--ssh-key", self.ssh_key.as_deref())?.unwrap_or_default(),
+            known_hosts: absolute("--ssh-known-hosts", self.ssh_known_hosts.as_deref())?,
+        };
+        tunnel.validate()?;
+        Ok(Some(tunnel))
     }
 }
 
@@ -171,6 +193,10 @@ async fn show(store: &ProfileStore, name: &str, no_connect: bool, json: bool) ->
         file(" ca=", &r.ca),
         file(" cert=", &r.cert)
     );
+    if let Some(ssh) = &profile.ssh_tunnel {
+        let known_hosts = ssh.known_hosts.as_deref().map_or("~/.ssh/known_hosts".into(), String::from);
+        say!("ssh tunnel   {} key={} known_hosts={known_hosts}", ssh.url, ssh.key);
+    }
     if let Some(probe) = probe {
         say!("connected    {}", probe.transport_line);
     }
@@ -229,6 +255,7 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
             let thresholds = a.thresholds();
             let adapter = a.adapter()?;
             let tls = a.tls()?;
+            let ssh_tunnel = a.ssh_tunnel()?;
             let name = a.name.clone();
             let profile = Profile {
                 environment: a.environment,
@@ -242,6 +269,7 @@ pub async fn run(cmd: ProfileCommand) -> Result<(), CliError> {
                 adapter,
                 state_url: a.state_url,
                 tls,
+                ssh_tunnel,
                 secrets: Default::default(),
                 passwords_from_env: a.password_from_env.into_iter().collect(),
             };

@@ -16,6 +16,7 @@ mod engine_listen;
 mod keychain;
 mod refusals;
 mod sandbox;
+mod ssh_tunnel;
 mod steps;
 mod timeline;
 mod tls;

@@ -33,4 +33,5 @@ mod rig_leftovers;
 mod rig_product_rows;
 mod roles;
 mod schema;
+mod ssh_tunnel;
 mod tls;

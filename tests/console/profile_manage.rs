@@ -22,6 +22,7 @@ fn profile() -> Profile {
         adapter: None,
         state_url: None,
         tls: Default::default(),
+        ssh_tunnel: None,
         secrets: Default::default(),
         passwords_from_env: Default::default(),
     }

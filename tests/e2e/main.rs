@@ -347,6 +347,7 @@ fn profile(environment: EnvironmentKind, mysql_url: &str, redis: &TestRedis) -> 
         adapter: None,
         state_url: None,
         tls: Default::default(),
+        ssh_tunnel: None,
         secrets: Default::default(),
         passwords_from_env: Default::default(),
     }

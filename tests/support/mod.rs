@@ -10,6 +10,7 @@ pub mod keychain;
 pub mod mariadb_server;
 pub mod oversold;
 pub mod redis_server;
+pub mod sshd;
 pub mod tls_servers;
 pub mod waits;
 
@@ -25,7 +26,7 @@ use stockguard_core::redis_link::{LinkTimeouts, RedisLink};
 /// The environment variables that override a profile's servers. `make test` exports some of
 /// them for the test run itself; a binary a test starts on profiles of its own must not see
 /// them.
-pub const PROFILE_OVERRIDES: [&str; 18] = [
+pub const PROFILE_OVERRIDES: [&str; 22] = [
     "STOCKGUARD_PROFILE",
     "STOCKGUARD_MYSQL_URL",
     "STOCKGUARD_MYSQL_REPLICA_URL",
@@ -44,6 +45,10 @@ pub const PROFILE_OVERRIDES: [&str; 18] = [
     "STOCKGUARD_MYSQL_REPLICA_PASSWORD",
     "STOCKGUARD_REDIS_PASSWORD",
     "STOCKGUARD_STATE_PASSWORD",
+    "STOCKGUARD_SSH_TUNNEL",
+    "STOCKGUARD_SSH_KEY",
+    "STOCKGUARD_SSH_KNOWN_HOSTS",
+    "STOCKGUARD_SSH_KEY_PASSPHRASE",
 ];
 
 /// The shared Redis of the test run.

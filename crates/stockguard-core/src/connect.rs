@@ -4,7 +4,9 @@
 //! URL, a TLS handshake refused) so that the CLI and the desktop app can say in one line what
 //! to do about them. TLS comes from the settings' [`Tls`](crate::profile::Tls): MySQL's mode,
 //! CA and client certificate go to sqlx's options ([`mysql_options_with`]), Redis's to the
-//! link ([`connect_redis`]); [`Connections::transport`] says what the connection used.
+//! link ([`connect_redis`]); [`Connections::transport`] says what the connection used. With an
+//! SSH bastion in the settings, each server's host and port become a loopback forward through
+//! it ([`crate::ssh_tunnel`]) before connecting; messages keep naming the servers themselves.
 
 use std::str::FromStr as _;
 use std::time::Duration;
@@ -25,6 +27,13 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations"
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
+    /// The SSH bastion could not be reached, refused our key, or offered a host key we do
+    /// not trust.
+    #[error(transparent)]
+    Bastion(Box<crate::ssh_tunnel::TunnelError>),
+    /// A Redis Cluster's nodes announce their own addresses, which one forward does not reach.
+    #[error("Redis at {url} is a cluster (several seed nodes): a cluster cannot be reached through an SSH bastion, whose forward reaches one address only")]
+    ClusterThroughBastion { url: String },
     #[error("malformed MySQL URL {url}: {reason}")]
     MalformedMysqlUrl { url: String, reason: String },
     #[error("malformed Redis URL {url}: {reason}")]
@@ -65,6 +74,12 @@ pub enum ConnectError {
          DROP TABLE IF EXISTS audit_log, rewrite_runs; and run `stockguard migrate` again"
     )]
     MigrateNeedsTriggerPrivilege { url: String, version: i64 },
+}
+
+impl From<crate::ssh_tunnel::TunnelError> for ConnectError {
+    fn from(err: crate::ssh_tunnel::TunnelError) -> Self {
+        Self::Bastion(Box::new(err))
+    }
 }
 
 /// MySQL/MariaDB `ER_BINLOG_CREATE_ROUTINE_NEED_SUPER`.
@@ -239,8 +254,8 @@ pub async fn transport(mysql: &MySqlPool, settings: &ConnectionSettings) -> Resu
 
 /// Opens a pool with the default size for the console.
 pub async fn connect_mysql(settings: &ConnectionSettings) -> Result<MySqlPool, ConnectError> {
-    let url = settings.mysql_url.expose_secret();
-    let options = mysql_options_with(url, &settings.tls.mysql)?;
+    let url = through_bastion(settings, settings.mysql_url.expose_secret(), 3306).await?;
+    let options = mysql_options_with(&url, &settings.tls.mysql)?;
     // One direct connection first: a pool that cannot connect only says "timed out", while
     // this says "connection refused" or "access denied".
     let probe =
@@ -264,7 +279,8 @@ pub async fn connect_mysql(settings: &ConnectionSettings) -> Result<MySqlPool, C
 pub async fn connect_replica(settings: &ConnectionSettings) -> Result<Option<MySqlPool>, ConnectError> {
     let Some(url) = &settings.mysql_replica_url else { return Ok(None) };
     let display = crate::profile::redact(url.expose_secret());
-    let options = mysql_options_with(url.expose_secret(), &settings.tls.mysql)?;
+    let url = through_bastion(settings, url.expose_secret(), 3306).await?;
+    let options = mysql_options_with(&url, &settings.tls.mysql)?;
     MySqlPoolOptions::new()
         .max_connections(2)
         .acquire_timeout(CONNECT_TIMEOUT)
@@ -307,6 +323,10 @@ pub fn classify_mysql_error(url: &str, err: sqlx::Error) -> ConnectError {
 pub async fn connect_redis(settings: &ConnectionSettings) -> Result<RedisLink, ConnectError> {
     let display = settings.redis_display();
     let url = settings.redis_url.expose_secret();
+    if settings.ssh_tunnel.is_some() && crate::redis_link::seeds(url).len() > 1 {
+        return Err(ConnectError::ClusterThroughBastion { url: display });
+    }
+    let url = &through_bastion(settings, url, 6379).await?;
     for seed in crate::redis_link::seeds(url) {
         redis::Client::open(seed)
             .map_err(|e| ConnectError::MalformedRedisUrl { url: display.clone(), reason: e.to_string() })?;
@@ -324,6 +344,28 @@ pub async fn connect_redis(settings: &ConnectionSettings) -> Result<RedisLink, C
     // On a cluster PING goes to every node: all of them must answer.
     let _: String = redis::cmd("PING").query_async(&mut conn).await.map_err(failed)?;
     Ok(conn)
+}
+
+/// `url` as this process reaches it: unchanged without a bastion; with one, its host and
+/// port are the loopback forward to them ([`crate::ssh_tunnel::forward_to`]), the rest
+/// (user, password, database, query) kept.
+async fn through_bastion(settings: &ConnectionSettings, url: &str, default_port: u16) -> Result<String, ConnectError> {
+    let Some(bastion) = &settings.ssh_tunnel else { return Ok(url.to_string()) };
+    let malformed = |reason: &str| {
+        let url = crate::profile::redact(url);
+        match default_port {
+            6379 => ConnectError::MalformedRedisUrl { url, reason: reason.to_string() },
+            _ => ConnectError::MalformedMysqlUrl { url, reason: reason.to_string() },
+        }
+    };
+    let mut parsed = url::Url::parse(url).map_err(|e| malformed(&e.to_string()))?;
+    let host = parsed.host_str().ok_or_else(|| malformed("no host"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+    let port = parsed.port().unwrap_or(default_port);
+    let local = crate::ssh_tunnel::forward_to(bastion, &host, port).await?;
+    parsed.set_host(Some(&local.ip().to_string())).map_err(|e| malformed(&e.to_string()))?;
+    parsed.set_port(Some(local.port())).map_err(|()| malformed("cannot carry a port"))?;
+    Ok(parsed.into())
 }
 
 /// What a failed handshake means for the person connecting, with rustls's own words after it.

@@ -17,6 +17,8 @@
 //! - [`crypto_provider`]: the process's one rustls crypto provider (ring), a leaf.
 //! - [`tls`]: TLS on the wire: a profile's Redis certificates read, and what a connection
 //!   used ([`tls::Transport`]).
+//! - [`ssh_tunnel`]: an SSH bastion in-process (`russh`): the host key checked against a
+//!   known_hosts file, a key file, loopback ports forwarded to the servers behind it.
 //! - [`redis_link`]: one Redis link whether the sale runs on one server or a Redis Cluster
 //!   (a comma-separated URL of seed nodes), and pipelines split by hash slot.
 //! - [`lang`]: the two languages (zh, en) of the window, reports and notifications.
@@ -94,6 +96,7 @@ pub mod reservation;
 pub mod rewrite;
 pub mod roles;
 pub mod sale;
+pub mod ssh_tunnel;
 pub mod step;
 pub mod switch;
 pub mod timeline;

@@ -67,6 +67,7 @@ impl ProfileForm {
             adapter: None,
             state_url: None,
             tls: self.tls,
+            ssh_tunnel: None,
             secrets: Default::default(),
             passwords_from_env: Default::default(),
         };
@@ -90,11 +91,12 @@ pub struct ProfileSaved {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn save_profile(form: ProfileForm) -> Result<ProfileSaved, DesktopError> {
     let (name, mut profile, passwords) = form.split()?;
-    // The form does not edit a profile's adapter file and state database (the CLI does):
-    // saving it keeps them.
+    // The form does not edit a profile's adapter file, state database and SSH bastion (the
+    // CLI does): saving it keeps them.
     if let Some(old) = manage::list_default()?.into_iter().find(|p| p.name == name) {
         profile.adapter = old.profile.adapter;
         profile.state_url = old.profile.state_url;
+        profile.ssh_tunnel = old.profile.ssh_tunnel;
     }
     let passwords = manage::save_default(name, profile, passwords).await?;
     Ok(ProfileSaved { profiles: manage::list_default()?, passwords })

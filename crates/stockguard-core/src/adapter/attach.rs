@@ -349,6 +349,7 @@ pub async fn save(
         adapter: Some(path.display().to_string()),
         state_url: blank_is_none(&target.state_url).map(str::to_string),
         tls: Default::default(),
+        ssh_tunnel: None,
         secrets: Default::default(),
         passwords_from_env: Default::default(),
     };

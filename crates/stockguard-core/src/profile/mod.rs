@@ -13,6 +13,7 @@ pub mod manage;
 pub mod resolve;
 pub mod role;
 pub mod secrets;
+pub mod ssh;
 pub mod store;
 pub mod thresholds;
 pub mod tls;
@@ -28,6 +29,7 @@ pub use resolve::{
 };
 pub use role::Role;
 pub use secrets::{KeychainStore, SecretSlot, SecretStore};
+pub use ssh::SshTunnel;
 pub use store::ProfileStore;
 pub use thresholds::Thresholds;
 pub use tls::{CertFiles, MysqlTls, RedisTls, SslMode, Tls};
@@ -103,6 +105,11 @@ pub struct Profile {
     /// TLS to the servers: a pinned CA and client certificates ([`tls`]).
     #[serde(default, skip_serializing_if = "Tls::is_empty")]
     pub tls: Tls,
+    /// The SSH bastion the servers are reached through ([`ssh`]). Not in the window's types
+    /// yet: the window's form does not show it (saving from the form keeps it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub ssh_tunnel: Option<ssh::SshTunnel>,
     /// Which passwords of this profile are kept in the keychain.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub secrets: BTreeSet<SecretSlot>,
@@ -134,6 +141,14 @@ pub enum ProfileError {
     Tls(String),
     #[error("{0}")]
     SslMode(#[from] tls::UnknownSslMode),
+    #[error(transparent)]
+    Bastion(#[from] crate::ssh_tunnel::MalformedBastion),
+    #[error("an SSH bastion needs a private key file: --ssh-key FILE or STOCKGUARD_SSH_KEY")]
+    SshKeyMissing,
+    #[error("STOCKGUARD_SSH_KEY or STOCKGUARD_SSH_KNOWN_HOSTS is set but no SSH bastion is named: set STOCKGUARD_SSH_TUNNEL=ssh://user@host:port or the profile's --ssh-tunnel")]
+    SshWithoutBastion,
+    #[error("a Redis Cluster (several seed nodes) cannot be reached through an SSH bastion: its nodes announce their own addresses, which one forward does not reach")]
+    ClusterThroughBastion,
     #[error("invalid key prefix `{0}`: use 1-32 letters, digits, `-` or `_`")]
     InvalidPrefix(String),
     #[error("invalid alert thresholds ({0:?}): the backlog must be 0 or more and the open breakers 1 or more")]
@@ -273,6 +288,12 @@ impl Profile {
         }
         validate_prefix(&self.key_prefix)?;
         self.tls.validate(&self.redis_url)?;
+        if let Some(tunnel) = &self.ssh_tunnel {
+            tunnel.validate()?;
+            if crate::redis_link::seeds(&self.redis_url).len() > 1 {
+                return Err(ProfileError::ClusterThroughBastion);
+            }
+        }
         // A threshold of 0 breakers would alert on a healthy sale.
         if self.thresholds.backlog_messages < 0 || self.thresholds.breakers_open == 0 {
             return Err(ProfileError::InvalidThresholds(self.thresholds));
@@ -295,6 +316,20 @@ mod tests {
         p.validate().expect("the defaults are valid");
         p.thresholds.breakers_open = 0;
         assert!(matches!(p.validate(), Err(ProfileError::InvalidThresholds(_))));
+    }
+
+    #[test]
+    fn a_profile_with_a_bastion_keeps_it_and_refuses_a_cluster_behind_it() {
+        let mut p: Profile = toml::from_str(
+            "environment = \"production\"\nmysql_url = \"mysql://app@db/sale\"\nredis_url = \"redis://cache\"\n\
+             role = \"oncall\"\n[ssh_tunnel]\nurl = \"ssh://ops@jump:22\"\nkey = \"/keys/ops\"",
+        )
+        .expect("a profile with a bastion parses");
+        p.validate().expect("a bastion with a key is valid");
+        let saved = toml::to_string(&p).unwrap();
+        assert!(saved.contains("[ssh_tunnel]") && !saved.contains("known_hosts"), "{saved}");
+        p.redis_url = "redis://a:7000,redis://b:7001".into();
+        assert!(matches!(p.validate(), Err(ProfileError::ClusterThroughBastion)));
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct EnvOverrides {
     pub passwords: Vec<(SecretSlot, SecretString)>,
     /// `STOCKGUARD_REDIS_CA`, `STOCKGUARD_MYSQL_SSL_MODE` and their kin.
     pub tls: EnvTls,
+    /// `STOCKGUARD_SSH_TUNNEL` and its kin.
+    pub ssh: super::ssh::EnvSsh,
 }
 
 /// The TLS fields the environment gives, or the `ssl-mode` it named wrongly (refused when a
@@ -78,6 +80,7 @@ impl EnvOverrides {
                 ProfileError::SslMode(bad) => bad,
                 other => UnknownSslMode(other.to_string()),
             })),
+            ssh: super::ssh::EnvSsh::from_env(var),
         }
     }
 
@@ -110,6 +113,9 @@ pub struct ConnectionSettings {
     pub state_url: Option<SecretString>,
     /// TLS to the servers: the profile's files with the environment's over them.
     pub tls: Tls,
+    /// The SSH bastion the servers are reached through: the profile's, with the
+    /// environment's fields over it ([`crate::ssh_tunnel`]).
+    pub ssh_tunnel: Option<crate::ssh_tunnel::BastionConfig>,
     /// Things the user should be told (e.g. "no keychain here, password taken from ...").
     pub notices: Vec<Notice>,
 }
@@ -192,6 +198,7 @@ impl ConnectionSettings {
             adapter: None,
             state_url: None,
             tls: Tls::default(),
+            ssh_tunnel: None,
             notices: Vec::new(),
         }
     }
@@ -339,6 +346,7 @@ pub fn resolve_for_servers(
                 adapter: profile.adapter.map(std::path::PathBuf::from),
                 state_url,
                 tls: profile.tls,
+                ssh_tunnel: super::ssh::SshTunnel::overlay(profile.ssh_tunnel.as_ref(), &env.ssh)?,
                 notices: Vec::new(),
             }
         }
@@ -384,6 +392,7 @@ pub fn resolve_for_servers(
                 adapter: None,
                 state_url: None,
                 tls: Tls::default(),
+                ssh_tunnel: super::ssh::SshTunnel::overlay(None, &env.ssh)?,
                 notices: Vec::new(),
             }
         }
@@ -564,6 +573,7 @@ mod tests {
                     adapter: None,
                     state_url: None,
                     tls: Default::default(),
+                    ssh_tunnel: None,
                     secrets: [SecretSlot::Mysql].into_iter().collect(),
                     passwords_from_env: Default::default(),
                 },
@@ -659,6 +669,7 @@ mod tests {
                     adapter: None,
                     state_url: None,
                     tls: Default::default(),
+                    ssh_tunnel: None,
                     secrets: Default::default(),
                     passwords_from_env: Default::default(),
                 },
@@ -794,6 +805,7 @@ mod tests {
                     adapter: Some("/etc/sales/course.toml".into()),
                     state_url: Some("mysql://sg@state:3306/stockguard_state".into()),
                     tls: Default::default(),
+                    ssh_tunnel: None,
                     secrets: [SecretSlot::State].into_iter().collect(),
                     passwords_from_env: Default::default(),
                 },

@@ -127,6 +127,7 @@ mod tests {
             adapter: None,
             state_url: None,
             tls: Default::default(),
+            ssh_tunnel: None,
             secrets: Default::default(),
             passwords_from_env: Default::default(),
         }

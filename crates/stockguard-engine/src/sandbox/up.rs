@@ -214,6 +214,7 @@ pub async fn up(opts: &UpOptions, progress: &mut dyn FnMut(&str)) -> Result<UpRe
                     adapter: None,
                     state_url: None,
                     tls: Default::default(),
+                    ssh_tunnel: None,
                     secrets: Default::default(),
                     passwords_from_env: Default::default(),
                 },
