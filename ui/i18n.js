@@ -39,6 +39,9 @@ const EN = {
   mysqlCa: "MySQL CA file", mysqlCert: "MySQL client certificate", mysqlKey: "MySQL client key",
   ssl_DISABLED: "DISABLED", ssl_PREFERRED: "PREFERRED", ssl_REQUIRED: "REQUIRED", ssl_VERIFY_CA: "VERIFY_CA",
   ssl_VERIFY_IDENTITY: "VERIFY_IDENTITY",
+  // What the console's connection uses (the health strip's title): `Transport`, worded here.
+  tr_mysql: "MySQL {mode}: {tls}", tr_redis: "Redis: {how}", tr_clear: "not encrypted",
+  tr_redis_pinned: "TLS, pinned CA", tr_redis_system: "TLS, system CAs", tr_client_cert: ", client certificate",
   passwordHint: "Passwords go to the OS keychain and are never shown again. On a machine without one the profile is saved all the same and each password is read from its variable when connecting: STOCKGUARD_MYSQL_PASSWORD, STOCKGUARD_MYSQL_REPLICA_PASSWORD, STOCKGUARD_REDIS_PASSWORD.",
   noKeychainHere: "There is no OS keychain on this machine: no password was stored.",
   passwordsFromEnv: "Its passwords are read from {vars} when it connects: set them before starting the console.",
@@ -344,6 +347,8 @@ const ZH = {
   mysqlCa: "MySQL 证书颁发机构证书文件", mysqlCert: "MySQL 客户端证书", mysqlKey: "MySQL 客户端私钥",
   ssl_DISABLED: "不加密", ssl_PREFERRED: "优先加密", ssl_REQUIRED: "必须加密", ssl_VERIFY_CA: "加密并校验证书",
   ssl_VERIFY_IDENTITY: "加密并校验证书与主机名",
+  tr_mysql: "MySQL {mode}：{tls}", tr_redis: "Redis：{how}", tr_clear: "未加密",
+  tr_redis_pinned: "TLS，仅信任配置的证书颁发机构", tr_redis_system: "TLS，信任系统证书", tr_client_cert: "，已出示客户端证书",
   passwordHint: "密码保存在系统钥匙串中，不会再显示。没有钥匙串的机器上配置照样保存，连接时从各自的环境变量读取密码：STOCKGUARD_MYSQL_PASSWORD、STOCKGUARD_MYSQL_REPLICA_PASSWORD、STOCKGUARD_REDIS_PASSWORD。",
   noKeychainHere: "此机器没有系统钥匙串：密码未保存。",
   passwordsFromEnv: "连接时从环境变量 {vars} 读取其密码：请在启动控制台前设置它们。",

@@ -514,9 +514,10 @@ accepted_guarantee: Guarantee | null,
  */
 engines_may_lose_accepted: number, 
 /**
- * What the console's connection uses (TLS mode and cipher), in one line.
+ * What the console's connection uses (TLS mode and cipher); each door words it in its
+ * language (its `Display` is the English line).
  */
-transport: string, 
+transport: Transport, 
 /**
  * The servers a production sale is reached in clear ("MySQL", "Redis"); empty when all
  * speak TLS, or the sale is not production.

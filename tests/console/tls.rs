@@ -201,11 +201,9 @@ async fn a_production_sale_reached_in_clear_says_so_on_the_health_strip_and_over
     sealed.migrate().await.unwrap();
     let health = stockguard_core::health::probe(&sealed, &[]).await.unwrap();
     assert!(health.in_clear.is_empty(), "{}", health.transport);
-    assert!(
-        health.transport.contains("VERIFY_IDENTITY") && health.transport.contains("pinned CA"),
-        "{}",
-        health.transport
-    );
+    let said = health.transport.to_string();
+    assert!(said.contains("VERIFY_IDENTITY") && said.contains("pinned CA"), "{said}");
+    assert!(health.transport.redis_ca_pinned && health.transport.mysql_tls.is_some(), "{said}");
 }
 
 #[tokio::test]

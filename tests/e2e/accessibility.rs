@@ -65,7 +65,7 @@ const selectors = ["#env-label", "#read-only", "#nav button", "#error", "#notice
 for (const e of document.querySelectorAll(selectors.join(","))) {
   if (visible(e)) out.push([where(e), text(e)]);
 }
-const named = `#banner [aria-label], #nav[aria-label], ${screen} :is([placeholder], [aria-label], [title], img[alt]), dialog[open] [aria-label]`;
+const named = `#banner [aria-label], #nav[aria-label], #health [title], ${screen} :is([placeholder], [aria-label], [title], img[alt]), dialog[open] [aria-label]`;
 for (const e of document.querySelectorAll(named)) {
   if (!visible(e)) continue;
   for (const a of ["placeholder", "aria-label", "title", "alt"]) {

@@ -241,6 +241,27 @@ function renderGuarantee(h) {
       : t("guaranteeUnknown");
 }
 
+/**
+ * What the console's connection uses, in the window's language (the core's `Transport`; its
+ * cipher names stay as the server says them).
+ * @param {import("../types").Transport} tr
+ */
+function transportText(tr) {
+  const cert = (/** @type {boolean} */ yes) => (yes ? t("tr_client_cert") : "");
+  const parts = [];
+  if (tr.mysql_mode) {
+    const tls = tr.mysql_tls ? `${tr.mysql_tls}${cert(tr.mysql_client_cert)}` : t("tr_clear");
+    parts.push(t("tr_mysql", { mode: t(`ssl_${tr.mysql_mode}`), tls }));
+  }
+  if (tr.has_redis) {
+    const how = !tr.redis_tls
+      ? t("tr_clear")
+      : `${t(tr.redis_ca_pinned ? "tr_redis_pinned" : "tr_redis_system")}${cert(tr.redis_client_cert)}`;
+    parts.push(t("tr_redis", { how }));
+  }
+  return parts.join(currentLanguage() === "zh" ? "；" : "; ");
+}
+
 /** @param {BoardTick} tick */
 function renderHealth(tick) {
   const h = tick.health;
@@ -258,7 +279,7 @@ function renderHealth(tick) {
   const clear = h?.in_clear ?? [];
   byId("health-clear-box").hidden = clear.length === 0;
   byId("health-clear").textContent = clear.join(", ");
-  byId("health-clear-box").title = h?.transport ?? "";
+  byId("health-clear-box").title = h ? transportText(h.transport) : "";
   byId("health-took").textContent = ms(tick.took_ms);
   byId("health-at").textContent = clock(new Date(tick.at));
   // A sale over its adapter has no engine of ours to probe: not a failure.

@@ -18,6 +18,7 @@ use crate::recon::Reading;
 use crate::switch::acks::InstanceAck;
 use crate::switch::exit::DEFAULT_STALE_AFTER;
 use crate::switch::{Mode, Scope};
+use crate::tls::Transport;
 
 /// One health sample, taken right after a board reading.
 #[derive(Debug, Clone, Serialize)]
@@ -45,8 +46,9 @@ pub struct Health {
     pub accepted_guarantee: Option<Guarantee>,
     /// Live engines of the sale whose accepted orders a failover may lose (opted out).
     pub engines_may_lose_accepted: usize,
-    /// What the console's connection uses (TLS mode and cipher), in one line.
-    pub transport: String,
+    /// What the console's connection uses (TLS mode and cipher); each door words it in its
+    /// language (its `Display` is the English line).
+    pub transport: Transport,
     /// The servers a production sale is reached in clear ("MySQL", "Redis"); empty when all
     /// speak TLS, or the sale is not production.
     pub in_clear: Vec<String>,
@@ -91,7 +93,7 @@ pub async fn probe(conns: &Connections, readings: &[Reading]) -> Result<Health, 
         breakers_open: crate::alerts::now::open_breakers(&switch.ack.instances),
         accepted_guarantee: guarantee::weakest(sale_guarantees(&switch.ack.instances)),
         engines_may_lose_accepted: sale_guarantees(&switch.ack.instances).filter(|g| g.may_lose_accepted()).count(),
-        transport: conns.transport.to_string(),
+        transport: conns.transport.clone(),
         in_clear: conns.transport.in_clear_for(conns.settings.environment),
     })
 }
